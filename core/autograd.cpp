@@ -1,0 +1,167 @@
+#include "core/autograd.h"
+
+#include <stdexcept>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/ops.h"
+
+namespace cppgrad {
+
+namespace {
+thread_local bool g_grad_enabled = true;
+}  // namespace
+
+bool grad_enabled() { return g_grad_enabled; }
+NoGradGuard::NoGradGuard() : previous_(g_grad_enabled) { g_grad_enabled = false; }
+NoGradGuard::~NoGradGuard() { g_grad_enabled = previous_; }
+
+Node::~Node() {
+  // Take the inputs out before this node dies; any input whose last owner we are is dismantled here,
+  // in a loop, instead of by a chain of nested destructors.
+  std::vector<std::shared_ptr<TensorImpl>> pending;
+  for (auto& t : inputs)
+    if (t.defined()) pending.push_back(t.impl_ptr());
+  inputs.clear();
+  backward = nullptr;  // captured tensors go now, while `pending` still holds the inputs
+  while (!pending.empty()) {
+    std::shared_ptr<TensorImpl> impl = std::move(pending.back());
+    pending.pop_back();
+    if (impl.use_count() == 1 && impl->grad_fn && impl->grad_fn.use_count() == 1) {
+      std::shared_ptr<Node> node = std::move(impl->grad_fn);
+      for (auto& t : node->inputs)
+        if (t.defined()) pending.push_back(t.impl_ptr());
+      node->inputs.clear();
+      node->backward = nullptr;
+    }  // node and impl are freed here with nothing left to recurse into
+  }
+}
+
+bool needs_graph(std::initializer_list<const Tensor*> inputs) {
+  if (!g_grad_enabled) return false;
+  for (const Tensor* t : inputs)
+    if (t->defined() && t->requires_grad()) return true;
+  return false;
+}
+
+bool needs_graph(const std::vector<Tensor>& inputs) {
+  if (!g_grad_enabled) return false;
+  for (const Tensor& t : inputs)
+    if (t.defined() && t.requires_grad()) return true;
+  return false;
+}
+
+Tensor record_op(Tensor out, const char* name, std::vector<Tensor> inputs, BackwardFn backward) {
+  if (!needs_graph(inputs)) return out;
+  out.impl().requires_grad = true;
+  out.impl().grad_fn = std::make_shared<Node>(name, std::move(inputs), std::move(backward));
+  return out;
+}
+
+namespace {
+
+// Adds g into the gradient slot `slot` (allocating a contiguous copy on first use).
+void accumulate(std::shared_ptr<TensorImpl>& slot, const Tensor& g) {
+  if (!slot) {
+    slot = g.clone().impl_ptr();
+  } else {
+    Tensor(slot).copy_(add(Tensor(slot), g));
+  }
+}
+
+// Iterative post-order DFS: returns every tensor that requires grad and is reachable from root,
+// each after all the tensors it was computed from (root last).
+std::vector<Tensor> topological_order(const Tensor& root) {
+  std::vector<Tensor> order;
+  std::unordered_set<const TensorImpl*> visited;
+  struct Frame {
+    Tensor t;
+    std::size_t next_input;
+  };
+  std::vector<Frame> stack;
+  stack.push_back({root, 0});
+  visited.insert(root.impl_ptr().get());
+  while (!stack.empty()) {
+    Frame& f = stack.back();
+    const auto& node = f.t.grad_fn();
+    if (node && f.next_input < node->inputs.size()) {
+      const Tensor& in = node->inputs[f.next_input++];
+      if (in.defined() && in.requires_grad() && visited.insert(in.impl_ptr().get()).second) stack.push_back({in, 0});
+    } else {
+      order.push_back(f.t);
+      stack.pop_back();
+    }
+  }
+  return order;
+}
+
+}  // namespace
+
+void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph) {
+  if (!root.requires_grad())
+    throw std::logic_error("backward: this tensor does not require grad (no input of its graph has requires_grad)");
+  Tensor seed;
+  if (grad.defined()) {
+    if (grad.shape() != root.shape())
+      throw std::invalid_argument("backward: gradient shape " + shape_str(grad.shape()) +
+                                  " does not match the tensor's shape " + shape_str(root.shape()));
+    if (grad.dtype() != root.dtype())
+      throw std::invalid_argument(std::string("backward: gradient dtype ") + dtype_name(grad.dtype()) +
+                                  " does not match the tensor's dtype " + dtype_name(root.dtype()));
+    seed = grad;
+  } else {
+    if (root.numel() != 1)
+      throw std::invalid_argument("backward: a gradient can be implied only for a one-element tensor (a loss); this "
+                                  "one has shape " + shape_str(root.shape()) + ", pass the upstream gradient");
+    seed = Tensor::ones(root.shape(), root.dtype());
+  }
+
+  NoGradGuard no_grad;  // backward computations are not themselves recorded
+  std::vector<Tensor> order = topological_order(root);
+  for (const Tensor& t : order)
+    if (t.grad_fn() && t.grad_fn()->released)
+      throw std::logic_error("backward: trying to go through the graph of '" + t.grad_fn()->name +
+                             "' a second time, but it was freed by the first backward; call backward(grad, "
+                             "/*retain_graph=*/true) the first time if you need to go through it twice");
+
+  std::unordered_map<const TensorImpl*, Tensor> pending;  // gradients flowing into non-leaf tensors
+  pending[root.impl_ptr().get()] = seed;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const Tensor& t = *it;
+    auto found = pending.find(t.impl_ptr().get());
+    if (found == pending.end()) continue;  // nothing flowed here
+    Tensor g = std::move(found->second);
+    pending.erase(found);
+    if (!t.grad_fn()) {  // a leaf: keep the gradient
+      accumulate(t.impl().grad, g);
+      continue;
+    }
+    Node& node = *t.grad_fn();
+    std::vector<Tensor> grads = node.backward(g);
+    if (grads.size() != node.inputs.size())
+      throw std::logic_error("backward of '" + node.name + "' returned " + std::to_string(grads.size()) +
+                             " gradients for " + std::to_string(node.inputs.size()) + " inputs");
+    for (std::size_t i = 0; i < grads.size(); ++i) {
+      const Tensor& in = node.inputs[i];
+      if (!in.defined() || !in.requires_grad() || !grads[i].defined()) continue;
+      if (grads[i].shape() != in.shape())
+        throw std::logic_error("backward of '" + node.name + "': gradient for input " + std::to_string(i) +
+                               " has shape " + shape_str(grads[i].shape()) + " but the input has shape " +
+                               shape_str(in.shape()));
+      auto [slot, inserted] = pending.try_emplace(in.impl_ptr().get(), grads[i]);
+      if (!inserted) slot->second = add(slot->second, grads[i]);
+    }
+  }
+
+  if (!retain_graph) {
+    for (const Tensor& t : order) {
+      if (!t.grad_fn()) continue;
+      Node& node = *t.grad_fn();
+      node.released = true;
+      node.backward = nullptr;
+      node.inputs.clear();
+    }
+  }
+}
+
+}  // namespace cppgrad

@@ -1,0 +1,55 @@
+#pragma once
+// The reverse-mode engine. Each differentiable op returns its result through `record_op`, which attaches a
+// Node holding the op's name, its inputs and a backward function: grad_out -> one gradient per input
+// (undefined where that input needs none). Tensor::backward() walks the nodes in reverse topological order.
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace cppgrad {
+
+// grad_out has the op output's shape; the result has one entry per input, shaped like that input.
+using BackwardFn = std::function<std::vector<Tensor>(const Tensor& grad_out)>;
+
+struct Node {
+  std::string name;            // the op, for error messages and graph dumps
+  std::vector<Tensor> inputs;  // edges to the tensors this op read
+  BackwardFn backward;         // null once the graph has been released
+  bool released = false;
+
+  Node(std::string n, std::vector<Tensor> in, BackwardFn fn)
+      : name(std::move(n)), inputs(std::move(in)), backward(std::move(fn)) {}
+  // Frees long chains iteratively: a recursive release of a 100k-node chain would overflow the stack.
+  ~Node();
+};
+
+// --- the no-grad switch: the only global state, thread-local and scoped ---
+bool grad_enabled();
+
+class NoGradGuard {
+ public:
+  NoGradGuard();
+  ~NoGradGuard();
+  NoGradGuard(const NoGradGuard&) = delete;
+  NoGradGuard& operator=(const NoGradGuard&) = delete;
+
+ private:
+  bool previous_;
+};
+
+// True when grad mode is on and any of the inputs requires grad: the op must then record itself.
+bool needs_graph(std::initializer_list<const Tensor*> inputs);
+bool needs_graph(const std::vector<Tensor>& inputs);
+
+// Attaches a node to `out` when grad mode is on and an input requires grad; returns `out`.
+// The backward function must not capture `out` itself (that would be a reference cycle): capture
+// `out.detach()` when backward needs the result.
+Tensor record_op(Tensor out, const char* name, std::vector<Tensor> inputs, BackwardFn backward);
+
+// The engine behind Tensor::backward().
+void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph);
+
+}  // namespace cppgrad

@@ -1,0 +1,56 @@
+#include "core/generator.h"
+
+#include <cmath>
+#include <numbers>
+#include <stdexcept>
+#include <string>
+
+namespace cppgrad {
+
+namespace {
+std::uint64_t splitmix64(std::uint64_t& x) {
+  std::uint64_t z = (x += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+}  // namespace
+
+void Generator::manual_seed(std::uint64_t seed) {
+  for (auto& w : s_) w = splitmix64(seed);
+}
+
+std::uint64_t Generator::next_u64() {
+  const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
+  const std::uint64_t t = s_[1] << 17;
+  s_[2] ^= s_[0];
+  s_[3] ^= s_[1];
+  s_[1] ^= s_[2];
+  s_[0] ^= s_[3];
+  s_[2] ^= t;
+  s_[3] = rotl(s_[3], 45);
+  return result;
+}
+
+double Generator::uniform() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
+
+double Generator::normal() {
+  // 1 - uniform() lies in (0, 1], so the log is finite.
+  const double u1 = 1.0 - uniform(), u2 = uniform();
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+}
+
+std::int64_t Generator::randint(std::int64_t low, std::int64_t high) {
+  if (high <= low)
+    throw std::invalid_argument("randint: empty range [" + std::to_string(low) + ", " + std::to_string(high) + ")");
+  const std::uint64_t range = static_cast<std::uint64_t>(high - low);
+  // Rejection sampling removes the modulo bias.
+  const std::uint64_t limit = UINT64_MAX - UINT64_MAX % range;
+  std::uint64_t r;
+  do r = next_u64();
+  while (r >= limit);
+  return low + static_cast<std::int64_t>(r % range);
+}
+
+}  // namespace cppgrad

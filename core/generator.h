@@ -1,0 +1,28 @@
+#pragma once
+// An explicit, seedable random number generator (xoshiro256**, seeded through splitmix64). There is no
+// global RNG: every random factory, initialiser and dropout takes one of these, so runs are reproducible and
+// the state can be saved in a checkpoint.
+#include <array>
+#include <cstdint>
+
+namespace cppgrad {
+
+class Generator {
+ public:
+  explicit Generator(std::uint64_t seed = 0) { manual_seed(seed); }
+  void manual_seed(std::uint64_t seed);
+
+  std::uint64_t next_u64();
+  double uniform();                  // [0, 1), 53 random bits
+  double normal();                   // N(0, 1), Box-Muller (one pair per call, the second value dropped)
+  std::int64_t randint(std::int64_t low, std::int64_t high);  // [low, high), unbiased
+
+  using State = std::array<std::uint64_t, 4>;
+  State state() const { return s_; }
+  void set_state(const State& s) { s_ = s; }
+
+ private:
+  State s_{};
+};
+
+}  // namespace cppgrad

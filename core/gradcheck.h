@@ -1,0 +1,32 @@
+#pragma once
+// Finite-difference gradient checking, as torch.autograd.gradcheck: float64 inputs, central differences,
+// the full Jacobian compared column by column against the one backward computes row by row.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace cppgrad {
+
+struct GradcheckOptions {
+  double eps = 1e-6;   // step of the central difference
+  double atol = 1e-5;  // |analytical - numerical| <= atol + rtol * |numerical|, PyTorch's defaults
+  double rtol = 1e-3;
+};
+
+struct GradcheckResult {
+  bool ok = true;
+  double max_abs_error = 0;  // over every Jacobian entry of every input
+  double max_rel_error = 0;
+  std::string message;       // what failed and where (input, output element, input element, both values)
+};
+
+// f maps the inputs to one tensor (any shape). Every floating input with requires_grad is checked; inputs
+// must be float64. Besides the Jacobian it checks that a zero upstream gradient gives zero gradients and
+// that backward is deterministic (two runs agree exactly).
+using GradcheckFn = std::function<Tensor(const std::vector<Tensor>&)>;
+GradcheckResult gradcheck(const GradcheckFn& f, const std::vector<Tensor>& inputs,
+                          const GradcheckOptions& options = {});
+
+}  // namespace cppgrad

@@ -1,0 +1,31 @@
+#pragma once
+// Matrix multiply kernels on raw memory. A matrix is (pointer, row stride, column stride) so that a
+// transposed view is read in place. C is always dense row-major [M, N] and is overwritten.
+#include <cstdint>
+
+namespace cppgrad::kernels {
+
+template <typename T>
+struct MatrixRef {
+  const T* data;
+  std::int64_t row_stride;
+  std::int64_t col_stride;
+  T operator()(std::int64_t i, std::int64_t j) const { return data[i * row_stride + j * col_stride]; }
+};
+
+// The readable reference: C[i, j] = sum_k A[i, k] * B[k, j]. Tests hold the fast kernel equal to it.
+template <typename T>
+void gemm_reference(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<T> A, MatrixRef<T> B, T* C);
+
+// The fast kernel for one matrix: needs A or B to have a unit stride somewhere (any view of a contiguous
+// tensor does); picks a loop order that streams over unit strides.
+template <typename T>
+void gemm(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<T> A, MatrixRef<T> B, T* C);
+
+// `batch` independent products C_b = A_b @ B_b, A_b at A.data + a_offsets[b] (likewise B); C_b dense at C + b*M*N.
+// Threads split the batch and the rows when there is enough work.
+template <typename T>
+void batched_gemm(std::int64_t batch, std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<T> A,
+                  const std::int64_t* a_offsets, MatrixRef<T> B, const std::int64_t* b_offsets, T* C);
+
+}  // namespace cppgrad::kernels

@@ -1,0 +1,105 @@
+// Matrix multiplication, batched with broadcast batch dims. Operands are read in place when one of their
+// two matrix dims has unit stride (a contiguous tensor or its transposed view); anything else is copied once.
+#include <stdexcept>
+
+#include "core/kernels/gemm.h"
+#include "core/kernels/strided.h"
+#include "core/ops.h"
+
+namespace cppgrad {
+
+namespace {
+
+// An operand as seen by the kernel: its storage, the strides of its matrix dims, and its batch strides.
+template <typename T>
+struct Operand {
+  Tensor keep_alive;
+  kernels::MatrixRef<T> matrix;
+  Strides batch_strides;  // broadcast to the output's batch shape
+};
+
+template <typename T>
+Operand<T> as_operand(const Tensor& x, const Shape& batch_shape) {
+  Tensor t = x.detach();
+  const std::int64_t r = t.dim();
+  const bool rows_unit = t.strides()[r - 1] == 1 || t.shape()[r - 1] == 1;
+  const bool cols_unit = t.strides()[r - 2] == 1 || t.shape()[r - 2] == 1;
+  if (!rows_unit && !cols_unit) t = t.contiguous();
+  Shape bshape(t.shape().begin(), t.shape().end() - 2);
+  Strides bstrides(t.strides().begin(), t.strides().end() - 2);
+  // A size-1 matrix dim may carry any stride; give it a harmless one.
+  std::int64_t rs = t.strides()[r - 2], cs = t.strides()[r - 1];
+  if (t.shape()[r - 1] == 1) cs = 1;
+  if (t.shape()[r - 2] == 1 && cs != 1) rs = 1;
+  return {t, {t.data<T>(), rs, cs}, broadcast_strides(bshape, bstrides, batch_shape)};
+}
+
+// a: (..Ba, M, K)  b: (..Bb, K, N) -> (broadcast(..Ba, ..Bb), M, N); both of rank >= 2.
+Tensor batched_matmul_forward(const Tensor& a, const Tensor& b) {
+  const std::int64_t M = a.shape()[a.dim() - 2], K = a.shape()[a.dim() - 1], N = b.shape()[b.dim() - 1];
+  const Shape ba(a.shape().begin(), a.shape().end() - 2), bb(b.shape().begin(), b.shape().end() - 2);
+  Shape batch_shape;
+  try {
+    batch_shape = broadcast_shapes(ba, bb, "matmul");
+  } catch (const std::invalid_argument&) {
+    throw std::invalid_argument("matmul: batch dimensions cannot be broadcast: a " + shape_str(a.shape()) + " vs b " +
+                                shape_str(b.shape()));
+  }
+  Shape out_shape = batch_shape;
+  out_shape.push_back(M);
+  out_shape.push_back(N);
+  Tensor out = Tensor::empty(out_shape, a.dtype());
+  const std::int64_t batch = numel_of(batch_shape);
+  if (out.numel() == 0) return out;
+  dispatch_floating(a.dtype(), "matmul", [&](auto tag) {
+    using T = decltype(tag);
+    Operand<T> A = as_operand<T>(a, batch_shape), B = as_operand<T>(b, batch_shape);
+    // Element offset of every batch's matrix, walking the broadcast batch dims.
+    std::vector<std::int64_t> a_off(batch), b_off(batch);
+    std::int64_t i = 0;
+    kernels::for_each_row<2>(batch_shape.empty() ? Shape{1} : batch_shape,
+                             batch_shape.empty() ? std::array<Strides, 2>{Strides{0}, Strides{0}}
+                                                 : std::array<Strides, 2>{A.batch_strides, B.batch_strides},
+                             [&](const std::array<std::int64_t, 2>& off, std::int64_t n,
+                                 const std::array<std::int64_t, 2>& in) {
+                               for (std::int64_t j = 0; j < n; ++j, ++i) {
+                                 a_off[i] = off[0] + j * in[0];
+                                 b_off[i] = off[1] + j * in[1];
+                               }
+                             });
+    if (K == 0) return;  // out is already zeros
+    kernels::batched_gemm<T>(batch, M, N, K, A.matrix, a_off.data(), B.matrix, b_off.data(), out.data<T>());
+  });
+  return out;
+}
+
+}  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  if (a.dtype() != b.dtype())
+    throw std::invalid_argument(std::string("matmul: dtype mismatch: a is ") + dtype_name(a.dtype()) + ", b is " +
+                                dtype_name(b.dtype()));
+  if (a.dim() == 0 || b.dim() == 0)
+    throw std::invalid_argument("matmul: both operands need at least one dim, got a " + shape_str(a.shape()) +
+                                " and b " + shape_str(b.shape()));
+  const std::int64_t ka = a.shape().back(), kb = b.dim() == 1 ? b.shape()[0] : b.shape()[b.dim() - 2];
+  if (ka != kb)
+    throw std::invalid_argument("matmul: inner dimensions differ: a " + shape_str(a.shape()) + " vs b " +
+                                shape_str(b.shape()));
+  // 1-D operands become a row / a column, and that dim is dropped again afterwards (PyTorch's rule).
+  if (a.dim() == 1 && b.dim() == 1) return matmul(a.unsqueeze(0), b.unsqueeze(1)).reshape({});
+  if (a.dim() == 1) return matmul(a.unsqueeze(0), b).squeeze(-2);
+  if (b.dim() == 1) return matmul(a, b.unsqueeze(-1)).squeeze(-1);
+
+  // out = a @ b;  da = g @ b^T summed to a's shape (broadcast batch dims), db = a^T @ g likewise
+  Tensor out = batched_matmul_forward(a, b);
+  const bool need_a = a.requires_grad(), need_b = b.requires_grad();
+  Tensor as = need_b ? a.detach() : Tensor(), bs = need_a ? b.detach() : Tensor();
+  const Shape sa = a.shape(), sb = b.shape();
+  return record_op(out, "matmul", {a, b}, [=](const Tensor& g) {
+    return std::vector<Tensor>{need_a ? sum_to(matmul(g, bs.transpose(-2, -1)), sa) : Tensor(),
+                               need_b ? sum_to(matmul(as.transpose(-2, -1), g), sb) : Tensor()};
+  });
+}
+
+}  // namespace cppgrad

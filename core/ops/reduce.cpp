@@ -1,0 +1,147 @@
+// Reductions over dims. Every one reads the input as a contiguous [outer, inner] matrix whose rows are the
+// elements being reduced (the reduced dims are permuted to the end first, which is free when they already are).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "core/ops.h"
+
+namespace cppgrad {
+
+namespace {
+
+struct ReducePlan {
+  Tensor rows;      // x as [outer, inner], contiguous, detached
+  std::int64_t outer = 1, inner = 1;
+  Shape keep_shape;  // x.shape with reduced dims set to 1
+  Shape out_shape;   // keep_shape, or without the reduced dims
+  std::vector<std::int64_t> perm;  // kept dims then reduced dims
+};
+
+ReducePlan plan_reduce(const Tensor& x, const std::vector<std::int64_t>& dims_in, bool keepdim, const char* op) {
+  const std::int64_t r = x.dim();
+  std::vector<bool> reduced(r, dims_in.empty());
+  for (auto d : dims_in) {
+    const std::int64_t nd = normalize_dim(d, r, op);
+    if (r > 0 && reduced[nd]) throw std::invalid_argument(std::string(op) + ": dim " + std::to_string(d) + " given twice");
+    if (r > 0) reduced[nd] = true;
+  }
+  ReducePlan p;
+  for (std::int64_t i = 0; i < r; ++i) {
+    p.keep_shape.push_back(reduced[i] ? 1 : x.shape()[i]);
+    if (!reduced[i]) {
+      p.perm.push_back(i);
+      p.outer *= x.shape()[i];
+      p.out_shape.push_back(x.shape()[i]);
+    } else if (keepdim) {
+      p.out_shape.push_back(1);
+    }
+  }
+  for (std::int64_t i = 0; i < r; ++i)
+    if (reduced[i]) {
+      p.perm.push_back(i);
+      p.inner *= x.shape()[i];
+    }
+  if (!keepdim && r > 0 && p.out_shape.empty()) p.out_shape = {};
+  p.rows = x.detach().permute(p.perm).contiguous().reshape({p.outer, p.inner});
+  return p;
+}
+
+std::vector<std::int64_t> inverse_permutation(const std::vector<std::int64_t>& perm) {
+  std::vector<std::int64_t> inv(perm.size());
+  for (std::size_t i = 0; i < perm.size(); ++i) inv[perm[i]] = static_cast<std::int64_t>(i);
+  return inv;
+}
+
+}  // namespace
+
+// out = sum over dims of x;  dx = g broadcast back over the reduced dims
+Tensor sum(const Tensor& x, const std::vector<std::int64_t>& dims, bool keepdim) {
+  ReducePlan p = plan_reduce(x, dims, keepdim, "sum");
+  Tensor out = Tensor::empty(p.out_shape, x.dtype());
+  dispatch_floating(x.dtype(), "sum", [&](auto tag) {
+    using T = decltype(tag);
+    const T* in = p.rows.data<T>();
+    T* o = out.data<T>();
+#pragma omp parallel for if (p.outer * p.inner > (1 << 16))
+    for (std::int64_t i = 0; i < p.outer; ++i) {
+      // Four partial sums let the loop vectorise without reassociating across the whole row.
+      T acc[4] = {0, 0, 0, 0};
+      const T* row = in + i * p.inner;
+      std::int64_t j = 0;
+      for (; j + 4 <= p.inner; j += 4)
+        for (int k = 0; k < 4; ++k) acc[k] += row[j + k];
+      for (; j < p.inner; ++j) acc[0] += row[j];
+      o[i] = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    }
+  });
+  const Shape keep = p.keep_shape, in_shape = x.shape();
+  return record_op(out, "sum", {x}, [keep, in_shape](const Tensor& g) {
+    return std::vector<Tensor>{g.reshape(keep).expand(in_shape)};
+  });
+}
+
+// out = sum / count;  dx = g / count broadcast back
+Tensor mean(const Tensor& x, const std::vector<std::int64_t>& dims, bool keepdim) {
+  Tensor s = sum(x, dims, keepdim);
+  const std::int64_t count = s.numel() == 0 ? 0 : x.numel() / s.numel();
+  return mul(s, 1.0 / static_cast<double>(count));
+}
+
+// out = max along dim;  dx = g at the (first) maximal element of each slice, 0 elsewhere
+Tensor max(const Tensor& x, std::int64_t dim, bool keepdim) {
+  ReducePlan p = plan_reduce(x, {dim}, keepdim, "max");
+  if (p.inner == 0) throw std::invalid_argument("max: cannot reduce an empty dim of shape " + shape_str(x.shape()));
+  Tensor out = Tensor::empty(p.out_shape, x.dtype());
+  auto where_max = std::make_shared<std::vector<std::int64_t>>(p.outer);
+  dispatch_floating(x.dtype(), "max", [&](auto tag) {
+    using T = decltype(tag);
+    const T* in = p.rows.data<T>();
+    T* o = out.data<T>();
+    for (std::int64_t i = 0; i < p.outer; ++i) {
+      const T* row = in + i * p.inner;
+      std::int64_t best = 0;
+      for (std::int64_t j = 1; j < p.inner; ++j)
+        if (row[j] > row[best] || (std::isnan(row[j]) && !std::isnan(row[best]))) best = j;
+      o[i] = row[best];
+      (*where_max)[i] = best;
+    }
+  });
+  const std::int64_t outer = p.outer, inner = p.inner;
+  const auto perm = p.perm;
+  Shape permuted_shape;
+  for (auto d : perm) permuted_shape.push_back(x.shape()[d]);
+  return record_op(out, "max", {x}, [=](const Tensor& g) {
+    Tensor gc = g.contiguous();
+    Tensor rows = Tensor::zeros({outer, inner}, g.dtype());
+    dispatch_floating(g.dtype(), "max backward", [&](auto tag) {
+      using T = decltype(tag);
+      const T* pg = gc.data<T>();
+      T* pr = rows.data<T>();
+      for (std::int64_t i = 0; i < outer; ++i) pr[i * inner + (*where_max)[i]] = pg[i];
+    });
+    return std::vector<Tensor>{rows.reshape(permuted_shape).permute(inverse_permutation(perm))};
+  });
+}
+
+Tensor argmax(const Tensor& x, std::int64_t dim, bool keepdim) {
+  ReducePlan p = plan_reduce(x, {dim}, keepdim, "argmax");
+  if (p.inner == 0) throw std::invalid_argument("argmax: cannot reduce an empty dim of shape " + shape_str(x.shape()));
+  Tensor out = Tensor::empty(p.out_shape, DType::Int64);
+  std::int64_t* o = out.data<std::int64_t>();
+  dispatch_all(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* in = p.rows.template data<T>();
+    for (std::int64_t i = 0; i < p.outer; ++i) {
+      const T* row = in + i * p.inner;
+      std::int64_t best = 0;
+      for (std::int64_t j = 1; j < p.inner; ++j)
+        if (row[j] > row[best]) best = j;
+      o[i] = best;
+    }
+  });
+  return out;
+}
+
+}  // namespace cppgrad

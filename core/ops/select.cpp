@@ -1,0 +1,254 @@
+// Ops that choose, join or look up elements: masked_fill, where, cat, stack, index_select, gather, embedding.
+#include <stdexcept>
+
+#include "core/kernels/strided.h"
+#include "core/ops.h"
+
+namespace cppgrad {
+
+namespace {
+
+void check_bool(const Tensor& mask, const char* op) {
+  if (mask.dtype() != DType::Bool)
+    throw std::invalid_argument(std::string(op) + ": mask must be a bool tensor, got " + dtype_name(mask.dtype()));
+}
+
+void check_index(const Tensor& index, const char* op) {
+  if (index.dtype() != DType::Int64)
+    throw std::invalid_argument(std::string(op) + ": index must be an int64 tensor, got " + dtype_name(index.dtype()));
+}
+
+// out = cond ? a : b, all broadcast to out_shape (any dtype for a, b).
+Tensor select_kernel(const Tensor& cond, const Tensor& a, const Tensor& b, const Shape& out_shape) {
+  Tensor out = Tensor::empty(out_shape, a.dtype());
+  dispatch_all(a.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const bool* pc = cond.data<bool>();
+    const T* pa = a.data<T>();
+    const T* pb = b.data<T>();
+    T* po = out.data<T>();
+    std::int64_t o = 0;
+    kernels::for_each_row<3>(out_shape,
+                             {broadcast_strides(cond.shape(), cond.strides(), out_shape),
+                              broadcast_strides(a.shape(), a.strides(), out_shape),
+                              broadcast_strides(b.shape(), b.strides(), out_shape)},
+                             [&](const std::array<std::int64_t, 3>& off, std::int64_t n,
+                                 const std::array<std::int64_t, 3>& in) {
+                               for (std::int64_t i = 0; i < n; ++i)
+                                 po[o + i] = pc[off[0] + i * in[0]] ? pa[off[1] + i * in[1]] : pb[off[2] + i * in[2]];
+                               o += n;
+                             });
+  });
+  return out;
+}
+
+// g where mask == keep, 0 elsewhere; mask broadcasts to g's shape.
+Tensor keep_where(const Tensor& g, const Tensor& mask, bool keep) {
+  Tensor zero = Tensor::zeros({}, g.dtype());
+  return keep ? select_kernel(mask, g, zero, g.shape()) : select_kernel(mask, zero, g, g.shape());
+}
+
+}  // namespace
+
+// x: (..)  mask: bool, broadcastable to x -> (..);  dx = g where the mask is false, 0 where it filled
+Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
+  check_bool(mask, "masked_fill");
+  if (broadcast_shapes(x.shape(), mask.shape(), "masked_fill") != x.shape())
+    throw std::invalid_argument("masked_fill: mask " + shape_str(mask.shape()) + " must broadcast to x's shape " +
+                                shape_str(x.shape()));
+  Tensor out = select_kernel(mask.detach(), Tensor::full({}, value, x.dtype()), x.detach(), x.shape());
+  Tensor m = mask.detach();
+  return record_op(out, "masked_fill", {x}, [m](const Tensor& g) { return std::vector<Tensor>{keep_where(g, m, false)}; });
+}
+
+// cond: bool  a, b: same dtype; all broadcast together. da = g where cond (summed to a's shape), db = g elsewhere
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  check_bool(cond, "where");
+  if (a.dtype() != b.dtype())
+    throw std::invalid_argument(std::string("where: dtype mismatch: a is ") + dtype_name(a.dtype()) + ", b is " +
+                                dtype_name(b.dtype()));
+  const Shape out_shape = broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), "where"), b.shape(), "where");
+  Tensor out = select_kernel(cond.detach(), a.detach(), b.detach(), out_shape);
+  Tensor c = cond.detach();
+  const Shape sa = a.shape(), sb = b.shape();
+  const bool need_a = a.requires_grad(), need_b = b.requires_grad();
+  return record_op(out, "where", {a, b}, [=](const Tensor& g) {
+    return std::vector<Tensor>{need_a ? sum_to(keep_where(g, c, true), sa) : Tensor(),
+                               need_b ? sum_to(keep_where(g, c, false), sb) : Tensor()};
+  });
+}
+
+// xs[i]: (.., S_i, ..) -> (.., sum S_i, ..);  dx_i = the slice of g that x_i filled
+Tensor cat(const std::vector<Tensor>& xs, std::int64_t dim) {
+  if (xs.empty()) throw std::invalid_argument("cat: needs at least one tensor");
+  const Tensor& first = xs[0];
+  const std::int64_t d = normalize_dim(dim, first.dim(), "cat");
+  Shape out_shape = first.shape();
+  out_shape[d] = 0;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    const Tensor& x = xs[i];
+    if (x.dtype() != first.dtype())
+      throw std::invalid_argument("cat: tensor " + std::to_string(i) + " has dtype " + dtype_name(x.dtype()) +
+                                  " but tensor 0 has " + dtype_name(first.dtype()));
+    bool ok = x.dim() == first.dim();
+    for (std::int64_t k = 0; ok && k < x.dim(); ++k) ok = k == d || x.shape()[k] == first.shape()[k];
+    if (!ok)
+      throw std::invalid_argument("cat: tensor " + std::to_string(i) + " has shape " + shape_str(x.shape()) +
+                                  " but tensor 0 has " + shape_str(first.shape()) + "; sizes must match except in dim " +
+                                  std::to_string(d));
+    out_shape[d] += x.shape()[d];
+  }
+  Tensor out = Tensor::empty(out_shape, first.dtype());
+  std::vector<std::int64_t> starts;
+  std::int64_t at = 0;
+  for (const Tensor& x : xs) {
+    starts.push_back(at);
+    out.detach().narrow(d, at, x.shape()[d]).copy_(x.detach());
+    at += x.shape()[d];
+  }
+  std::vector<std::int64_t> sizes;
+  for (const Tensor& x : xs) sizes.push_back(x.shape()[d]);
+  return record_op(out, "cat", xs, [d, starts, sizes](const Tensor& g) {
+    std::vector<Tensor> grads;
+    for (std::size_t i = 0; i < starts.size(); ++i) grads.push_back(g.narrow(d, starts[i], sizes[i]));
+    return grads;
+  });
+}
+
+// xs[i]: (..S) all equal -> (.., n, ..) with the new dim at `dim`
+Tensor stack(const std::vector<Tensor>& xs, std::int64_t dim) {
+  if (xs.empty()) throw std::invalid_argument("stack: needs at least one tensor");
+  const std::int64_t d = normalize_dim(dim, xs[0].dim() + 1, "stack");
+  std::vector<Tensor> parts;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    if (xs[i].shape() != xs[0].shape())
+      throw std::invalid_argument("stack: tensor " + std::to_string(i) + " has shape " + shape_str(xs[i].shape()) +
+                                  " but tensor 0 has " + shape_str(xs[0].shape()) + "; all must be equal");
+    parts.push_back(xs[i].unsqueeze(d));
+  }
+  return cat(parts, d);
+}
+
+// x: (A.., S, B..) with S at dim  index: (I) -> (A.., I, B..);  dx = zeros with g's rows added back at index
+Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index) {
+  check_index(index, "index_select");
+  if (index.dim() != 1)
+    throw std::invalid_argument("index_select: index must be 1-D, got shape " + shape_str(index.shape()));
+  const std::int64_t d = normalize_dim(dim, x.dim(), "index_select");
+  const std::int64_t S = x.shape()[d], I = index.shape()[0];
+  std::int64_t outer = 1, inner = 1;
+  for (std::int64_t k = 0; k < d; ++k) outer *= x.shape()[k];
+  for (std::int64_t k = d + 1; k < x.dim(); ++k) inner *= x.shape()[k];
+  Tensor idx = index.detach().contiguous();
+  const std::int64_t* pi = idx.data<std::int64_t>();
+  for (std::int64_t i = 0; i < I; ++i)
+    if (pi[i] < 0 || pi[i] >= S)
+      throw std::out_of_range("index_select: index " + std::to_string(pi[i]) + " out of range for dim " +
+                              std::to_string(d) + " of size " + std::to_string(S) + " (x " + shape_str(x.shape()) + ")");
+  Shape out_shape = x.shape();
+  out_shape[d] = I;
+  Tensor xc = x.detach().contiguous();
+  Tensor out = Tensor::empty(out_shape, x.dtype());
+  dispatch_all(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* px = xc.data<T>();
+    T* po = out.data<T>();
+    for (std::int64_t o = 0; o < outer; ++o)
+      for (std::int64_t i = 0; i < I; ++i) {
+        const T* src = px + (o * S + pi[i]) * inner;
+        T* dst = po + (o * I + i) * inner;
+        for (std::int64_t k = 0; k < inner; ++k) dst[k] = src[k];
+      }
+  });
+  const Shape in_shape = x.shape();
+  return record_op(out, "index_select", {x}, [=](const Tensor& g) {
+    const std::int64_t* pi = idx.data<std::int64_t>();
+    Tensor gc = g.contiguous();
+    Tensor gx = Tensor::zeros(in_shape, g.dtype());
+    dispatch_floating(g.dtype(), "index_select backward", [&](auto tag) {
+      using T = decltype(tag);
+      const T* pg = gc.data<T>();
+      T* px = gx.data<T>();
+      // Serial on purpose: a repeated index adds into the same row, and a fixed order keeps results reproducible.
+      for (std::int64_t o = 0; o < outer; ++o)
+        for (std::int64_t i = 0; i < I; ++i) {
+          T* dst = px + (o * S + pi[i]) * inner;
+          const T* src = pg + (o * I + i) * inner;
+          for (std::int64_t k = 0; k < inner; ++k) dst[k] += src[k];
+        }
+    });
+    return std::vector<Tensor>{gx};
+  });
+}
+
+// out[..., j, ...] = x[..., index[..., j, ...], ...] along dim;  dx = g scattered (added) back to where it was read
+Tensor gather(const Tensor& x, std::int64_t dim, const Tensor& index) {
+  check_index(index, "gather");
+  const std::int64_t d = normalize_dim(dim, x.dim(), "gather");
+  if (index.dim() != x.dim())
+    throw std::invalid_argument("gather: index " + shape_str(index.shape()) + " must have the same rank as x " +
+                                shape_str(x.shape()));
+  for (std::int64_t k = 0; k < x.dim(); ++k)
+    if (k != d && index.shape()[k] > x.shape()[k])
+      throw std::invalid_argument("gather: index " + shape_str(index.shape()) + " is larger than x " +
+                                  shape_str(x.shape()) + " in dim " + std::to_string(k));
+  Tensor idx = index.detach().contiguous();
+  Tensor xc = x.detach().contiguous();
+  const Strides xs = xc.strides();
+  const std::int64_t S = x.shape()[d];
+  // Element offsets in x of every output element, computed once and reused by backward.
+  auto offsets = std::make_shared<std::vector<std::int64_t>>(static_cast<std::size_t>(idx.numel()));
+  {
+    const std::int64_t* pi = idx.data<std::int64_t>();
+    const Shape& is = idx.shape();
+    std::vector<std::int64_t> counter(is.size(), 0);
+    for (std::int64_t e = 0; e < idx.numel(); ++e) {
+      if (pi[e] < 0 || pi[e] >= S)
+        throw std::out_of_range("gather: index " + std::to_string(pi[e]) + " out of range for dim " +
+                                std::to_string(d) + " of size " + std::to_string(S));
+      std::int64_t off = 0;
+      for (std::size_t k = 0; k < is.size(); ++k) off += (static_cast<std::int64_t>(k) == d ? pi[e] : counter[k]) * xs[k];
+      (*offsets)[e] = off;
+      for (std::size_t k = is.size(); k-- > 0;) {
+        if (++counter[k] < is[k]) break;
+        counter[k] = 0;
+      }
+    }
+  }
+  Tensor out = Tensor::empty(index.shape(), x.dtype());
+  dispatch_all(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* px = xc.data<T>();
+    T* po = out.data<T>();
+    for (std::size_t e = 0; e < offsets->size(); ++e) po[e] = px[(*offsets)[e]];
+  });
+  const Shape in_shape = x.shape();
+  return record_op(out, "gather", {x}, [offsets, in_shape](const Tensor& g) {
+    Tensor gc = g.contiguous();
+    Tensor gx = Tensor::zeros(in_shape, g.dtype());
+    dispatch_floating(g.dtype(), "gather backward", [&](auto tag) {
+      using T = decltype(tag);
+      const T* pg = gc.data<T>();
+      T* px = gx.data<T>();
+      for (std::size_t e = 0; e < offsets->size(); ++e) px[(*offsets)[e]] += pg[e];
+    });
+    return std::vector<Tensor>{gx};
+  });
+}
+
+// weight: (V, D)  ids: (..) -> (.., D)
+Tensor embedding(const Tensor& weight, const Tensor& ids) {
+  check_index(ids, "embedding");
+  if (weight.dim() != 2)
+    throw std::invalid_argument("embedding: weight must be a (V, D) table, got shape " + shape_str(weight.shape()));
+  const std::int64_t V = weight.shape()[0];
+  for (std::int64_t id : ids.to_vector<std::int64_t>())
+    if (id < 0 || id >= V)
+      throw std::out_of_range("embedding: id " + std::to_string(id) + " is out of range for a table of " +
+                              std::to_string(V) + " rows");
+  Shape out_shape = ids.shape();
+  out_shape.push_back(weight.shape()[1]);
+  return index_select(weight, 0, ids.reshape({-1})).reshape(out_shape);
+}
+
+}  // namespace cppgrad

@@ -1,0 +1,201 @@
+// softmax, log_softmax and cross_entropy: row kernels over the normalised dim, made the last, contiguous one.
+// Each subtracts the row maximum before exponentiating, so large logits never overflow.
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "core/ops.h"
+
+namespace cppgrad {
+
+namespace {
+
+// x as contiguous rows [outer, n] along `dim` (a copy only when dim is not already last).
+struct Rows {
+  Tensor data;
+  std::int64_t outer, n, dim;
+};
+
+Rows as_rows(const Tensor& x, std::int64_t dim, const char* op) {
+  const std::int64_t d = normalize_dim(dim, x.dim(), op);
+  if (x.dim() == 0) return {x.detach().reshape({1, 1}), 1, 1, 0};
+  Tensor t = x.detach().transpose(d, -1).contiguous();
+  const std::int64_t n = t.shape().back();
+  return {t, n == 0 ? 0 : t.numel() / n, n, d};
+}
+
+// Undoes as_rows: rows [outer, n] back to the original shape and layout.
+Tensor from_rows(const Tensor& rows, const Tensor& like, std::int64_t d) {
+  if (like.dim() == 0) return rows.reshape({});
+  Shape moved = like.shape();
+  std::swap(moved[d], moved.back());
+  return rows.reshape(moved).transpose(d, -1).contiguous();
+}
+
+template <typename T>
+T row_max(const T* x, std::int64_t n) {
+  T m = -std::numeric_limits<T>::infinity();
+  for (std::int64_t j = 0; j < n; ++j) m = x[j] > m ? x[j] : m;
+  return m;
+}
+
+}  // namespace
+
+// y_j = e^(x_j - m) / sum_k e^(x_k - m);  dx = y * (g - sum_k g_k y_k)
+Tensor softmax(const Tensor& x, std::int64_t dim) {
+  Rows r = as_rows(x, dim, "softmax");
+  Tensor y = Tensor::empty({r.outer, r.n}, x.dtype());
+  dispatch_floating(x.dtype(), "softmax", [&](auto tag) {
+    using T = decltype(tag);
+    const T* in = r.data.data<T>();
+    T* out = y.data<T>();
+#pragma omp parallel for if (r.outer * r.n > (1 << 15))
+    for (std::int64_t i = 0; i < r.outer; ++i) {
+      const T* xi = in + i * r.n;
+      T* yi = out + i * r.n;
+      const T m = row_max(xi, r.n);
+      if (m == -std::numeric_limits<T>::infinity()) {  // every entry masked: no distribution, all zeros
+        for (std::int64_t j = 0; j < r.n; ++j) yi[j] = 0;
+        continue;
+      }
+      T total = 0;
+      for (std::int64_t j = 0; j < r.n; ++j) total += (yi[j] = std::exp(xi[j] - m));
+      const T inv = T(1) / total;
+      for (std::int64_t j = 0; j < r.n; ++j) yi[j] *= inv;
+    }
+  });
+  Tensor out = from_rows(y, x, r.dim);
+  const std::int64_t d = r.dim, outer = r.outer, n = r.n;
+  return record_op(out, "softmax", {x}, [y, d, outer, n, like = x.detach()](const Tensor& g) {
+    Rows gr = as_rows(g, d, "softmax backward");
+    Tensor gx = Tensor::empty({outer, n}, g.dtype());
+    dispatch_floating(g.dtype(), "softmax backward", [&](auto tag) {
+      using T = decltype(tag);
+      const T* py = y.data<T>();
+      const T* pg = gr.data.data<T>();
+      T* po = gx.data<T>();
+      for (std::int64_t i = 0; i < outer; ++i) {
+        const T *yi = py + i * n, *gi = pg + i * n;
+        T dot = 0;
+        for (std::int64_t j = 0; j < n; ++j) dot += gi[j] * yi[j];
+        for (std::int64_t j = 0; j < n; ++j) po[i * n + j] = yi[j] * (gi[j] - dot);
+      }
+    });
+    return std::vector<Tensor>{from_rows(gx, like, d)};
+  });
+}
+
+// y_j = x_j - m - log sum_k e^(x_k - m);  dx = g - softmax(x) * sum_k g_k
+Tensor log_softmax(const Tensor& x, std::int64_t dim) {
+  Rows r = as_rows(x, dim, "log_softmax");
+  Tensor y = Tensor::empty({r.outer, r.n}, x.dtype());
+  dispatch_floating(x.dtype(), "log_softmax", [&](auto tag) {
+    using T = decltype(tag);
+    const T* in = r.data.data<T>();
+    T* out = y.data<T>();
+#pragma omp parallel for if (r.outer * r.n > (1 << 15))
+    for (std::int64_t i = 0; i < r.outer; ++i) {
+      const T* xi = in + i * r.n;
+      T* yi = out + i * r.n;
+      const T m = row_max(xi, r.n);
+      if (m == -std::numeric_limits<T>::infinity()) {  // every entry masked: log 0 everywhere
+        for (std::int64_t j = 0; j < r.n; ++j) yi[j] = m;
+        continue;
+      }
+      T total = 0;
+      for (std::int64_t j = 0; j < r.n; ++j) total += std::exp(xi[j] - m);
+      const T lse = m + std::log(total);
+      for (std::int64_t j = 0; j < r.n; ++j) yi[j] = xi[j] - lse;
+    }
+  });
+  Tensor out = from_rows(y, x, r.dim);
+  const std::int64_t d = r.dim, outer = r.outer, n = r.n;
+  return record_op(out, "log_softmax", {x}, [y, d, outer, n, like = x.detach()](const Tensor& g) {
+    Rows gr = as_rows(g, d, "log_softmax backward");
+    Tensor gx = Tensor::empty({outer, n}, g.dtype());
+    dispatch_floating(g.dtype(), "log_softmax backward", [&](auto tag) {
+      using T = decltype(tag);
+      const T* py = y.data<T>();
+      const T* pg = gr.data.data<T>();
+      T* po = gx.data<T>();
+      for (std::int64_t i = 0; i < outer; ++i) {
+        const T *yi = py + i * n, *gi = pg + i * n;
+        if (n > 0 && yi[0] == -std::numeric_limits<T>::infinity() && row_max(yi, n) == yi[0]) {
+          for (std::int64_t j = 0; j < n; ++j) po[i * n + j] = 0;  // fully masked row: constant, no gradient
+          continue;
+        }
+        T total = 0;
+        for (std::int64_t j = 0; j < n; ++j) total += gi[j];
+        for (std::int64_t j = 0; j < n; ++j) po[i * n + j] = gi[j] - std::exp(yi[j]) * total;
+      }
+    });
+    return std::vector<Tensor>{from_rows(gx, like, d)};
+  });
+}
+
+// loss = (1/|valid|) sum_{i valid} (logsumexp(x_i) - x_i[t_i]);  dx_i = g/|valid| * (softmax(x_i) - onehot(t_i))
+Tensor cross_entropy(const Tensor& logits, const Tensor& target, std::int64_t ignore_index) {
+  if (logits.dim() < 1)
+    throw std::invalid_argument("cross_entropy: logits need a class dim, got shape " + shape_str(logits.shape()));
+  if (target.dtype() != DType::Int64)
+    throw std::invalid_argument(std::string("cross_entropy: target must be int64 class indices, got ") +
+                                dtype_name(target.dtype()));
+  const Shape expected(logits.shape().begin(), logits.shape().end() - 1);
+  if (target.shape() != expected)
+    throw std::invalid_argument("cross_entropy: target shape " + shape_str(target.shape()) +
+                                " must equal the logits' shape without the class dim: logits " +
+                                shape_str(logits.shape()) + " -> " + shape_str(expected));
+  const std::int64_t C = logits.shape().back();
+  Tensor x = logits.detach().contiguous();
+  const std::int64_t N = C == 0 ? 0 : x.numel() / C;
+  Tensor t = target.detach().contiguous();
+  const std::int64_t* pt = t.data<std::int64_t>();
+  std::int64_t valid = 0;
+  for (std::int64_t i = 0; i < N; ++i) {
+    if (pt[i] == ignore_index) continue;
+    if (pt[i] < 0 || pt[i] >= C)
+      throw std::out_of_range("cross_entropy: target " + std::to_string(pt[i]) + " at position " + std::to_string(i) +
+                              " is out of range for " + std::to_string(C) + " classes (ignore_index is " +
+                              std::to_string(ignore_index) + ")");
+    ++valid;
+  }
+  // Softmax rows are kept for backward: p_i = softmax(x_i).
+  Tensor probs = Tensor::empty({N, C}, x.dtype());
+  Tensor loss = Tensor::empty({}, x.dtype());
+  dispatch_floating(x.dtype(), "cross_entropy", [&](auto tag) {
+    using T = decltype(tag);
+    const T* px = x.data<T>();
+    T* pp = probs.data<T>();
+    double total = 0;
+    for (std::int64_t i = 0; i < N; ++i) {
+      const T* xi = px + i * C;
+      const T m = row_max(xi, C);
+      T s = 0;
+      for (std::int64_t j = 0; j < C; ++j) s += (pp[i * C + j] = std::exp(xi[j] - m));
+      for (std::int64_t j = 0; j < C; ++j) pp[i * C + j] /= s;
+      if (pt[i] != ignore_index) total += static_cast<double>(m + std::log(s) - xi[pt[i]]);
+    }
+    *loss.data<T>() = static_cast<T>(valid == 0 ? 0.0 : total / static_cast<double>(valid));
+  });
+  const Shape shape = logits.shape();
+  return record_op(loss, "cross_entropy", {logits}, [=](const Tensor& g) {
+    const std::int64_t* pt = t.data<std::int64_t>();  // t is captured, so the targets stay alive
+    Tensor gx = Tensor::zeros({N, C}, g.dtype());
+    if (valid > 0) {
+      dispatch_floating(g.dtype(), "cross_entropy backward", [&](auto tag) {
+        using T = decltype(tag);
+        const T scale = static_cast<T>(g.item() / static_cast<double>(valid));
+        const T* pp = probs.data<T>();
+        T* po = gx.data<T>();
+        for (std::int64_t i = 0; i < N; ++i) {
+          if (pt[i] == ignore_index) continue;
+          for (std::int64_t j = 0; j < C; ++j) po[i * C + j] = scale * pp[i * C + j];
+          po[i * C + pt[i]] -= scale;
+        }
+      });
+    }
+    return std::vector<Tensor>{gx.reshape(shape)};
+  });
+}
+
+}  // namespace cppgrad

@@ -1,0 +1,167 @@
+// View ops: new shape/strides/offset over the same storage, no data copied. Each backward maps the
+// gradient of the view back onto the layout of its source.
+#include <algorithm>
+#include <stdexcept>
+
+#include "core/ops.h"
+
+namespace cppgrad {
+
+namespace {
+
+// Resolves a single -1 in `shape` against numel; checks the sizes multiply up.
+Shape infer_shape(const Shape& shape, std::int64_t numel, const char* op, const Shape& from) {
+  Shape out = shape;
+  std::int64_t known = 1, infer_at = -1;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == -1) {
+      if (infer_at >= 0) throw std::invalid_argument(std::string(op) + ": only one dim can be -1, got " + shape_str(shape));
+      infer_at = static_cast<std::int64_t>(i);
+    } else if (out[i] < 0) {
+      throw std::invalid_argument(std::string(op) + ": invalid size " + std::to_string(out[i]) + " in " + shape_str(shape));
+    } else {
+      known *= out[i];
+    }
+  }
+  if (infer_at >= 0) {
+    if (known == 0 || numel % known != 0)
+      throw std::invalid_argument(std::string(op) + ": cannot view " + shape_str(from) + " (" + std::to_string(numel) +
+                                  " elements) as " + shape_str(shape));
+    out[infer_at] = numel / known;
+  } else if (known != numel) {
+    throw std::invalid_argument(std::string(op) + ": cannot view " + shape_str(from) + " (" + std::to_string(numel) +
+                                " elements) as " + shape_str(shape) + " (" + std::to_string(known) + " elements)");
+  }
+  return out;
+}
+
+}  // namespace
+
+// x: (..) -> shape, same numel; x must be contiguous.
+Tensor view(const Tensor& x, const Shape& shape) {
+  const Shape target = infer_shape(shape, x.numel(), "view", x.shape());
+  if (!x.is_contiguous())
+    throw std::invalid_argument("view: tensor of shape " + shape_str(x.shape()) +
+                                " is not contiguous, so it cannot be viewed as " + shape_str(target) +
+                                "; use reshape() (which copies) or contiguous() first");
+  Tensor out = make_view(x, target, contiguous_strides(target), x.offset());
+  const Shape in_shape = x.shape();
+  return record_op(out, "view", {x}, [in_shape](const Tensor& g) { return std::vector<Tensor>{g.reshape(in_shape)}; });
+}
+
+Tensor reshape(const Tensor& x, const Shape& shape) {
+  if (x.is_contiguous()) return view(x, shape);
+  return view(contiguous(x), shape);
+}
+
+// x: (.., A, .., B, ..) -> (.., B, .., A, ..)
+Tensor transpose(const Tensor& x, std::int64_t d0, std::int64_t d1) {
+  const std::int64_t a = normalize_dim(d0, x.dim(), "transpose"), b = normalize_dim(d1, x.dim(), "transpose");
+  Shape shape = x.shape();
+  Strides strides = x.strides();
+  std::swap(shape[a], shape[b]);
+  std::swap(strides[a], strides[b]);
+  Tensor out = make_view(x, shape, strides, x.offset());
+  return record_op(out, "transpose", {x}, [a, b](const Tensor& g) { return std::vector<Tensor>{g.transpose(a, b)}; });
+}
+
+// out dim i is x dim dims[i].
+Tensor permute(const Tensor& x, const std::vector<std::int64_t>& dims) {
+  const std::int64_t r = x.dim();
+  if (static_cast<std::int64_t>(dims.size()) != r)
+    throw std::invalid_argument("permute: got " + std::to_string(dims.size()) + " dims for a tensor of shape " +
+                                shape_str(x.shape()));
+  std::vector<std::int64_t> perm(r), inverse(r, -1);
+  Shape shape(r);
+  Strides strides(r);
+  for (std::int64_t i = 0; i < r; ++i) {
+    perm[i] = normalize_dim(dims[i], r, "permute");
+    if (inverse[perm[i]] != -1)
+      throw std::invalid_argument("permute: dim " + std::to_string(perm[i]) + " appears twice in the permutation");
+    inverse[perm[i]] = i;
+    shape[i] = x.shape()[perm[i]];
+    strides[i] = x.strides()[perm[i]];
+  }
+  Tensor out = make_view(x, shape, strides, x.offset());
+  return record_op(out, "permute", {x}, [inverse](const Tensor& g) { return std::vector<Tensor>{g.permute(inverse)}; });
+}
+
+// Python-style bounds: negative start/end count from the end, out-of-range ends are clamped.
+Tensor slice(const Tensor& x, std::int64_t dim, std::int64_t start, std::int64_t end, std::int64_t step) {
+  const std::int64_t d = normalize_dim(dim, x.dim(), "slice");
+  if (step <= 0) throw std::invalid_argument("slice: step must be positive, got " + std::to_string(step));
+  const std::int64_t n = x.shape()[d];
+  auto clamp = [n](std::int64_t i) { return std::clamp(i < 0 ? i + n : i, std::int64_t{0}, n); };
+  const std::int64_t s = clamp(start), e = std::max(clamp(end), clamp(start));
+  Shape shape = x.shape();
+  Strides strides = x.strides();
+  shape[d] = (e - s + step - 1) / step;
+  strides[d] *= step;
+  Tensor out = make_view(x, shape, strides, x.offset() + s * x.strides()[d]);
+  const Shape in_shape = x.shape();
+  return record_op(out, "slice", {x}, [in_shape, d, s, e, step](const Tensor& g) {
+    // The gradient of the untouched elements is zero; the sliced ones receive g.
+    Tensor gx = Tensor::zeros(in_shape, g.dtype());
+    gx.slice(d, s, e, step).copy_(g);
+    return std::vector<Tensor>{gx};
+  });
+}
+
+// x: (..) -> (.., 1, ..) with the new size-1 dim at `dim` (which may equal the rank: appended).
+Tensor unsqueeze(const Tensor& x, std::int64_t dim) {
+  const std::int64_t d = normalize_dim(dim, x.dim() + 1, "unsqueeze");
+  Shape shape = x.shape();
+  Strides strides = x.strides();
+  const std::int64_t stride = d < x.dim() ? x.shape()[d] * x.strides()[d] : 1;
+  shape.insert(shape.begin() + d, 1);
+  strides.insert(strides.begin() + d, stride);
+  Tensor out = make_view(x, shape, strides, x.offset());
+  return record_op(out, "unsqueeze", {x}, [d](const Tensor& g) { return std::vector<Tensor>{g.squeeze(d)}; });
+}
+
+// Drops `dim` if its size is 1 (otherwise returns x unchanged, as PyTorch does).
+Tensor squeeze(const Tensor& x, std::int64_t dim) {
+  const std::int64_t d = normalize_dim(dim, x.dim(), "squeeze");
+  if (x.shape()[d] != 1) return x;
+  Shape shape = x.shape();
+  Strides strides = x.strides();
+  shape.erase(shape.begin() + d);
+  strides.erase(strides.begin() + d);
+  Tensor out = make_view(x, shape, strides, x.offset());
+  return record_op(out, "squeeze", {x}, [d](const Tensor& g) { return std::vector<Tensor>{g.unsqueeze(d)}; });
+}
+
+// x: (..S) -> shape, where each size of S is 1 or equal to its target (-1 keeps it); new dims lead.
+Tensor expand(const Tensor& x, const Shape& shape) {
+  if (shape.size() < x.shape().size())
+    throw std::invalid_argument("expand: cannot expand " + shape_str(x.shape()) + " to fewer dims " + shape_str(shape));
+  const std::size_t lead = shape.size() - x.shape().size();
+  Shape target = shape;
+  Strides strides(shape.size(), 0);
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i < lead) {
+      if (shape[i] < 0) throw std::invalid_argument("expand: size -1 is not allowed for a new leading dim");
+      continue;
+    }
+    const std::int64_t src = x.shape()[i - lead];
+    if (target[i] == -1) target[i] = src;
+    if (src == target[i]) {
+      strides[i] = x.strides()[i - lead];
+    } else if (src != 1) {
+      throw std::invalid_argument("expand: cannot expand " + shape_str(x.shape()) + " to " + shape_str(shape) +
+                                  " (dim " + std::to_string(i) + " has size " + std::to_string(src) + ", not 1)");
+    }
+  }
+  Tensor out = make_view(x, target, strides, x.offset());
+  const Shape in_shape = x.shape();
+  return record_op(out, "expand", {x}, [in_shape](const Tensor& g) { return std::vector<Tensor>{sum_to(g, in_shape)}; });
+}
+
+Tensor contiguous(const Tensor& x) {
+  if (x.is_contiguous()) return x;
+  Tensor out = Tensor::empty(x.shape(), x.dtype());
+  out.copy_(x);
+  return record_op(out, "contiguous", {x}, [](const Tensor& g) { return std::vector<Tensor>{g}; });
+}
+
+}  // namespace cppgrad

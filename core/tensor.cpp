@@ -1,0 +1,383 @@
+#include "core/tensor.h"
+
+#include <cstring>
+#include <ostream>
+#include <sstream>
+#include <stdexcept>
+
+#include "core/autograd.h"
+#include "core/generator.h"
+#include "core/kernels/strided.h"
+#include "core/ops.h"
+
+namespace cppgrad {
+
+namespace {
+
+void check_dtype(DType actual, DType wanted, const char* what) {
+  if (actual != wanted)
+    throw std::invalid_argument(std::string(what) + ": tensor has dtype " + dtype_name(actual) + ", asked for " +
+                                dtype_name(wanted));
+}
+
+std::int64_t element_offset(const Tensor& t, const std::vector<std::int64_t>& index) {
+  if (static_cast<std::int64_t>(index.size()) != t.dim())
+    throw std::out_of_range("at: index has " + std::to_string(index.size()) + " coordinates for a tensor of shape " +
+                            shape_str(t.shape()));
+  std::int64_t off = t.offset();
+  for (std::size_t d = 0; d < index.size(); ++d) {
+    if (index[d] < 0 || index[d] >= t.shape()[d])
+      throw std::out_of_range("at: index " + std::to_string(index[d]) + " out of range for dim " + std::to_string(d) +
+                              " of shape " + shape_str(t.shape()));
+    off += index[d] * t.strides()[d];
+  }
+  return off;
+}
+
+}  // namespace
+
+TensorImpl& Tensor::impl() const {
+  if (!impl_) throw std::logic_error("use of an undefined tensor (a default-constructed Tensor or a missing grad)");
+  return *impl_;
+}
+
+std::int64_t Tensor::size(std::int64_t d) const { return shape()[normalize_dim(d, dim(), "size")]; }
+
+bool Tensor::is_contiguous() const {
+  std::int64_t expected = 1;
+  for (std::size_t i = shape().size(); i-- > 0;) {
+    if (shape()[i] == 1) continue;
+    if (strides()[i] != expected) return false;
+    expected *= shape()[i];
+  }
+  return true;
+}
+
+// ------------------------------------------------------------------------------------------- factories
+Tensor Tensor::empty(const Shape& shape, DType dtype) {
+  for (auto d : shape)
+    if (d < 0) throw std::invalid_argument("empty: negative size in shape " + shape_str(shape));
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = std::make_shared<Storage>(static_cast<std::size_t>(numel_of(shape)) * dtype_size(dtype));
+  impl->shape = shape;
+  impl->strides = contiguous_strides(shape);
+  impl->dtype = dtype;
+  return Tensor(std::move(impl));
+}
+
+Tensor Tensor::zeros(const Shape& shape, DType dtype) { return empty(shape, dtype); }
+Tensor Tensor::ones(const Shape& shape, DType dtype) { return full(shape, 1.0, dtype); }
+
+Tensor Tensor::full(const Shape& shape, double value, DType dtype) {
+  Tensor t = empty(shape, dtype);
+  t.fill_(value);
+  return t;
+}
+
+Tensor Tensor::scalar(double value, DType dtype) { return full({}, value, dtype); }
+
+Tensor Tensor::arange(std::int64_t start, std::int64_t end, DType dtype) {
+  Tensor t = empty({std::max<std::int64_t>(0, end - start)}, dtype);
+  dispatch_all(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T* p = t.data<T>();
+    for (std::int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<T>(start + i);
+  });
+  return t;
+}
+
+template <typename T>
+Tensor Tensor::from_vector(const std::vector<T>& values, const Shape& shape) {
+  if (static_cast<std::int64_t>(values.size()) != numel_of(shape))
+    throw std::invalid_argument("from_vector: " + std::to_string(values.size()) + " values do not fill shape " +
+                                shape_str(shape));
+  Tensor t = empty(shape, dtype_of<T>());
+  T* p = t.data<T>();
+  for (std::size_t i = 0; i < values.size(); ++i) p[i] = values[i];
+  return t;
+}
+template Tensor Tensor::from_vector<float>(const std::vector<float>&, const Shape&);
+template Tensor Tensor::from_vector<double>(const std::vector<double>&, const Shape&);
+template Tensor Tensor::from_vector<std::int64_t>(const std::vector<std::int64_t>&, const Shape&);
+template <>
+Tensor Tensor::from_vector<bool>(const std::vector<bool>& values, const Shape& shape) {
+  if (static_cast<std::int64_t>(values.size()) != numel_of(shape))
+    throw std::invalid_argument("from_vector: " + std::to_string(values.size()) + " values do not fill shape " +
+                                shape_str(shape));
+  Tensor t = empty(shape, DType::Bool);
+  bool* p = t.data<bool>();
+  for (std::size_t i = 0; i < values.size(); ++i) p[i] = values[i];
+  return t;
+}
+
+Tensor Tensor::from_vector(const std::vector<double>& values, const Shape& shape, DType dtype) {
+  if (static_cast<std::int64_t>(values.size()) != numel_of(shape))
+    throw std::invalid_argument("from_vector: " + std::to_string(values.size()) + " values do not fill shape " +
+                                shape_str(shape));
+  Tensor t = empty(shape, dtype);
+  dispatch_all(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T* p = t.data<T>();
+    for (std::size_t i = 0; i < values.size(); ++i) p[i] = static_cast<T>(values[i]);
+  });
+  return t;
+}
+
+Tensor Tensor::randn(const Shape& shape, Generator& gen, DType dtype) {
+  Tensor t = empty(shape, dtype);
+  dispatch_floating(dtype, "randn", [&](auto tag) {
+    using T = decltype(tag);
+    T* p = t.data<T>();
+    for (std::int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<T>(gen.normal());
+  });
+  return t;
+}
+
+Tensor Tensor::rand(const Shape& shape, Generator& gen, DType dtype) {
+  Tensor t = empty(shape, dtype);
+  dispatch_floating(dtype, "rand", [&](auto tag) {
+    using T = decltype(tag);
+    T* p = t.data<T>();
+    for (std::int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<T>(gen.uniform());
+  });
+  return t;
+}
+
+Tensor Tensor::randint(std::int64_t low, std::int64_t high, const Shape& shape, Generator& gen) {
+  Tensor t = empty(shape, DType::Int64);
+  auto* p = t.data<std::int64_t>();
+  for (std::int64_t i = 0; i < t.numel(); ++i) p[i] = gen.randint(low, high);
+  return t;
+}
+
+// ------------------------------------------------------------------------------------------- element access
+template <typename T>
+T* Tensor::data() const {
+  check_dtype(dtype(), dtype_of<T>(), "data");
+  return reinterpret_cast<T*>(impl().storage->data()) + offset();
+}
+template float* Tensor::data<float>() const;
+template double* Tensor::data<double>() const;
+template std::int64_t* Tensor::data<std::int64_t>() const;
+template bool* Tensor::data<bool>() const;
+
+template <typename T>
+T Tensor::item() const {
+  if (numel() != 1)
+    throw std::invalid_argument("item: tensor of shape " + shape_str(shape()) + " has " + std::to_string(numel()) +
+                                " elements, expected exactly one");
+  return *data<T>();
+}
+template float Tensor::item<float>() const;
+template double Tensor::item<double>() const;
+template std::int64_t Tensor::item<std::int64_t>() const;
+template bool Tensor::item<bool>() const;
+
+double Tensor::item() const {
+  if (numel() != 1)
+    throw std::invalid_argument("item: tensor of shape " + shape_str(shape()) + " has " + std::to_string(numel()) +
+                                " elements, expected exactly one");
+  return dispatch_all(dtype(), [&](auto tag) { return static_cast<double>(*data<decltype(tag)>()); });
+}
+
+double Tensor::at(const std::vector<std::int64_t>& index) const {
+  const std::int64_t off = element_offset(*this, index);
+  return dispatch_all(dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    return static_cast<double>(reinterpret_cast<const T*>(impl().storage->data())[off]);
+  });
+}
+
+void Tensor::set(const std::vector<std::int64_t>& index, double value) const {
+  const std::int64_t off = element_offset(*this, index);
+  dispatch_all(dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    reinterpret_cast<T*>(impl().storage->data())[off] = static_cast<T>(value);
+  });
+}
+
+template <typename T>
+std::vector<T> Tensor::to_vector() const {
+  check_dtype(dtype(), dtype_of<T>(), "to_vector");
+  Tensor c = detach().contiguous();
+  const T* p = c.data<T>();
+  return std::vector<T>(p, p + c.numel());
+}
+template std::vector<float> Tensor::to_vector<float>() const;
+template std::vector<double> Tensor::to_vector<double>() const;
+template std::vector<std::int64_t> Tensor::to_vector<std::int64_t>() const;
+template <>
+std::vector<bool> Tensor::to_vector<bool>() const {
+  check_dtype(dtype(), DType::Bool, "to_vector");
+  Tensor c = detach().contiguous();
+  const bool* p = c.data<bool>();
+  return std::vector<bool>(p, p + c.numel());
+}
+
+std::vector<double> Tensor::to_double_vector() const {
+  Tensor c = detach().contiguous();
+  return dispatch_all(dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* p = c.data<T>();
+    std::vector<double> out(static_cast<std::size_t>(c.numel()));
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<double>(p[i]);
+    return out;
+  });
+}
+
+// ------------------------------------------------------------------------------------------- copies
+Tensor Tensor::contiguous() const { return cppgrad::contiguous(*this); }
+
+Tensor Tensor::clone() const {
+  // contiguous() returns self when already contiguous; a clone must never alias.
+  Tensor out = empty(shape(), dtype());
+  out.copy_(*this);
+  return record_op(out, "clone", {*this}, [](const Tensor& g) { return std::vector<Tensor>{g}; });
+}
+
+Tensor Tensor::to(DType target) const {
+  if (target == dtype()) return *this;
+  Tensor src = detach().contiguous();
+  Tensor out = empty(shape(), target);
+  dispatch_all(dtype(), [&](auto stag) {
+    using S = decltype(stag);
+    dispatch_all(target, [&](auto dtag) {
+      using D = decltype(dtag);
+      const S* s = src.data<S>();
+      D* d = out.data<D>();
+      for (std::int64_t i = 0; i < out.numel(); ++i) d[i] = static_cast<D>(s[i]);
+    });
+  });
+  if (is_floating(dtype()) && is_floating(target)) {
+    const DType from = dtype();
+    return record_op(out, "to", {*this}, [from](const Tensor& g) { return std::vector<Tensor>{g.to(from)}; });
+  }
+  return out;
+}
+
+Tensor Tensor::detach() const {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = this->impl().storage;
+  impl->shape = shape();
+  impl->strides = strides();
+  impl->offset = offset();
+  impl->dtype = dtype();
+  return Tensor(std::move(impl));
+}
+
+Tensor make_view(const Tensor& base, Shape shape, Strides strides, std::int64_t offset) {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = base.impl().storage;
+  impl->shape = std::move(shape);
+  impl->strides = std::move(strides);
+  impl->offset = offset;
+  impl->dtype = base.dtype();
+  return Tensor(std::move(impl));
+}
+
+// ------------------------------------------------------------------------------------------- views
+Tensor Tensor::view(const Shape& s) const { return cppgrad::view(*this, s); }
+Tensor Tensor::reshape(const Shape& s) const { return cppgrad::reshape(*this, s); }
+Tensor Tensor::transpose(std::int64_t d0, std::int64_t d1) const { return cppgrad::transpose(*this, d0, d1); }
+Tensor Tensor::permute(const std::vector<std::int64_t>& dims) const { return cppgrad::permute(*this, dims); }
+Tensor Tensor::slice(std::int64_t d, std::int64_t start, std::int64_t end, std::int64_t step) const {
+  return cppgrad::slice(*this, d, start, end, step);
+}
+Tensor Tensor::narrow(std::int64_t d, std::int64_t start, std::int64_t length) const {
+  return cppgrad::slice(*this, d, start, start + length);
+}
+Tensor Tensor::select(std::int64_t d, std::int64_t index) const {
+  const std::int64_t dd = normalize_dim(d, dim(), "select");
+  const std::int64_t i = index < 0 ? index + shape()[dd] : index;
+  if (i < 0 || i >= shape()[dd])
+    throw std::out_of_range("select: index " + std::to_string(index) + " out of range for dim " + std::to_string(d) +
+                            " of size " + std::to_string(shape()[dd]));
+  return cppgrad::squeeze(cppgrad::slice(*this, dd, i, i + 1), dd);
+}
+Tensor Tensor::unsqueeze(std::int64_t d) const { return cppgrad::unsqueeze(*this, d); }
+Tensor Tensor::squeeze(std::int64_t d) const { return cppgrad::squeeze(*this, d); }
+Tensor Tensor::squeeze() const {
+  Shape s;
+  for (auto d : shape())
+    if (d != 1) s.push_back(d);
+  return reshape(s);
+}
+Tensor Tensor::expand(const Shape& s) const { return cppgrad::expand(*this, s); }
+
+// ------------------------------------------------------------------------------------------- autograd
+Tensor& Tensor::set_requires_grad(bool value) {
+  if (!is_leaf())
+    throw std::logic_error("set_requires_grad: only leaf tensors can be marked (this one was made by '" +
+                           grad_fn()->name + "'); use detach() first");
+  if (value && !is_floating(dtype()))
+    throw std::invalid_argument(std::string("set_requires_grad: only floating tensors can require grad, got ") +
+                                dtype_name(dtype()));
+  impl().requires_grad = value;
+  return *this;
+}
+
+void Tensor::set_grad(const Tensor& g) const {
+  if (g.defined() && (g.shape() != shape() || g.dtype() != dtype()))
+    throw std::invalid_argument("set_grad: gradient " + shape_str(g.shape()) + " " + dtype_name(g.dtype()) +
+                                " does not match tensor " + shape_str(shape()) + " " + dtype_name(dtype()));
+  impl().grad = g.defined() ? g.impl_ptr() : nullptr;
+}
+
+void Tensor::zero_grad() const { impl().grad.reset(); }
+
+void Tensor::backward(const Tensor& grad, bool retain_graph) const { run_backward(*this, grad, retain_graph); }
+
+// ------------------------------------------------------------------------------------------- in-place
+void Tensor::fill_(double value) const {
+  dispatch_all(dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* base = reinterpret_cast<T*>(impl().storage->data());
+    kernels::for_each_row<1>(shape(), {strides()}, [&](const std::array<std::int64_t, 1>& off, std::int64_t n,
+                                                      const std::array<std::int64_t, 1>& inner) {
+      for (std::int64_t i = 0; i < n; ++i) base[offset() + off[0] + i * inner[0]] = static_cast<T>(value);
+    });
+  });
+}
+
+void Tensor::copy_(const Tensor& src) const {
+  if (src.shape() != shape())
+    throw std::invalid_argument("copy_: source shape " + shape_str(src.shape()) + " vs destination " +
+                                shape_str(shape()));
+  if (src.dtype() != dtype())
+    throw std::invalid_argument(std::string("copy_: source dtype ") + dtype_name(src.dtype()) + " vs destination " +
+                                dtype_name(dtype()));
+  dispatch_all(dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* dst = reinterpret_cast<T*>(impl().storage->data());
+    const T* s = reinterpret_cast<const T*>(src.impl().storage->data());
+    const std::int64_t doff = offset(), soff = src.offset();
+    kernels::for_each_row<2>(shape(), {strides(), src.strides()},
+                             [&](const std::array<std::int64_t, 2>& off, std::int64_t n,
+                                 const std::array<std::int64_t, 2>& inner) {
+                               T* d = dst + doff + off[0];
+                               const T* r = s + soff + off[1];
+                               if (inner[0] == 1 && inner[1] == 1) {
+                                 std::memmove(d, r, static_cast<std::size_t>(n) * sizeof(T));
+                               } else {
+                                 for (std::int64_t i = 0; i < n; ++i) d[i * inner[0]] = r[i * inner[1]];
+                               }
+                             });
+  });
+}
+
+// ------------------------------------------------------------------------------------------- printing
+std::string Tensor::str() const {
+  if (!defined()) return "Tensor(undefined)";
+  std::ostringstream os;
+  os << "Tensor(shape=" << shape_str(shape()) << ", dtype=" << dtype_name(dtype()) << ", values=[";
+  const auto v = to_double_vector();
+  const std::size_t show = std::min<std::size_t>(v.size(), 20);
+  for (std::size_t i = 0; i < show; ++i) os << (i ? ", " : "") << v[i];
+  if (show < v.size()) os << ", ...";
+  os << "])";
+  return os.str();
+}
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.str(); }
+
+}  // namespace cppgrad
