@@ -1,0 +1,246 @@
+// Forward values worked out by hand, the defined behaviour at the edges (fully masked softmax rows, all-ignored
+// targets, dropout modes), and the fast kernels held equal to their readable references.
+#include <cmath>
+#include <limits>
+
+#include "core/kernels/gemm.h"
+#include "test_util.h"
+
+namespace cppgrad {
+namespace {
+
+using ::testing::DoubleNear;
+using ::testing::ElementsAre;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+Tensor f64(std::vector<double> v, Shape s) { return Tensor::from_vector<double>(v, s); }
+
+TEST(OpValues, ArithmeticAndBroadcast) {
+  Tensor a = f64({1, 2, 3, 4}, {2, 2});
+  Tensor b = f64({10, 20}, {2});
+  EXPECT_THAT(add(a, b).to_vector<double>(), ElementsAre(11, 22, 13, 24));
+  EXPECT_THAT(sub(a, b).to_vector<double>(), ElementsAre(-9, -18, -7, -16));
+  EXPECT_THAT(mul(a, b).to_vector<double>(), ElementsAre(10, 40, 30, 80));
+  EXPECT_THAT(div(b, a).to_vector<double>(), ElementsAre(10, 10, 10.0 / 3, 5));
+  EXPECT_THAT((2.0 - a).to_vector<double>(), ElementsAre(1, 0, -1, -2));
+  EXPECT_THAT((1.0 / a).to_vector<double>(), ElementsAre(1, 0.5, 1.0 / 3, 0.25));
+  EXPECT_THAT(pow(a, 2.0).to_vector<double>(), ElementsAre(1, 4, 9, 16));
+  EXPECT_THAT(neg(a).to_vector<double>(), ElementsAre(-1, -2, -3, -4));
+}
+
+TEST(OpValues, Activations) {
+  Tensor x = f64({-1, 0, 1}, {3});
+  EXPECT_THAT(relu(x).to_vector<double>(), ElementsAre(0, 0, 1));
+  EXPECT_THAT(sigmoid(x).to_vector<double>(),
+              ElementsAre(DoubleNear(0.2689414213699951, 1e-15), 0.5, DoubleNear(0.7310585786300049, 1e-15)));
+  // PyTorch: torch.nn.functional.gelu(torch.tensor([-1., 0., 1.], dtype=torch.float64))
+  EXPECT_THAT(gelu(x).to_vector<double>(),
+              ElementsAre(DoubleNear(-0.15865525393145707, 1e-15), 0, DoubleNear(0.8413447460685429, 1e-15)));
+  EXPECT_THAT(tanh(x).to_vector<double>(), ElementsAre(DoubleNear(-0.7615941559557649, 1e-15), 0, DoubleNear(0.7615941559557649, 1e-15)));
+  // sigmoid must not overflow for large |x|
+  EXPECT_THAT(sigmoid(f64({-1000, 1000}, {2})).to_vector<double>(), ElementsAre(0.0, 1.0));
+}
+
+TEST(OpValues, Reductions) {
+  Tensor x = f64({1, 5, 3, 4, 2, 6}, {2, 3});
+  EXPECT_DOUBLE_EQ(sum(x).item(), 21);
+  EXPECT_THAT(sum(x, {0}).to_vector<double>(), ElementsAre(5, 7, 9));
+  EXPECT_EQ(sum(x, {1}, true).shape(), (Shape{2, 1}));
+  EXPECT_THAT(mean(x, {1}).to_vector<double>(), ElementsAre(3, 4));
+  EXPECT_THAT(max(x, 1).to_vector<double>(), ElementsAre(5, 6));
+  EXPECT_THAT(max(x, 0).to_vector<double>(), ElementsAre(4, 5, 6));
+  EXPECT_THAT(argmax(x, 1).to_vector<std::int64_t>(), ElementsAre(1, 2));
+  EXPECT_THAT(argmax(x, 0, true).to_vector<std::int64_t>(), ElementsAre(1, 0, 1));
+}
+
+TEST(OpValues, MaxSendsTheGradientToTheFirstMaximum) {
+  Tensor x = f64({2, 7, 7, 1}, {4});
+  x.set_requires_grad(true);
+  max(x, 0).backward();
+  EXPECT_THAT(x.grad().to_vector<double>(), ElementsAre(0, 1, 0, 0));
+}
+
+TEST(OpValues, Matmul) {
+  Tensor a = f64({1, 2, 3, 4}, {2, 2}), b = f64({5, 6, 7, 8}, {2, 2});
+  EXPECT_THAT(matmul(a, b).to_vector<double>(), ElementsAre(19, 22, 43, 50));
+  EXPECT_THAT(matmul(a, b.t()).to_vector<double>(), ElementsAre(17, 23, 39, 53));
+  EXPECT_THAT(matmul(f64({1, 1}, {2}), b).to_vector<double>(), ElementsAre(12, 14));
+  EXPECT_DOUBLE_EQ(matmul(f64({1, 2}, {2}), f64({3, 4}, {2})).item(), 11);
+  EXPECT_EQ(matmul(Tensor::ones({2, 1, 3, 5}), Tensor::ones({4, 5, 2})).shape(), (Shape{2, 4, 3, 2}));
+}
+
+TEST(OpValues, SoftmaxAndLogSoftmax) {
+  Tensor x = f64({1, 2, 3}, {3});
+  EXPECT_THAT(softmax(x).to_vector<double>(), ElementsAre(DoubleNear(0.09003057317038046, 1e-15),
+                                                          DoubleNear(0.24472847105479767, 1e-15),
+                                                          DoubleNear(0.6652409557748219, 1e-15)));
+  EXPECT_THAT(log_softmax(x).to_vector<double>(), ElementsAre(DoubleNear(-2.4076059644443806, 1e-14),
+                                                              DoubleNear(-1.4076059644443806, 1e-14),
+                                                              DoubleNear(-0.40760596444438063, 1e-14)));
+  // Large logits do not overflow: the row maximum is subtracted first.
+  EXPECT_THAT(softmax(f64({1000, 1000}, {2})).to_vector<double>(), ElementsAre(0.5, 0.5));
+}
+
+TEST(OpValues, SoftmaxOfAFullyMaskedRowIsZeroWithZeroGradient) {
+  // Row 0 is entirely -inf (every key blocked): defined as all-zero weights, no NaN. Row 1 is normal.
+  Tensor x = f64({-kInf, -kInf, -kInf, 0, 0, 0}, {2, 3});
+  x.set_requires_grad(true);
+  Tensor y = softmax(x, -1);
+  EXPECT_THAT(y.to_vector<double>(), ElementsAre(0, 0, 0, DoubleNear(1.0 / 3, 1e-15), DoubleNear(1.0 / 3, 1e-15),
+                                                 DoubleNear(1.0 / 3, 1e-15)));
+  y.backward(f64({1, 2, 3, 1, 0, 0}, {2, 3}));
+  for (int j = 0; j < 3; ++j) EXPECT_EQ(x.grad().at({0, j}), 0.0);
+  for (double v : x.grad().to_vector<double>()) EXPECT_FALSE(std::isnan(v));
+}
+
+TEST(OpValues, LogSoftmaxOfAFullyMaskedRowIsMinusInfinityWithZeroGradient) {
+  Tensor x = f64({-kInf, -kInf, 1, 2}, {2, 2});
+  x.set_requires_grad(true);
+  Tensor y = log_softmax(x, -1);
+  EXPECT_EQ(y.at({0, 0}), -kInf);
+  EXPECT_EQ(y.at({0, 1}), -kInf);
+  EXPECT_NEAR(y.at({1, 1}), -0.31326168751822286, 1e-15);
+  y.backward(Tensor::ones({2, 2}, DType::Float64));
+  EXPECT_EQ(x.grad().at({0, 0}), 0.0);
+  EXPECT_EQ(x.grad().at({0, 1}), 0.0);
+}
+
+TEST(OpValues, CrossEntropy) {
+  // Uniform logits over 3 classes: -log(1/3) whatever the target.
+  Tensor logits = Tensor::zeros({2, 3}, DType::Float64);
+  EXPECT_NEAR(cross_entropy(logits, Tensor::from_vector<std::int64_t>({1, 2}, {2})).item(), std::log(3.0), 1e-15);
+  // [2, 1, 0.1] with target 0: log(e^2 + e^1 + e^0.1) - 2
+  Tensor l2 = f64({2, 1, 0.1}, {1, 3});
+  EXPECT_NEAR(cross_entropy(l2, Tensor::from_vector<std::int64_t>({0}, {1})).item(), 0.4170300162778335, 1e-15);
+}
+
+TEST(OpValues, CrossEntropyMeanIsOverNonIgnoredTargetsOnly) {
+  Tensor logits = f64({2, 1, 0.1, 9, 9, 9}, {2, 3});
+  logits.set_requires_grad(true);
+  Tensor loss = cross_entropy(logits, Tensor::from_vector<std::int64_t>({0, -100}, {2}));
+  EXPECT_NEAR(loss.item(), 0.4170300162778335, 1e-15);  // the ignored row does not dilute the mean
+  loss.backward();
+  for (int j = 0; j < 3; ++j) EXPECT_EQ(logits.grad().at({1, j}), 0.0);
+}
+
+TEST(OpValues, CrossEntropyWithEveryTargetIgnoredIsZero) {
+  Tensor logits = f64({1, 2, 3, 4}, {2, 2});
+  logits.set_requires_grad(true);
+  Tensor loss = cross_entropy(logits, Tensor::from_vector<std::int64_t>({0, 0}, {2}), /*ignore_index=*/0);
+  EXPECT_EQ(loss.item(), 0.0);
+  loss.backward();
+  EXPECT_THAT(logits.grad().to_vector<double>(), ElementsAre(0, 0, 0, 0));
+}
+
+TEST(OpValues, LayerNorm) {
+  Tensor x = f64({1, 2, 3}, {1, 3});
+  // mean 2, biased variance 2/3: (x - 2) / sqrt(2/3 + eps)
+  const double r = 1.0 / std::sqrt(2.0 / 3.0 + 1e-5);
+  EXPECT_THAT(layer_norm(x, Tensor(), Tensor(), 1e-5).to_vector<double>(),
+              ElementsAre(DoubleNear(-r, 1e-15), DoubleNear(0, 1e-15), DoubleNear(r, 1e-15)));
+  Tensor w = f64({2, 2, 2}, {3}), b = f64({1, 1, 1}, {3});
+  EXPECT_THAT(layer_norm(x, w, b, 1e-5).to_vector<double>(),
+              ElementsAre(DoubleNear(1 - 2 * r, 1e-14), DoubleNear(1, 1e-15), DoubleNear(1 + 2 * r, 1e-14)));
+  EXPECT_THROW_MSG(layer_norm(x, f64({1, 1}, {2}), Tensor()), std::invalid_argument,
+                   "layer_norm: weight has shape [2] but must be [3] for input [1, 3]");
+}
+
+TEST(OpValues, MaskedFillAndWhere) {
+  Tensor x = f64({1, 2, 3, 4}, {2, 2});
+  Tensor m = Tensor::from_vector<bool>({false, true}, {2});  // broadcast over rows
+  EXPECT_THAT(masked_fill(x, m, -9).to_vector<double>(), ElementsAre(1, -9, 3, -9));
+  EXPECT_THAT(where(m, x, Tensor::zeros({}, DType::Float64)).to_vector<double>(), ElementsAre(0, 2, 0, 4));
+}
+
+TEST(OpValues, CatStackIndexSelectGatherEmbedding) {
+  Tensor a = f64({1, 2}, {1, 2}), b = f64({3, 4, 5, 6}, {2, 2});
+  EXPECT_THAT(cat({a, b}, 0).to_vector<double>(), ElementsAre(1, 2, 3, 4, 5, 6));
+  EXPECT_EQ(stack({a, a}, 0).shape(), (Shape{2, 1, 2}));
+  EXPECT_THAT(index_select(b, 1, Tensor::from_vector<std::int64_t>({1, 1, 0}, {3})).to_vector<double>(),
+              ElementsAre(4, 4, 3, 6, 6, 5));
+  EXPECT_THAT(gather(b, 1, Tensor::from_vector<std::int64_t>({1, 0}, {2, 1})).to_vector<double>(), ElementsAre(4, 5));
+  Tensor table = f64({0, 0, 1, 1, 2, 2}, {3, 2});
+  Tensor e = embedding(table, Tensor::from_vector<std::int64_t>({2, 0, 1, 2}, {2, 2}));
+  EXPECT_EQ(e.shape(), (Shape{2, 2, 2}));
+  EXPECT_THAT(e.to_vector<double>(), ElementsAre(2, 2, 0, 0, 1, 1, 2, 2));
+}
+
+TEST(OpValues, DropoutModes) {
+  Tensor x = Tensor::ones({10000}, DType::Float64);
+  Generator gen(1);
+  EXPECT_TRUE(dropout(x, 0.5, /*training=*/false, gen).same(x));  // eval: identity, no copy
+  EXPECT_TRUE(dropout(x, 0.0, /*training=*/true, gen).same(x));
+  Tensor y = dropout(x, 0.25, true, gen);
+  std::int64_t zeros = 0;
+  for (double v : y.to_vector<double>()) {
+    if (v == 0.0) ++zeros;
+    else EXPECT_DOUBLE_EQ(v, 1.0 / 0.75);  // survivors are scaled so the mean is unchanged
+  }
+  EXPECT_NEAR(static_cast<double>(zeros) / 10000, 0.25, 0.02);
+  Generator g1(9), g2(9);
+  EXPECT_EQ(dropout(x, 0.3, true, g1).to_vector<double>(), dropout(x, 0.3, true, g2).to_vector<double>());
+  EXPECT_EQ(sum(dropout(x, 1.0, true, gen)).item(), 0.0);
+  EXPECT_THROW_MSG(dropout(x, 1.5, true, gen), std::invalid_argument, "dropout: p must be in [0, 1]");
+}
+
+TEST(OpValues, Float32AndFloat64RunTheSameCode) {
+  Generator gen(11);
+  Tensor x64 = Tensor::randn({4, 8}, gen, DType::Float64);
+  Tensor w64 = Tensor::randn({8, 8}, gen, DType::Float64);
+  auto f = [](const Tensor& x, const Tensor& w) { return log_softmax(layer_norm(gelu(matmul(x, w)), Tensor(), Tensor()), -1); };
+  const auto y64 = f(x64, w64).to_vector<double>();
+  const auto y32 = f(x64.to(DType::Float32), w64.to(DType::Float32)).to(DType::Float64).to_vector<double>();
+  for (std::size_t i = 0; i < y64.size(); ++i) EXPECT_NEAR(y32[i], y64[i], 1e-4 * (1 + std::abs(y64[i])));
+}
+
+// ---------------------------------------------------------------- fast kernels against the references
+template <typename T>
+void expect_gemm_matches_reference(std::int64_t M, std::int64_t N, std::int64_t K, bool a_transposed, bool b_transposed) {
+  Generator gen(static_cast<std::uint64_t>(M * 131 + N * 17 + K));
+  const DType dt = dtype_of<T>();
+  Tensor A = Tensor::randn(a_transposed ? Shape{K, M} : Shape{M, K}, gen, dt);
+  Tensor B = Tensor::randn(b_transposed ? Shape{N, K} : Shape{K, N}, gen, dt);
+  kernels::MatrixRef<T> a{A.data<T>(), a_transposed ? 1 : K, a_transposed ? M : 1};
+  kernels::MatrixRef<T> b{B.data<T>(), b_transposed ? 1 : N, b_transposed ? K : 1};
+  std::vector<T> fast(M * N), ref(M * N);
+  kernels::gemm<T>(M, N, K, a, b, fast.data());
+  kernels::gemm_reference<T>(M, N, K, a, b, ref.data());
+  const double tol = std::is_same_v<T, float> ? 1e-4 : 1e-12;
+  for (std::size_t i = 0; i < fast.size(); ++i)
+    ASSERT_NEAR(fast[i], ref[i], tol * std::sqrt(static_cast<double>(K)) * (1 + std::abs(ref[i])))
+        << "M=" << M << " N=" << N << " K=" << K << " at " << i;
+}
+
+TEST(Kernels, GemmMatchesReference) {
+  for (auto [M, N, K] : std::vector<std::array<std::int64_t, 3>>{{1, 1, 1}, {3, 5, 7}, {17, 9, 33}, {64, 32, 32}, {8, 8, 8}})
+    for (bool ta : {false, true})
+      for (bool tb : {false, true}) {
+        expect_gemm_matches_reference<float>(M, N, K, ta, tb);
+        expect_gemm_matches_reference<double>(M, N, K, ta, tb);
+      }
+}
+
+TEST(Kernels, BatchedMatmulMatchesPerMatrixProducts) {
+  Generator gen(5);
+  Tensor a = Tensor::randn({3, 1, 4, 6}, gen, DType::Float64);
+  Tensor b = Tensor::randn({2, 6, 5}, gen, DType::Float64);
+  Tensor c = matmul(a, b);  // (3, 2, 4, 5)
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 2; ++j) {
+      Tensor expect = matmul(a.select(0, i).select(0, 0).contiguous(), b.select(0, j).contiguous());
+      const auto got = c.select(0, i).select(0, j).to_vector<double>();
+      const auto want = expect.to_vector<double>();
+      for (std::size_t k = 0; k < want.size(); ++k) EXPECT_NEAR(got[k], want[k], 1e-12);
+    }
+}
+
+TEST(Kernels, ParallelMatmulIsBitIdenticalToSerial) {
+  // Large enough to take the threaded path; threads own disjoint rows, so results cannot depend on timing.
+  Generator gen(8);
+  Tensor a = Tensor::randn({256, 128}, gen), b = Tensor::randn({128, 96}, gen);
+  const auto first = matmul(a, b).to_vector<float>();
+  for (int rep = 0; rep < 3; ++rep) EXPECT_EQ(matmul(a, b).to_vector<float>(), first);
+}
+
+}  // namespace
+}  // namespace cppgrad
