@@ -1,5 +1,6 @@
 #include "core/shape.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace cppgrad {
@@ -15,7 +16,9 @@ std::string shape_str(const Shape& shape) {
 
 std::int64_t numel_of(const Shape& shape) {
   std::int64_t n = 1;
-  for (auto d : shape) n *= d;
+  for (auto d : shape)
+    if (__builtin_mul_overflow(n, d, &n))
+      throw std::length_error("shape " + shape_str(shape) + " has more elements than int64 can count");
   return n;
 }
 

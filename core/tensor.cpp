@@ -57,8 +57,12 @@ bool Tensor::is_contiguous() const {
 Tensor Tensor::empty(const Shape& shape, DType dtype) {
   for (auto d : shape)
     if (d < 0) throw std::invalid_argument("empty: negative size in shape " + shape_str(shape));
+  std::size_t nbytes = 0;
+  if (__builtin_mul_overflow(static_cast<std::size_t>(numel_of(shape)), dtype_size(dtype), &nbytes) ||
+      nbytes > (std::size_t{1} << 48))
+    throw std::length_error("empty: shape " + shape_str(shape) + " of " + dtype_name(dtype) + " is too large to allocate");
   auto impl = std::make_shared<TensorImpl>();
-  impl->storage = std::make_shared<Storage>(static_cast<std::size_t>(numel_of(shape)) * dtype_size(dtype));
+  impl->storage = std::make_shared<Storage>(nbytes);
   impl->shape = shape;
   impl->strides = contiguous_strides(shape);
   impl->dtype = dtype;

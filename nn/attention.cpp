@@ -1,0 +1,79 @@
+#include "nn/attention.h"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "core/ops.h"
+
+namespace cppgrad::nn {
+
+Tensor apply_attention_mask(const Tensor& scores, const Tensor& mask, const char* who) {
+  if (!mask.defined()) return scores;
+  if (mask.dtype() != DType::Bool)
+    throw std::invalid_argument(std::string(who) + ": mask must be bool (true = may attend), got " +
+                                dtype_name(mask.dtype()));
+  Shape combined;
+  try {
+    combined = broadcast_shapes(scores.shape(), mask.shape(), who);
+  } catch (const std::invalid_argument&) {
+    combined.clear();
+  }
+  if (combined != scores.shape())
+    throw std::invalid_argument(std::string(who) + ": mask " + shape_str(mask.shape()) +
+                                " does not broadcast to the attention scores " + shape_str(scores.shape()));
+  const Tensor minus_inf = Tensor::full({}, -std::numeric_limits<double>::infinity(), scores.dtype());
+  return where(mask, scores, minus_inf);
+}
+
+AttentionResult scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask) {
+  if (q.dim() < 2 || k.dim() < 2 || v.dim() < 2)
+    throw std::invalid_argument("scaled_dot_product_attention: q, k, v need at least 2 dims, got q " + shape_str(q.shape()) +
+                                ", k " + shape_str(k.shape()) + ", v " + shape_str(v.shape()));
+  if (q.shape().back() != k.shape().back())
+    throw std::invalid_argument("scaled_dot_product_attention: q and k must share d_k: q " + shape_str(q.shape()) +
+                                " vs k " + shape_str(k.shape()));
+  if (k.shape()[k.dim() - 2] != v.shape()[v.dim() - 2])
+    throw std::invalid_argument("scaled_dot_product_attention: k and v must have the same length Lk: k " +
+                                shape_str(k.shape()) + " vs v " + shape_str(v.shape()));
+  const double scale = 1.0 / std::sqrt(static_cast<double>(q.shape().back()));
+  Tensor scores = mul(matmul(q, k.transpose(-2, -1)), scale);  // [.., Lq, Lk]
+  scores = apply_attention_mask(scores, mask, "scaled_dot_product_attention");
+  Tensor weights = softmax(scores, -1);  // [.., Lq, Lk]
+  return {matmul(weights, v), weights};  // [.., Lq, dv]
+}
+
+Tensor causal_mask(std::int64_t L) {
+  Tensor m = Tensor::zeros({L, L}, DType::Bool);
+  bool* p = m.data<bool>();
+  for (std::int64_t i = 0; i < L; ++i)
+    for (std::int64_t j = 0; j <= i; ++j) p[i * L + j] = true;
+  return m;
+}
+
+Tensor key_padding_mask_from_lengths(const Tensor& lengths, std::int64_t Lk) {
+  if (lengths.dtype() != DType::Int64 || lengths.dim() != 1)
+    throw std::invalid_argument("key_padding_mask_from_lengths: lengths must be a 1-D int64 tensor, got " +
+                                shape_str(lengths.shape()) + " " + dtype_name(lengths.dtype()));
+  const auto len = lengths.to_vector<std::int64_t>();
+  const std::int64_t B = static_cast<std::int64_t>(len.size());
+  Tensor m = Tensor::zeros({B, 1, 1, Lk}, DType::Bool);
+  bool* p = m.data<bool>();
+  for (std::int64_t b = 0; b < B; ++b)
+    for (std::int64_t j = 0; j < Lk; ++j) p[b * Lk + j] = j < len[b];
+  return m;
+}
+
+Tensor key_padding_mask_from_ids(const Tensor& ids, std::int64_t pad_id) {
+  if (ids.dtype() != DType::Int64 || ids.dim() != 2)
+    throw std::invalid_argument("key_padding_mask_from_ids: ids must be a [B, Lk] int64 tensor, got " +
+                                shape_str(ids.shape()) + " " + dtype_name(ids.dtype()));
+  const std::int64_t B = ids.shape()[0], Lk = ids.shape()[1];
+  const auto v = ids.to_vector<std::int64_t>();
+  Tensor m = Tensor::zeros({B, 1, 1, Lk}, DType::Bool);
+  bool* p = m.data<bool>();
+  for (std::int64_t i = 0; i < B * Lk; ++i) p[i] = v[i] != pad_id;
+  return m;
+}
+
+}  // namespace cppgrad::nn

@@ -1,0 +1,35 @@
+#pragma once
+// Scaled dot-product attention and the masks that steer it.
+//
+//   scores  = q k^T / sqrt(d_k)                       [.., Lq, Lk]   how well each query matches each key
+//   scores  = where(mask, scores, -inf)                              blocked keys can never be chosen
+//   weights = softmax(scores, over Lk)                [.., Lq, Lk]   each row sums to 1 (or is all 0 if fully blocked)
+//   output  = weights v                               [.., Lq, dv]   a weighted average of the values
+//
+// Masks are bool with true = "may attend" (the golden cases' and PyTorch's boolean attn_mask convention),
+// broadcast against the scores [.., Lq, Lk]: causal [L, L], key padding [B, 1, Lk] or [B, 1, 1, Lk].
+#include "core/tensor.h"
+
+namespace cppgrad::nn {
+
+struct AttentionResult {
+  Tensor output;   // [.., Lq, dv]
+  Tensor weights;  // [.., Lq, Lk]
+};
+
+// q: [.., Lq, dk]  k: [.., Lk, dk]  v: [.., Lk, dv]  mask: bool broadcastable to [.., Lq, Lk], or undefined.
+AttentionResult scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                                             const Tensor& mask = Tensor());
+
+// Applies a "may attend" mask to scores: blocked entries become -inf. Shared by every attention variant.
+// scores: [.., Lq, Lk]; the mask must broadcast to the scores' shape. `who` names the caller in errors.
+Tensor apply_attention_mask(const Tensor& scores, const Tensor& mask, const char* who);
+
+// [L, L] bool, true on and below the diagonal: position i may attend to positions <= i.
+Tensor causal_mask(std::int64_t L);
+// [B, 1, 1, Lk] bool, true where position < length[b] (lengths: [B] int64).
+Tensor key_padding_mask_from_lengths(const Tensor& lengths, std::int64_t Lk);
+// [B, 1, 1, Lk] bool, true where ids[b, j] != pad_id (ids: [B, Lk] int64).
+Tensor key_padding_mask_from_ids(const Tensor& ids, std::int64_t pad_id);
+
+}  // namespace cppgrad::nn

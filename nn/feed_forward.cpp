@@ -1,0 +1,39 @@
+#include "nn/feed_forward.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "core/ops.h"
+
+namespace cppgrad::nn {
+
+Activation parse_activation(const std::string& name) {
+  if (name == "relu") return Activation::Relu;
+  if (name == "gelu") return Activation::Gelu;
+  throw std::invalid_argument("activation must be 'relu' or 'gelu', got '" + name + "'");
+}
+
+FeedForward::FeedForward(const FeedForwardOptions& options, Generator& gen, std::shared_ptr<Generator> dropout_gen)
+    : options_(options) {
+  lin1_ = register_module("lin1", std::make_shared<Linear>(LinearOptions{.in = options.d_model, .out = options.d_ff}, gen));
+  lin2_ = register_module("lin2", std::make_shared<Linear>(LinearOptions{.in = options.d_ff, .out = options.d_model}, gen));
+  if (options.dropout > 0) {
+    if (!dropout_gen) throw std::invalid_argument("FeedForward: dropout > 0 needs a dropout generator");
+    dropout_ = register_module("dropout", std::make_shared<Dropout>(options.dropout, dropout_gen));
+  }
+}
+
+std::string FeedForward::extra_repr() const {
+  return fmt::format("d_model={}, d_ff={}, {}", options_.d_model, options_.d_ff,
+                     options_.activation == Activation::Relu ? "relu" : "gelu");
+}
+
+Tensor FeedForward::forward(const Tensor& x) const {
+  Tensor h = lin1_->forward(x);  // [.., d_ff]
+  h = options_.activation == Activation::Relu ? relu(h) : gelu(h);
+  if (dropout_) h = dropout_->forward(h);
+  return remember_output(lin2_->forward(h));  // [.., d_model]
+}
+
+}  // namespace cppgrad::nn

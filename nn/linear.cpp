@@ -1,0 +1,32 @@
+#include "nn/linear.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "core/ops.h"
+#include "nn/init.h"
+
+namespace cppgrad::nn {
+
+Linear::Linear(const LinearOptions& options, Generator& gen) : options_(options) {
+  if (options.in <= 0 || options.out <= 0)
+    throw std::invalid_argument(fmt::format("Linear: in and out must be positive, got in={}, out={}", options.in, options.out));
+  const double bound = init::linear_bound(options.in);
+  weight_ = register_parameter("weight", init::uniform({options.out, options.in}, -bound, bound, gen));
+  if (options.bias) bias_ = register_parameter("bias", init::uniform({options.out}, -bound, bound, gen));
+}
+
+std::string Linear::extra_repr() const {
+  return fmt::format("in={}, out={}{}", options_.in, options_.out, options_.bias ? ", bias" : "");
+}
+
+Tensor Linear::forward(const Tensor& x) const {
+  if (x.dim() < 1 || x.shape().back() != options_.in)
+    throw std::invalid_argument("Linear: input " + shape_str(x.shape()) + " must end in in=" + std::to_string(options_.in));
+  Tensor y = matmul(x, weight_.t());  // [.., in] @ [in, out] -> [.., out]
+  if (bias_.defined()) y = add(y, bias_);
+  return remember_output(y);
+}
+
+}  // namespace cppgrad::nn

@@ -1,0 +1,32 @@
+#pragma once
+#include "core/generator.h"
+#include "nn/module.h"
+
+namespace cppgrad::nn {
+
+struct LinearOptions {
+  std::int64_t in = 0;
+  std::int64_t out = 0;
+  bool bias = true;
+};
+
+// y = x W^T + b, PyTorch's layout: weight [out, in], bias [out].
+// Init: U(-1/sqrt(in), 1/sqrt(in)) for both, as nn.Linear.
+class Linear : public Module {
+ public:
+  Linear(const LinearOptions& options, Generator& gen);
+  std::string type_name() const override { return "Linear"; }
+  std::string extra_repr() const override;
+
+  // x: [.., in] -> [.., out]
+  Tensor forward(const Tensor& x) const;
+
+  const Tensor& weight() const { return weight_; }
+  const Tensor& bias() const { return bias_; }  // undefined without bias
+
+ private:
+  LinearOptions options_;
+  Tensor weight_, bias_;
+};
+
+}  // namespace cppgrad::nn

@@ -1,0 +1,150 @@
+#include "nn/module.h"
+
+#include <fmt/format.h>
+
+#include <set>
+#include <stdexcept>
+
+#include "core/autograd.h"
+#include "core/safetensors.h"
+
+namespace cppgrad::nn {
+
+Tensor Module::register_parameter(const std::string& name, Tensor value) {
+  if (name.empty() || name.find('.') != std::string::npos)
+    throw std::invalid_argument("register_parameter: invalid name '" + name + "' (non-empty, no dots)");
+  for (const auto& [n, _] : params_)
+    if (n == name) throw std::invalid_argument("register_parameter: '" + name + "' is already registered");
+  Tensor p = value.detach();
+  p.set_requires_grad(true);
+  params_.emplace_back(name, p);
+  return p;
+}
+
+void Module::add_child(const std::string& name, std::shared_ptr<Module> module) {
+  if (!module) throw std::invalid_argument("register_module: '" + name + "' is null");
+  for (const auto& [n, _] : children_)
+    if (n == name) throw std::invalid_argument("register_module: '" + name + "' is already registered");
+  module->train(training_);
+  children_.emplace_back(name, std::move(module));
+}
+
+void Module::collect(const std::string& prefix, NamedTensors& out) const {
+  for (const auto& [name, p] : params_) out.emplace_back(prefix + name, p);
+  for (const auto& [name, child] : children_) child->collect(prefix + name + ".", out);
+}
+
+NamedTensors Module::named_parameters() const {
+  NamedTensors out;
+  collect("", out);
+  return out;
+}
+
+std::vector<Tensor> Module::parameters() const {
+  std::vector<Tensor> out;
+  for (auto& [_, p] : named_parameters()) out.push_back(p);
+  return out;
+}
+
+std::int64_t Module::num_parameters() const {
+  std::int64_t n = 0;
+  for (const auto& [_, p] : named_parameters()) n += p.numel();
+  return n;
+}
+
+void Module::train(bool on) {
+  training_ = on;
+  for (auto& [_, child] : children_) child->train(on);
+}
+
+void Module::zero_grad() {
+  for (auto& [_, p] : named_parameters()) p.zero_grad();
+}
+
+void Module::to(DType dtype) {
+  for (auto& [name, p] : named_parameters()) {
+    if (p.dtype() == dtype) continue;
+    Tensor converted = p.detach().to(dtype).contiguous();
+    // Rebind the parameter's own TensorImpl so every handle to it sees the new storage.
+    TensorImpl& impl = p.impl();
+    impl.storage = converted.impl().storage;
+    impl.dtype = dtype;
+    impl.shape = converted.shape();
+    impl.strides = converted.strides();
+    impl.offset = converted.offset();
+    impl.grad.reset();
+  }
+}
+
+StateDict Module::state_dict() const {
+  StateDict out;
+  for (auto& [name, p] : named_parameters()) out.emplace(name, p.detach());
+  return out;
+}
+
+void Module::load_state_dict(const StateDict& state) {
+  const auto params = named_parameters();
+  std::set<std::string> known;
+  for (const auto& [name, p] : params) {
+    known.insert(name);
+    auto it = state.find(name);
+    if (it == state.end())
+      throw std::invalid_argument("load_state_dict: missing entry '" + name + "' (shape " + shape_str(p.shape()) + ")");
+    if (it->second.shape() != p.shape())
+      throw std::invalid_argument("load_state_dict: entry '" + name + "' has shape " + shape_str(it->second.shape()) +
+                                  " but the parameter has shape " + shape_str(p.shape()));
+    if (!is_floating(it->second.dtype()))
+      throw std::invalid_argument("load_state_dict: entry '" + name + "' has dtype " + dtype_name(it->second.dtype()) +
+                                  ", expected a floating tensor");
+  }
+  for (const auto& [name, _] : state)
+    if (!known.count(name)) throw std::invalid_argument("load_state_dict: unexpected entry '" + name + "'");
+  NoGradGuard no_grad;
+  for (const auto& [name, p] : params) p.copy_(state.at(name).to(p.dtype()));
+}
+
+void Module::save(const std::string& path, const std::map<std::string, std::string>& metadata) const {
+  write_safetensors(path, state_dict(), metadata);
+}
+
+void Module::load(const std::string& path) { load_state_dict(read_safetensors(path).tensors); }
+
+namespace {
+
+void summary_rows(const Module& m, const std::string& name, int depth, std::vector<std::array<std::string, 4>>& rows) {
+  std::int64_t own = 0;
+  for (const auto& [n, p] : m.named_parameters()) own += p.numel();
+  std::int64_t children = 0;
+  for (const auto& [n, c] : m.named_children()) children += c->num_parameters();
+  const std::string label = std::string(2 * depth, ' ') + name + " (" + m.type_name() + ")";
+  const std::string shape = m.last_output_shape().empty() ? "-" : shape_str(m.last_output_shape());
+  rows.push_back({label, m.extra_repr(), shape, fmt::format("{}", own - children)});
+  for (const auto& [n, c] : m.named_children()) summary_rows(*c, n, depth + 1, rows);
+}
+
+}  // namespace
+
+std::string summary(const Module& model, const std::string& name) {
+  std::vector<std::array<std::string, 4>> rows;
+  summary_rows(model, name, 0, rows);
+  std::array<std::size_t, 4> width{6, 6, 12, 10};
+  const std::array<std::string, 4> header{"Layer (type)", "Config", "Output shape", "Own params"};
+  for (std::size_t k = 0; k < 4; ++k) width[k] = std::max(width[k], header[k].size());
+  for (const auto& r : rows)
+    for (std::size_t k = 0; k < 4; ++k) width[k] = std::max(width[k], r[k].size());
+  const std::size_t total_width = width[0] + width[1] + width[2] + width[3] + 6;
+  std::string out = std::string(total_width, '=') + "\n";
+  out += fmt::format("{:<{}}  {:<{}}  {:<{}}  {:>{}}\n", header[0], width[0], header[1], width[1], header[2], width[2],
+                     header[3], width[3]);
+  out += std::string(total_width, '-') + "\n";
+  for (const auto& r : rows)
+    out += fmt::format("{:<{}}  {:<{}}  {:<{}}  {:>{}}\n", r[0], width[0], r[1], width[1], r[2], width[2], r[3], width[3]);
+  out += std::string(total_width, '=') + "\n";
+  const std::int64_t total = model.num_parameters();
+  const auto params = model.named_parameters();
+  const std::size_t bytes = params.empty() ? 0 : static_cast<std::size_t>(total) * dtype_size(params[0].second.dtype());
+  out += fmt::format("Total params: {}  ({} tensors, {:.1f} KiB)\n", total, params.size(), bytes / 1024.0);
+  return out;
+}
+
+}  // namespace cppgrad::nn

@@ -1,0 +1,107 @@
+#pragma once
+// Module: the base of every layer. A module owns named parameters and named submodules, both in registration
+// order, and exposes them with dotted hierarchical names ("encoder.0.self_attn.W_q.weight"), as PyTorch's
+// named_parameters() does, so state dicts load PyTorch-named tensors without a translation table.
+//
+//   class Linear : public Module {
+//     Linear(...) { weight_ = register_parameter("weight", init); }   // a handle kept in a named member
+//   };
+//   class Block : public Module {
+//     Block(...) { ffn_ = register_module("ffn", std::make_shared<FeedForward>(...)); }
+//   };
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace cppgrad::nn {
+
+using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+using StateDict = std::map<std::string, Tensor>;
+
+class Module {
+ public:
+  virtual ~Module() = default;
+  Module() = default;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+
+  // The type's name for summaries ("Linear", "MultiHeadAttention").
+  virtual std::string type_name() const = 0;
+  // A short description of the configuration for summaries ("in=32, out=64, bias").
+  virtual std::string extra_repr() const { return ""; }
+
+  NamedTensors named_parameters() const;  // every parameter, depth first, registration order
+  std::vector<Tensor> parameters() const;
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_children() const { return children_; }
+  std::int64_t num_parameters() const;
+
+  // Training mode (dropout active) or evaluation mode, applied to the whole tree.
+  void train(bool on = true);
+  void eval() { train(false); }
+  bool is_training() const { return training_; }
+
+  void zero_grad();
+
+  // Converts every parameter in place to dtype (e.g. float64 for gradient checks and parity); the handles
+  // modules hold stay valid.
+  void to(DType dtype);
+
+  // Parameter values by dotted name (detached views of the live parameters, not copies).
+  StateDict state_dict() const;
+  // Copies values into the parameters. Refuses, naming the entry, a missing or unexpected entry or a shape
+  // mismatch (giving both shapes); a dtype difference is converted.
+  void load_state_dict(const StateDict& state);
+  // The state dict as a safetensors file (atomic write), and back.
+  void save(const std::string& path, const std::map<std::string, std::string>& metadata = {}) const;
+  void load(const std::string& path);
+
+  // The output shape of the latest forward, for summaries (empty before any forward).
+  const Shape& last_output_shape() const { return last_output_shape_; }
+
+ protected:
+  Tensor register_parameter(const std::string& name, Tensor value);
+  template <typename M>
+  std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> module) {
+    add_child(name, module);
+    return module;
+  }
+  // Modules call this on their result so summaries can show shapes.
+  const Tensor& remember_output(const Tensor& out) const {
+    last_output_shape_ = out.shape();
+    return out;
+  }
+
+ private:
+  void add_child(const std::string& name, std::shared_ptr<Module> module);
+  void collect(const std::string& prefix, NamedTensors& out) const;
+
+  NamedTensors params_;
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
+  bool training_ = true;
+  mutable Shape last_output_shape_;
+};
+
+// A list of modules registered as "0", "1", ... (PyTorch's nn.ModuleList), so names read "encoder.0.norm1.weight".
+template <typename M>
+class ModuleList : public Module {
+ public:
+  std::string type_name() const override { return "ModuleList"; }
+  void push_back(std::shared_ptr<M> m) { items_.push_back(register_module(std::to_string(items_.size()), std::move(m))); }
+  std::size_t size() const { return items_.size(); }
+  M& operator[](std::size_t i) const { return *items_.at(i); }
+  auto begin() const { return items_.begin(); }
+  auto end() const { return items_.end(); }
+
+ private:
+  std::vector<std::shared_ptr<M>> items_;
+};
+
+// A torchinfo-style table: each submodule (indented by depth), its type, its output shape from the latest
+// forward where known, its own parameter count; then the totals.
+std::string summary(const Module& model, const std::string& name = "model");
+
+}  // namespace cppgrad::nn

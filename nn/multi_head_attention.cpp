@@ -1,0 +1,53 @@
+#include "nn/multi_head_attention.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "core/ops.h"
+
+namespace cppgrad::nn {
+
+Tensor split_heads(const Tensor& x, std::int64_t n_heads) {
+  const std::int64_t B = x.shape()[0], L = x.shape()[1], D = x.shape()[2];
+  return x.view({B, L, n_heads, D / n_heads}).transpose(1, 2);  // [B, H, L, dh]
+}
+
+Tensor merge_heads(const Tensor& x) {
+  const std::int64_t B = x.shape()[0], H = x.shape()[1], L = x.shape()[2], dh = x.shape()[3];
+  return x.transpose(1, 2).reshape({B, L, H * dh});  // [B, L, D]
+}
+
+MultiHeadAttention::MultiHeadAttention(const MultiHeadAttentionOptions& options, Generator& gen) : options_(options) {
+  if (options.n_heads <= 0 || options.d_model <= 0 || options.d_model % options.n_heads != 0)
+    throw std::invalid_argument(fmt::format(
+        "MultiHeadAttention: d_model ({}) must be divisible by n_heads ({}): each head gets d_model / n_heads dims",
+        options.d_model, options.n_heads));
+  const LinearOptions square{.in = options.d_model, .out = options.d_model, .bias = false};
+  W_q_ = register_module("W_q", std::make_shared<Linear>(square, gen));
+  W_k_ = register_module("W_k", std::make_shared<Linear>(square, gen));
+  W_v_ = register_module("W_v", std::make_shared<Linear>(square, gen));
+  W_o_ = register_module("W_o", std::make_shared<Linear>(square, gen));
+}
+
+std::string MultiHeadAttention::extra_repr() const {
+  return fmt::format("d_model={}, heads={}", options_.d_model, options_.n_heads);
+}
+
+AttentionResult MultiHeadAttention::attend(const Tensor& query, const Tensor& key, const Tensor& value,
+                                           const Tensor& mask) const {
+  if (query.dim() != 3 || key.dim() != 3 || value.dim() != 3 || key.shape() != value.shape() ||
+      query.shape()[0] != key.shape()[0])
+    throw std::invalid_argument("MultiHeadAttention: expected query [B, Lq, D] and key = value [B, Lk, D], got query " +
+                                shape_str(query.shape()) + ", key " + shape_str(key.shape()) + ", value " +
+                                shape_str(value.shape()));
+  const std::int64_t H = options_.n_heads;
+  Tensor q = split_heads(W_q_->forward(query), H);  // [B, H, Lq, dh]
+  Tensor k = split_heads(W_k_->forward(key), H);    // [B, H, Lk, dh]
+  Tensor v = split_heads(W_v_->forward(value), H);  // [B, H, Lk, dh]
+  const Tensor m = mask.defined() && mask.dim() == 3 ? mask.unsqueeze(1) : mask;  // broadcast over heads
+  AttentionResult r = scaled_dot_product_attention(q, k, v, m);  // out [B, H, Lq, dh], weights [B, H, Lq, Lk]
+  return {remember_output(W_o_->forward(merge_heads(r.output))), r.weights};  // [B, Lq, D]
+}
+
+}  // namespace cppgrad::nn

@@ -1,0 +1,50 @@
+#include "nn/self_attention.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "core/ops.h"
+#include "nn/multi_head_attention.h"
+
+namespace cppgrad::nn {
+
+SelfAttention::SelfAttention(const SelfAttentionOptions& options, Generator& gen) : options_(options) {
+  W_q_ = register_module("W_q", std::make_shared<Linear>(LinearOptions{options.d_model, options.d_k, false}, gen));
+  W_k_ = register_module("W_k", std::make_shared<Linear>(LinearOptions{options.d_model, options.d_k, false}, gen));
+  W_v_ = register_module("W_v", std::make_shared<Linear>(LinearOptions{options.d_model, options.d_v, false}, gen));
+}
+
+std::string SelfAttention::extra_repr() const {
+  return fmt::format("d_model={}, d_k={}, d_v={}", options_.d_model, options_.d_k, options_.d_v);
+}
+
+AttentionResult SelfAttention::forward(const Tensor& x, const Tensor& mask) const {
+  AttentionResult r = scaled_dot_product_attention(W_q_->forward(x), W_k_->forward(x), W_v_->forward(x), mask);
+  remember_output(r.output);
+  return r;
+}
+
+CausalSelfAttention::CausalSelfAttention(const CausalSelfAttentionOptions& options, Generator& gen) : options_(options) {
+  if (options.n_heads <= 0 || options.d_model % options.n_heads != 0)
+    throw std::invalid_argument(fmt::format("CausalSelfAttention: d_model ({}) must be divisible by n_heads ({})",
+                                            options.d_model, options.n_heads));
+  const LinearOptions square{.in = options.d_model, .out = options.d_model, .bias = false};
+  W_q_ = register_module("W_q", std::make_shared<Linear>(square, gen));
+  W_k_ = register_module("W_k", std::make_shared<Linear>(square, gen));
+  W_v_ = register_module("W_v", std::make_shared<Linear>(square, gen));
+}
+
+std::string CausalSelfAttention::extra_repr() const {
+  return fmt::format("d_model={}, heads={}", options_.d_model, options_.n_heads);
+}
+
+AttentionResult CausalSelfAttention::forward(const Tensor& x) const {
+  if (x.dim() != 3) throw std::invalid_argument("CausalSelfAttention: expected x [B, L, D], got " + shape_str(x.shape()));
+  const std::int64_t H = options_.n_heads, L = x.shape()[1];
+  Tensor q = split_heads(W_q_->forward(x), H), k = split_heads(W_k_->forward(x), H), v = split_heads(W_v_->forward(x), H);
+  AttentionResult r = scaled_dot_product_attention(q, k, v, causal_mask(L));  // [B, H, L, dh], [B, H, L, L]
+  return {remember_output(merge_heads(r.output)), r.weights};
+}
+
+}  // namespace cppgrad::nn

@@ -1,0 +1,83 @@
+#include "nn/seq2seq.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "core/ops.h"
+
+namespace cppgrad::nn {
+
+Seq2SeqTransformer::Seq2SeqTransformer(const Seq2SeqOptions& options, Generator& gen)
+    : options_(options), dropout_gen_(std::make_shared<Generator>(options.dropout_seed)) {
+  const std::int64_t D = options.d_model;
+  src_embed_ = register_module("src_embed", std::make_shared<Embedding>(options.src_vocab, D, gen));
+  if (options.positional == PositionalKind::Learned)
+    src_pos_ = register_module("src_pos", std::make_shared<Embedding>(options.max_len, D, gen));
+  tgt_embed_ = register_module("tgt_embed", std::make_shared<Embedding>(options.tgt_vocab, D, gen));
+  if (options.positional == PositionalKind::Learned)
+    tgt_pos_ = register_module("tgt_pos", std::make_shared<Embedding>(options.max_len, D, gen));
+  else
+    sinusoid_ = register_module("pos", std::make_shared<SinusoidalPositionalEncoding>(options.max_len, D));
+  const TransformerLayerOptions layer{.d_model = D,
+                                      .n_heads = options.n_heads,
+                                      .d_ff = options.d_ff,
+                                      .dropout = options.dropout,
+                                      .eps = options.eps,
+                                      .norm_first = options.norm_first,
+                                      .activation = options.activation,
+                                      .cross_attention = options.cross_attention};
+  encoder_ = register_module("encoder", std::make_shared<ModuleList<TransformerEncoderLayer>>());
+  for (std::int64_t i = 0; i < options.n_encoder_layers; ++i)
+    encoder_->push_back(std::make_shared<TransformerEncoderLayer>(layer, gen, dropout_gen_));
+  decoder_ = register_module("decoder", std::make_shared<ModuleList<TransformerDecoderLayer>>());
+  for (std::int64_t i = 0; i < options.n_decoder_layers; ++i)
+    decoder_->push_back(std::make_shared<TransformerDecoderLayer>(layer, gen, dropout_gen_));
+  out_ = register_module("out", std::make_shared<Linear>(LinearOptions{.in = D, .out = options.out_vocab}, gen));
+  if (options.dropout > 0) dropout_ = register_module("dropout", std::make_shared<Dropout>(options.dropout, dropout_gen_));
+}
+
+std::string Seq2SeqTransformer::extra_repr() const {
+  return fmt::format("d_model={}, heads={}, layers={}+{}, cross={}", options_.d_model, options_.n_heads,
+                     options_.n_encoder_layers, options_.n_decoder_layers, cross_attention_name(options_.cross_attention));
+}
+
+// ids: [B, L] -> token embedding + position code [B, L, D]
+Tensor Seq2SeqTransformer::embed(const Embedding& table, const Module* learned_pos, const Tensor& ids) const {
+  if (ids.dim() != 2 || ids.dtype() != DType::Int64)
+    throw std::invalid_argument("Seq2SeqTransformer: token ids must be [B, L] int64, got " + shape_str(ids.shape()) + " " +
+                                dtype_name(ids.dtype()));
+  const std::int64_t L = ids.shape()[1];
+  if (L > options_.max_len)
+    throw std::invalid_argument(fmt::format("Seq2SeqTransformer: sequence length {} exceeds max_len {}", L, options_.max_len));
+  Tensor x = table.forward(ids);  // [B, L, D]
+  Tensor pos = learned_pos ? static_cast<const Embedding*>(learned_pos)->forward(Tensor::arange(0, L))  // [L, D]
+                           : sinusoid_->forward(L).to(x.dtype());
+  x = add(x, pos);
+  return dropout_ ? dropout_->forward(x) : x;
+}
+
+Tensor Seq2SeqTransformer::encode(const Tensor& src, const Tensor& src_mask) const {
+  Tensor x = embed(*src_embed_, src_pos_.get(), src);
+  for (const auto& layer : *encoder_) x = layer->forward(x, src_mask);
+  return x;  // memory [B, S, D]
+}
+
+Tensor Seq2SeqTransformer::decode(const Tensor& dec_in, const Tensor& memory, const Tensor& memory_mask) const {
+  Tensor y = embed(*tgt_embed_, tgt_pos_.get(), dec_in);
+  for (const auto& layer : *decoder_) y = layer->forward(y, memory, Tensor(), memory_mask);
+  return remember_output(out_->forward(y));  // [B, T, out_vocab]
+}
+
+std::vector<NamedAttention> Seq2SeqTransformer::attention_maps() const {
+  std::vector<NamedAttention> maps;
+  for (std::size_t i = 0; i < encoder_->size(); ++i)
+    maps.push_back({fmt::format("encoder.{}.self_attn", i), (*encoder_)[i].last_self_attention()});
+  for (std::size_t i = 0; i < decoder_->size(); ++i) {
+    maps.push_back({fmt::format("decoder.{}.self_attn", i), (*decoder_)[i].last_self_attention()});
+    maps.push_back({fmt::format("decoder.{}.cross_attn", i), (*decoder_)[i].last_cross_attention()});
+  }
+  return maps;
+}
+
+}  // namespace cppgrad::nn

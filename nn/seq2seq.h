@@ -1,0 +1,82 @@
+#pragma once
+// The encoder-decoder transformer of the reversal task.
+//
+//   encode:  x = src_embed(src) + pos(0..S-1)            [B, S, D]
+//            x = encoder[i](x, src_mask) for each layer   -> memory [B, S, D]
+//   decode:  y = tgt_embed(dec_in) + pos(0..T-1)          [B, T, D]
+//            y = decoder[i](y, memory, causal, memory_mask)
+//            logits = out(y)                              [B, T, V_out]
+//
+// Parameter names follow the golden PyTorch model: src_embed, src_pos, tgt_embed, tgt_pos, encoder.N.*,
+// decoder.N.*, out.
+#include <memory>
+#include <vector>
+
+#include "nn/embedding.h"
+#include "nn/linear.h"
+#include "nn/positional.h"
+#include "nn/transformer.h"
+
+namespace cppgrad::nn {
+
+enum class PositionalKind { Learned, Sinusoidal };
+
+struct Seq2SeqOptions {
+  std::int64_t src_vocab = 10;   // encoder input ids in [0, src_vocab)
+  std::int64_t tgt_vocab = 11;   // decoder input ids (the output vocabulary plus BOS)
+  std::int64_t out_vocab = 10;   // logits per position
+  std::int64_t d_model = 32;
+  std::int64_t n_heads = 4;
+  std::int64_t n_encoder_layers = 2;
+  std::int64_t n_decoder_layers = 2;
+  std::int64_t d_ff = 64;
+  std::int64_t max_len = 50;
+  double dropout = 0.0;
+  double eps = 1e-5;
+  bool norm_first = false;
+  Activation activation = Activation::Relu;
+  CrossAttentionKind cross_attention = CrossAttentionKind::ScaledDot;
+  PositionalKind positional = PositionalKind::Learned;
+  std::uint64_t dropout_seed = 0;  // the dropout masks' own generator
+};
+
+// Attention weights of one layer, for plots: "encoder.0.self_attn", "decoder.1.cross_attn", ...
+struct NamedAttention {
+  std::string name;
+  Tensor weights;
+};
+
+class Seq2SeqTransformer : public Module {
+ public:
+  Seq2SeqTransformer(const Seq2SeqOptions& options, Generator& gen);
+  std::string type_name() const override { return "Seq2SeqTransformer"; }
+  std::string extra_repr() const override;
+  const Seq2SeqOptions& options() const { return options_; }
+
+  // src: [B, S] int64  src_mask: key padding, e.g. [B, 1, 1, S] (undefined: attend everywhere) -> memory [B, S, D]
+  Tensor encode(const Tensor& src, const Tensor& src_mask = Tensor()) const;
+  // dec_in: [B, T] int64  memory: [B, S, D] -> logits [B, T, out_vocab]
+  Tensor decode(const Tensor& dec_in, const Tensor& memory, const Tensor& memory_mask = Tensor()) const;
+  Tensor forward(const Tensor& src, const Tensor& dec_in, const Tensor& src_mask = Tensor()) const {
+    return decode(dec_in, encode(src, src_mask), src_mask);
+  }
+
+  // The weights of every attention layer from the latest forward (detached).
+  std::vector<NamedAttention> attention_maps() const;
+  // Dropout draws from this generator; exposed so checkpoints can save and restore its state.
+  Generator& dropout_generator() const { return *dropout_gen_; }
+
+ private:
+  Tensor embed(const Embedding& table, const Module* learned_pos, const Tensor& ids) const;
+
+  Seq2SeqOptions options_;
+  std::shared_ptr<Generator> dropout_gen_;
+  std::shared_ptr<Embedding> src_embed_, tgt_embed_, src_pos_, tgt_pos_;  // positions: null when sinusoidal
+  std::shared_ptr<SinusoidalPositionalEncoding> sinusoid_;
+  std::shared_ptr<ModuleList<TransformerEncoderLayer>> encoder_;
+  std::shared_ptr<ModuleList<TransformerDecoderLayer>> decoder_;
+  std::shared_ptr<Linear> out_;
+  std::shared_ptr<Dropout> dropout_;
+};
+
+}  // namespace cppgrad::nn

@@ -1,0 +1,83 @@
+#pragma once
+// Transformer encoder and decoder layers (post-LayerNorm by default, as the golden cases and "Attention Is All
+// You Need"; pre-LayerNorm as an option, as GPT-2).
+//
+//   encoder, post-LN:  x = norm1(x + self_attn(x, x, x, src_mask));  x = norm2(x + ffn(x))
+//   decoder, post-LN:  x = norm1(x + self_attn(x, x, x, causal));    x = norm2(x + cross_attn(x, mem, mem));
+//                      x = norm3(x + ffn(x))
+//   pre-LN replaces each  x = norm(x + f(x))  by  x = x + f(norm(x)).
+#include <memory>
+
+#include "nn/attention_module.h"
+#include "nn/dropout.h"
+#include "nn/feed_forward.h"
+#include "nn/layer_norm.h"
+#include "nn/multi_head_attention.h"
+
+namespace cppgrad::nn {
+
+enum class CrossAttentionKind { ScaledDot, Additive, Multiplicative };
+CrossAttentionKind parse_cross_attention(const std::string& name);  // "scaled_dot" | "additive" | "multiplicative"
+const char* cross_attention_name(CrossAttentionKind kind);
+
+struct TransformerLayerOptions {
+  std::int64_t d_model = 0;
+  std::int64_t n_heads = 1;
+  std::int64_t d_ff = 0;
+  double dropout = 0.0;
+  double eps = 1e-5;
+  bool norm_first = false;  // pre-LN when true
+  Activation activation = Activation::Relu;
+  CrossAttentionKind cross_attention = CrossAttentionKind::ScaledDot;  // decoder only
+};
+
+class TransformerEncoderLayer : public Module {
+ public:
+  TransformerEncoderLayer(const TransformerLayerOptions& options, Generator& gen,
+                          std::shared_ptr<Generator> dropout_gen = nullptr);
+  std::string type_name() const override { return "TransformerEncoderLayer"; }
+  std::string extra_repr() const override;
+
+  // x: [B, S, D]  src_mask: broadcastable to [B, H, S, S] (e.g. key padding [B, 1, 1, S]) -> [B, S, D]
+  Tensor forward(const Tensor& x, const Tensor& src_mask = Tensor()) const;
+  // The self-attention weights [B, H, S, S] of the latest forward (detached), for plots.
+  const Tensor& last_self_attention() const { return last_self_weights_; }
+
+ private:
+  Tensor residual_dropout(const Tensor& x) const { return dropout_ ? dropout_->forward(x) : x; }
+
+  TransformerLayerOptions options_;
+  std::shared_ptr<MultiHeadAttention> self_attn_;
+  std::shared_ptr<FeedForward> ffn_;
+  std::shared_ptr<LayerNorm> norm1_, norm2_;
+  std::shared_ptr<Dropout> dropout_;
+  mutable Tensor last_self_weights_;
+};
+
+class TransformerDecoderLayer : public Module {
+ public:
+  TransformerDecoderLayer(const TransformerLayerOptions& options, Generator& gen,
+                          std::shared_ptr<Generator> dropout_gen = nullptr);
+  std::string type_name() const override { return "TransformerDecoderLayer"; }
+  std::string extra_repr() const override;
+
+  // x: [B, T, D]  memory: [B, S, D]  self_mask: broadcastable to [B, H, T, T] (undefined = causal)
+  // memory_mask: key padding over S, e.g. [B, 1, 1, S] -> [B, T, D]
+  Tensor forward(const Tensor& x, const Tensor& memory, const Tensor& self_mask = Tensor(),
+                 const Tensor& memory_mask = Tensor()) const;
+  const Tensor& last_self_attention() const { return last_self_weights_; }    // [B, H, T, T]
+  const Tensor& last_cross_attention() const { return last_cross_weights_; }  // [B, H, T, S] or [B, T, S]
+
+ private:
+  Tensor residual_dropout(const Tensor& x) const { return dropout_ ? dropout_->forward(x) : x; }
+
+  TransformerLayerOptions options_;
+  std::shared_ptr<MultiHeadAttention> self_attn_;
+  std::shared_ptr<AttentionModule> cross_attn_;
+  std::shared_ptr<FeedForward> ffn_;
+  std::shared_ptr<LayerNorm> norm1_, norm2_, norm3_;
+  std::shared_ptr<Dropout> dropout_;
+  mutable Tensor last_self_weights_, last_cross_weights_;
+};
+
+}  // namespace cppgrad::nn

@@ -1,0 +1,236 @@
+// Module behaviour: parameter names, state dicts, init, train/eval, errors, causality, masking, summaries.
+#include <filesystem>
+#include <set>
+
+#include "core/safetensors.h"
+#include "nn/additive_attention.h"
+#include "nn/attention.h"
+#include "nn/linear.h"
+#include "nn/multi_head_attention.h"
+#include "nn/multiplicative_attention.h"
+#include "nn/self_attention.h"
+#include "nn/seq2seq.h"
+#include "nn_test_util.h"
+
+namespace cppgrad {
+namespace {
+
+using namespace nn;
+using test::random_ids;
+
+Seq2SeqOptions golden_options() {
+  // The golden seq2seq_reversal case's configuration.
+  return {.src_vocab = 10, .tgt_vocab = 11, .out_vocab = 10, .d_model = 16, .n_heads = 2, .n_encoder_layers = 2,
+          .n_decoder_layers = 2, .d_ff = 32, .max_len = 8};
+}
+
+TEST(Module, ParameterNamesAreDottedAndInRegistrationOrder) {
+  Generator gen(0);
+  MultiHeadAttention mha({.d_model = 8, .n_heads = 2}, gen);
+  std::vector<std::string> names;
+  for (const auto& [n, p] : mha.named_parameters()) names.push_back(n);
+  EXPECT_EQ(names, (std::vector<std::string>{"W_q.weight", "W_k.weight", "W_v.weight", "W_o.weight"}));
+  EXPECT_EQ(mha.num_parameters(), 4 * 64);
+}
+
+TEST(Module, Seq2SeqNamesMatchThePyTorchGoldenModel) {
+  Generator gen(0);
+  Seq2SeqTransformer model(golden_options(), gen);
+  std::set<std::string> ours, theirs;
+  for (const auto& [n, p] : model.named_parameters()) ours.insert(n);
+  for (const auto& [n, t] : read_safetensors(test::golden_dir() + "/seq2seq_reversal.safetensors").tensors)
+    if (n.rfind("param.", 0) == 0) theirs.insert(n.substr(6));
+  EXPECT_EQ(ours, theirs);
+}
+
+TEST(Module, InitialisationFollowsPyTorchDefaults) {
+  Generator gen(1);
+  Linear lin({.in = 100, .out = 50}, gen);
+  const double bound = 0.1;  // 1 / sqrt(100)
+  for (float v : lin.weight().to_vector<float>()) {
+    EXPECT_GE(v, -bound);
+    EXPECT_LT(v, bound);
+  }
+  for (float v : lin.bias().to_vector<float>()) EXPECT_LT(std::abs(v), bound);
+  LayerNorm norm(3);
+  EXPECT_EQ(norm.state_dict().at("weight").to_vector<float>(), (std::vector<float>{1, 1, 1}));
+  EXPECT_EQ(norm.state_dict().at("bias").to_vector<float>(), (std::vector<float>{0, 0, 0}));
+  Generator g1(5), g2(5);
+  EXPECT_EQ(Linear({.in = 3, .out = 2}, g1).weight().to_vector<float>(), Linear({.in = 3, .out = 2}, g2).weight().to_vector<float>());
+}
+
+TEST(Module, StateDictRoundTripsThroughSafetensors) {
+  Generator gen(2);
+  Seq2SeqTransformer a(golden_options(), gen), b(golden_options(), gen);
+  const auto dir = std::filesystem::temp_directory_path() / ("cppgrad_module_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "model.safetensors").string();
+  a.save(path, {{"note", "test"}});
+  b.load(path);
+  for (const auto& [name, p] : a.named_parameters())
+    EXPECT_EQ(p.to_vector<float>(), b.state_dict().at(name).to_vector<float>()) << name;
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Module, LoadStateDictRefusesMissingUnexpectedAndMisshapedEntries) {
+  Generator gen(3);
+  Linear lin({.in = 3, .out = 2}, gen);
+  StateDict ok = lin.state_dict();
+  StateDict missing = ok;
+  missing.erase("bias");
+  EXPECT_THROW_MSG(lin.load_state_dict(missing), std::invalid_argument, "missing entry 'bias' (shape [2])");
+  StateDict extra = ok;
+  extra["gamma"] = Tensor::ones({2});
+  EXPECT_THROW_MSG(lin.load_state_dict(extra), std::invalid_argument, "unexpected entry 'gamma'");
+  StateDict wrong = ok;
+  wrong["weight"] = Tensor::ones({3, 2});
+  EXPECT_THROW_MSG(lin.load_state_dict(wrong), std::invalid_argument,
+                   "entry 'weight' has shape [3, 2] but the parameter has shape [2, 3]");
+}
+
+TEST(Module, ToFloat64KeepsHandlesValid) {
+  Generator gen(4);
+  Linear lin({.in = 2, .out = 2}, gen);
+  const auto before = lin.weight().to_vector<float>();
+  lin.to(DType::Float64);
+  EXPECT_EQ(lin.weight().dtype(), DType::Float64);
+  const auto after = lin.weight().to_vector<double>();
+  for (std::size_t i = 0; i < before.size(); ++i) EXPECT_EQ(after[i], static_cast<double>(before[i]));
+  EXPECT_EQ(lin.forward(Tensor::ones({1, 2}, DType::Float64)).dtype(), DType::Float64);
+}
+
+TEST(Module, TrainAndEvalReachEverySubmoduleAndDropoutObeys) {
+  Generator gen(5);
+  Seq2SeqOptions o = golden_options();
+  o.dropout = 0.5;
+  Seq2SeqTransformer model(o, gen);
+  Tensor src = random_ids({2, 5}, 1, 10, 1), dec = random_ids({2, 5}, 1, 11, 2);
+  model.eval();
+  for (const auto& [n, child] : model.named_children()) EXPECT_FALSE(child->is_training()) << n;
+  NoGradGuard no_grad;
+  EXPECT_EQ(model.forward(src, dec).to_vector<float>(), model.forward(src, dec).to_vector<float>());  // deterministic
+  model.train();
+  EXPECT_NE(model.forward(src, dec).to_vector<float>(), model.forward(src, dec).to_vector<float>());  // masks differ
+}
+
+TEST(Module, MisconfiguredModulesSayWhy) {
+  Generator gen(6);
+  EXPECT_THROW_MSG(MultiHeadAttention({.d_model = 10, .n_heads = 4}, gen), std::invalid_argument,
+                   "d_model (10) must be divisible by n_heads (4)");
+  Linear lin({.in = 3, .out = 2}, gen);
+  EXPECT_THROW_MSG(lin.forward(Tensor::ones({2, 4})), std::invalid_argument, "Linear: input [2, 4] must end in in=3");
+  Embedding emb(7, 2, gen);
+  EXPECT_THROW_MSG(emb.forward(Tensor::from_vector<std::int64_t>({7}, {1})), std::out_of_range,
+                   "embedding: id 7 is out of range for a table of 7 rows");
+}
+
+TEST(Attention, WorkedExampleFromTheSeeds) {
+  // Query "it" = [3, 1] against keys animal [3, 1], street [1, 4], because [1.5, 0.5].
+  Tensor q = Tensor::from_vector<double>({3, 1}, {1, 2});
+  Tensor k = Tensor::from_vector<double>({3, 1, 1, 4, 1.5, 0.5}, {3, 2});
+  Tensor v = Tensor::from_vector<double>({2, 1.5, 0.5, 0.3, -0.5, 1.2}, {3, 2});
+  AttentionResult r = scaled_dot_product_attention(q, k, v);
+  const auto w = r.weights.to_vector<double>();
+  EXPECT_NEAR(w[0], 0.87, 0.005);
+  EXPECT_NEAR(w[1], 0.10, 0.005);
+  EXPECT_NEAR(w[2], 0.03, 0.005);
+  const auto out = r.output.to_vector<double>();
+  EXPECT_NEAR(out[0], 1.78, 0.005);
+  EXPECT_NEAR(out[1], 1.37, 0.005);
+}
+
+TEST(Attention, BlockedKeysGetExactlyZeroWeight) {
+  Generator gen(7);
+  Tensor q = Tensor::randn({2, 3, 4}, gen, DType::Float64), k = Tensor::randn({2, 5, 4}, gen, DType::Float64);
+  Tensor v = Tensor::randn({2, 5, 4}, gen, DType::Float64);
+  Tensor mask = key_padding_mask_from_lengths(Tensor::from_vector<std::int64_t>({5, 2}, {2}), 5).squeeze(1);
+  Tensor w = scaled_dot_product_attention(q, k, v, mask).weights;  // [2, 3, 5]
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 2; j < 5; ++j) EXPECT_EQ(w.at({1, i, j}), 0.0);
+    EXPECT_NEAR(w.at({1, i, 0}) + w.at({1, i, 1}), 1.0, 1e-15);
+    for (int j = 0; j < 5; ++j) EXPECT_GT(w.at({0, i, j}), 0.0);
+  }
+  // The same for the multi-head, additive and multiplicative layers.
+  Tensor pad = key_padding_mask_from_lengths(Tensor::from_vector<std::int64_t>({5, 2}, {2}), 5);  // [2, 1, 1, 5]
+  Tensor x = Tensor::randn({2, 3, 4}, gen), mem = Tensor::randn({2, 5, 4}, gen);
+  MultiHeadAttention mha({.d_model = 4, .n_heads = 2}, gen);
+  AdditiveAttention add_attn({.d_query = 4, .d_key = 4, .d_hidden = 3}, gen);
+  MultiplicativeAttention mul_attn({.d_query = 4, .d_key = 4}, gen);
+  for (const AttentionModule* m : std::vector<const AttentionModule*>{&mha, &add_attn, &mul_attn}) {
+    Tensor weights = m->attend(x, mem, mem, pad).weights;  // [2, (H,) 3, 5]
+    Tensor last = weights.select(0, 1).slice(-1, 2, 5);
+    for (float val : last.to_vector<float>()) EXPECT_EQ(val, 0.0f) << m->type_name();
+  }
+}
+
+TEST(Attention, CausalSelfAttentionSeesNoFuture) {
+  Generator gen(8);
+  CausalSelfAttention attn({.d_model = 4, .n_heads = 2}, gen);
+  Tensor w = attn.forward(Tensor::randn({1, 4, 4}, gen)).weights;  // [1, 2, 4, 4]
+  for (int h = 0; h < 2; ++h)
+    for (int i = 0; i < 4; ++i)
+      for (int j = i + 1; j < 4; ++j) EXPECT_EQ(w.at({0, h, i, j}), 0.0);
+}
+
+TEST(Attention, MaskMustBroadcastToTheScores) {
+  Tensor q = Tensor::ones({2, 3, 4}), k = Tensor::ones({2, 5, 4});
+  EXPECT_THROW_MSG(scaled_dot_product_attention(q, k, k, Tensor::ones({3, 3}, DType::Bool)), std::invalid_argument,
+                   "scaled_dot_product_attention: mask [3, 3] does not broadcast to the attention scores [2, 3, 5]");
+  EXPECT_THROW_MSG(scaled_dot_product_attention(q, k, k, Tensor::ones({5})), std::invalid_argument, "mask must be bool");
+}
+
+TEST(Attention, MaskHelpers) {
+  EXPECT_EQ(causal_mask(3).to_vector<bool>(), (std::vector<bool>{1, 0, 0, 1, 1, 0, 1, 1, 1}));
+  Tensor ids = Tensor::from_vector<std::int64_t>({4, 5, 0, 7, 0, 0}, {2, 3});
+  Tensor m = key_padding_mask_from_ids(ids, 0);
+  EXPECT_EQ(m.shape(), (Shape{2, 1, 1, 3}));
+  EXPECT_EQ(m.to_vector<bool>(), (std::vector<bool>{1, 1, 0, 1, 0, 0}));
+  EXPECT_EQ(key_padding_mask_from_lengths(Tensor::from_vector<std::int64_t>({1, 3}, {2}), 3).to_vector<bool>(),
+            (std::vector<bool>{1, 0, 0, 1, 1, 1}));
+}
+
+TEST(Seq2Seq, DecoderIsCausal) {
+  // Changing decoder inputs at positions >= j must leave the logits at positions < j exactly unchanged.
+  Generator gen(9);
+  Seq2SeqTransformer model(golden_options(), gen);
+  model.eval();
+  NoGradGuard no_grad;
+  Tensor src = random_ids({3, 6}, 1, 10, 3), dec = random_ids({3, 6}, 0, 11, 4);
+  Tensor base = model.forward(src, dec);
+  for (std::int64_t j = 1; j < 6; ++j) {
+    Tensor changed = dec.clone();
+    Generator g(100 + j);
+    changed.slice(1, j, 6).copy_(Tensor::randint(0, 11, {3, 6 - j}, g));
+    Tensor out = model.forward(src, changed);
+    EXPECT_EQ(out.slice(1, 0, j).to_vector<float>(), base.slice(1, 0, j).to_vector<float>()) << "j=" << j;
+    EXPECT_NE(out.slice(1, j, 6).to_vector<float>(), base.slice(1, j, 6).to_vector<float>()) << "j=" << j;
+  }
+}
+
+TEST(Seq2Seq, AttentionMapsOfEveryLayerAreKept) {
+  Generator gen(10);
+  Seq2SeqTransformer model(golden_options(), gen);
+  NoGradGuard no_grad;
+  model.forward(random_ids({2, 6}, 1, 10, 5), random_ids({2, 4}, 1, 11, 6));
+  const auto maps = model.attention_maps();
+  ASSERT_EQ(maps.size(), 2u + 2u * 2u);
+  EXPECT_EQ(maps[0].name, "encoder.0.self_attn");
+  EXPECT_EQ(maps[0].weights.shape(), (Shape{2, 2, 6, 6}));
+  EXPECT_EQ(maps.back().name, "decoder.1.cross_attn");
+  EXPECT_EQ(maps.back().weights.shape(), (Shape{2, 2, 4, 6}));
+}
+
+TEST(Seq2Seq, SummaryListsLayersShapesAndTotal) {
+  Generator gen(11);
+  Seq2SeqTransformer model(golden_options(), gen);
+  NoGradGuard no_grad;
+  model.forward(random_ids({2, 8}, 1, 10, 7), random_ids({2, 8}, 1, 11, 8));
+  const std::string s = summary(model, "reverser");
+  EXPECT_THAT(s, ::testing::HasSubstr("reverser (Seq2SeqTransformer)"));
+  EXPECT_THAT(s, ::testing::HasSubstr("cross_attn (MultiHeadAttention)"));
+  EXPECT_THAT(s, ::testing::HasSubstr("[2, 8, 10]"));  // the logits' shape
+  EXPECT_THAT(s, ::testing::HasSubstr("Total params: " + std::to_string(model.num_parameters())));
+}
+
+}  // namespace
+}  // namespace cppgrad
