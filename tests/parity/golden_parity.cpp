@@ -6,8 +6,8 @@
 //
 // HOW TO ADD A KIND: write a handler `Outputs(Case&)` that reads its tensors with c.input("X") /
 // c.param("P") (names without the `input.` / `param.` prefix), its configuration with c.meta_int("key") etc.,
-// and returns its results as {"Y", tensor} for every `output.Y` of the file. Add it to handlers() and remove
-// the kind from not_implemented_kinds(). The runner does the rest, and fails the case if any output./grad.
+// and returns its results as {"Y", tensor} for every `output.Y` of the file, then add it to handlers().
+// The runner does the rest, and fails the case if any output./grad.
 // entry of the file is not compared or any input/param/upstream is not read.
 #include <gtest/gtest.h>
 
@@ -25,6 +25,7 @@
 #include "core/ops.h"
 #include "core/safetensors.h"
 #include "parity/nn_handlers.h"
+#include "parity/optim_handlers.h"
 #include "parity/parity_case.h"
 
 namespace cppgrad::parity {
@@ -103,15 +104,15 @@ const std::map<std::string, Handler>& handlers() {
       {"multiplicative_attention", multiplicative_attention_handler},
       {"transformer_encoder_layer", transformer_encoder_layer_handler},
       {"transformer_decoder_layer", transformer_decoder_layer_handler},
+      {"seq2seq_reversal", seq2seq_reversal_handler},
+
+      // optimizers (tests/parity/optim_handlers.h)
+      {"sgd_momentum", sgd_momentum_handler},
+      {"adam", [](Case& c) { return adam_handler(c, /*decoupled=*/false); }},
+      {"adamw", [](Case& c) { return adam_handler(c, /*decoupled=*/true); }},
+      {"clip_grad_norm", clip_grad_norm_handler},
   };
   return table;
-}
-
-// Kinds whose handlers come with the nn / optim issues: skipped, not failed, until then.
-const std::set<std::string>& not_implemented_kinds() {
-  static const std::set<std::string> kinds = {
-      "seq2seq_reversal", "adam", "adamw", "sgd_momentum", "clip_grad_norm"};
-  return kinds;
 }
 
 // ------------------------------------------------------------------------------------------ known data defects
@@ -164,8 +165,6 @@ class ParityTest : public testing::Test {
     auto kind_it = st.metadata.find("kind");
     if (kind_it == st.metadata.end()) FAIL() << file << ": its metadata has no 'kind'";
     const std::string kind = kind_it->second;
-    if (not_implemented_kinds().count(kind))
-      GTEST_SKIP() << "kind '" << kind << "' not implemented yet (nn / optim issue)";
     auto handler = handlers().find(kind);
     if (handler == handlers().end())
       FAIL() << file << ": unknown kind '" << kind << "' (no handler in tests/parity/golden_parity.cpp)";

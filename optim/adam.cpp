@@ -1,0 +1,46 @@
+#include "optim/adam.h"
+
+#include <cmath>
+
+namespace cppgrad::optim {
+
+Adam::Adam(nn::NamedTensors params, const AdamOptions& options) : Optimizer(std::move(params)), options_(options) {
+  lr_ = options.lr;
+}
+
+void Adam::step() {
+  ++steps_;
+  const double t = static_cast<double>(steps_);
+  const double bias_correction1 = 1 - std::pow(options_.beta1, t);
+  const double bias_correction2 = 1 - std::pow(options_.beta2, t);
+  // PyTorch folds the corrections into the step: p -= (lr / bc1) * m / (sqrt(v) / sqrt(bc2) + eps)
+  const double step_size = lr_ / bias_correction1;
+  const double sqrt_bc2 = std::sqrt(bias_correction2);
+  for (auto& [name, p] : params_) {
+    const Tensor grad = p.grad();
+    if (!grad.defined()) continue;
+    Tensor& m = slot(name, "exp_avg", p);
+    Tensor& v = slot(name, "exp_avg_sq", p);
+    Tensor g = grad.contiguous();
+    dispatch_floating(p.dtype(), "Adam", [&](auto tag) {
+      using T = decltype(tag);
+      T *w = p.data<T>(), *pm = m.data<T>(), *pv = v.data<T>();
+      const T* gr = g.data<T>();
+      const T b1 = static_cast<T>(options_.beta1), b2 = static_cast<T>(options_.beta2);
+      const T wd = static_cast<T>(options_.weight_decay), eps = static_cast<T>(options_.eps);
+      const T decay = static_cast<T>(1 - lr_ * options_.weight_decay);
+      const T ss = static_cast<T>(step_size), sb2 = static_cast<T>(sqrt_bc2);
+      const bool decoupled = options_.decoupled_weight_decay;
+      for (std::int64_t i = 0; i < p.numel(); ++i) {
+        T d = gr[i];
+        if (decoupled) w[i] *= decay;
+        else d += wd * w[i];
+        pm[i] = b1 * pm[i] + (1 - b1) * d;  // PyTorch: exp_avg.lerp_(grad, 1 - beta1)
+        pv[i] = b2 * pv[i] + (1 - b2) * d * d;
+        w[i] -= ss * pm[i] / (std::sqrt(pv[i]) / sb2 + eps);
+      }
+    });
+  }
+}
+
+}  // namespace cppgrad::optim

@@ -1,0 +1,32 @@
+#include "optim/clip.h"
+
+#include <cmath>
+
+namespace cppgrad::optim {
+
+double clip_grad_norm(const std::vector<Tensor>& params, double max_norm) {
+  double sum_sq = 0;
+  for (const Tensor& p : params) {
+    const Tensor g = p.grad();
+    if (!g.defined()) continue;
+    for (double v : g.to_double_vector()) sum_sq += v * v;
+  }
+  const double total = std::sqrt(sum_sq);
+  const double coef = max_norm / (total + 1e-6);
+  if (coef < 1) {
+    for (const Tensor& p : params) {
+      const Tensor g = p.grad();
+      if (!g.defined()) continue;
+      dispatch_floating(g.dtype(), "clip_grad_norm", [&](auto tag) {
+        using T = decltype(tag);
+        Tensor c = g.contiguous();
+        T* d = c.data<T>();
+        for (std::int64_t i = 0; i < c.numel(); ++i) d[i] *= static_cast<T>(coef);
+        if (!c.same(g)) g.copy_(c);
+      });
+    }
+  }
+  return total;
+}
+
+}  // namespace cppgrad::optim

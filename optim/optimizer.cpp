@@ -1,0 +1,51 @@
+#include "optim/optimizer.h"
+
+#include <stdexcept>
+
+namespace cppgrad::optim {
+
+Optimizer::Optimizer(nn::NamedTensors params) : params_(std::move(params)) {
+  for (const auto& [name, p] : params_)
+    if (!p.requires_grad()) throw std::invalid_argument("optimizer: parameter '" + name + "' does not require grad");
+}
+
+void Optimizer::zero_grad() {
+  for (auto& [_, p] : params_) p.zero_grad();
+}
+
+Tensor& Optimizer::slot(const std::string& param_name, const std::string& slot, const Tensor& like) {
+  auto [it, inserted] = state_.try_emplace(param_name + "." + slot);
+  if (inserted) it->second = Tensor::zeros(like.shape(), like.dtype());
+  return it->second;
+}
+
+nn::StateDict Optimizer::state_dict() const {
+  nn::StateDict out = state_;
+  out["step"] = Tensor::scalar(static_cast<double>(steps_), DType::Int64);
+  out["lr"] = Tensor::scalar(lr_, DType::Float64);
+  return out;
+}
+
+void Optimizer::load_state_dict(const nn::StateDict& state) {
+  for (const char* key : {"step", "lr"})
+    if (!state.count(key)) throw std::invalid_argument(std::string("optimizer load_state_dict: missing entry '") + key + "'");
+  std::map<std::string, Tensor> loaded;
+  for (const auto& [name, t] : state) {
+    if (name == "step" || name == "lr") continue;
+    const auto dot = name.rfind('.');
+    const std::string param = dot == std::string::npos ? "" : name.substr(0, dot);
+    const Tensor* p = nullptr;
+    for (const auto& [n, q] : params_)
+      if (n == param) p = &q;
+    if (!p) throw std::invalid_argument("optimizer load_state_dict: entry '" + name + "' names no parameter");
+    if (t.shape() != p->shape())
+      throw std::invalid_argument("optimizer load_state_dict: entry '" + name + "' has shape " + shape_str(t.shape()) +
+                                  " but parameter '" + param + "' has shape " + shape_str(p->shape()));
+    loaded[name] = t.to(p->dtype()).clone();
+  }
+  state_ = std::move(loaded);
+  steps_ = static_cast<std::int64_t>(state.at("step").item());
+  lr_ = state.at("lr").item();
+}
+
+}  // namespace cppgrad::optim

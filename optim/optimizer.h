@@ -1,0 +1,39 @@
+#pragma once
+// The optimizer base: parameters by name (so state can be saved and matched by name), the learning rate,
+// zero_grad, and per-parameter state tensors for checkpoints.
+#include <map>
+#include <string>
+
+#include "nn/module.h"
+
+namespace cppgrad::optim {
+
+class Optimizer {
+ public:
+  explicit Optimizer(nn::NamedTensors params);
+  virtual ~Optimizer() = default;
+
+  // One update of every parameter that has a gradient (parameters without one are left alone, as PyTorch).
+  virtual void step() = 0;
+  void zero_grad();
+
+  double lr() const { return lr_; }
+  void set_lr(double lr) { lr_ = lr; }
+  std::int64_t steps() const { return steps_; }
+
+  // Optimizer state as named tensors ("<param>.exp_avg", "step", ...), for checkpoints; load refuses entries
+  // that are missing or mis-shaped, naming them.
+  virtual nn::StateDict state_dict() const;
+  virtual void load_state_dict(const nn::StateDict& state);
+
+ protected:
+  // A state tensor (zeros, shaped like the parameter) kept per parameter under `slot`.
+  Tensor& slot(const std::string& param_name, const std::string& slot, const Tensor& like);
+
+  nn::NamedTensors params_;
+  double lr_ = 1e-3;
+  std::int64_t steps_ = 0;
+  std::map<std::string, Tensor> state_;  // "<param>.<slot>" -> tensor
+};
+
+}  // namespace cppgrad::optim
