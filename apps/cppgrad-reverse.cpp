@@ -1,0 +1,432 @@
+// cppgrad-reverse: trains an encoder-decoder transformer to reverse integer sequences, evaluates it honestly
+// (greedy decoding from the source alone), and shows what it learned.
+//
+//   cppgrad-reverse train   [flags]                     train, print progress, save checkpoints and metrics
+//   cppgrad-reverse eval    --checkpoint PATH [--seed N] greedy accuracy on a fresh test set, with examples
+//   cppgrad-reverse predict --checkpoint PATH 1 3 5 7 9  the reversal and its cross-attention map
+//   cppgrad-reverse sweep   --heads 1,2,4,8 [--attention scaled_dot,additive]  train each setting, compare
+//
+// Exit status: 0 on success, 2 on bad input (flags, values, files), 1 on an unexpected failure.
+#include <fmt/format.h>
+#include <omp.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cxxopts.hpp>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+
+#include "core/ops.h"
+#include "reverse/greedy.h"
+#include "reverse/metrics.h"
+#include "reverse/report.h"
+#include "reverse/trainer.h"
+
+using namespace cppgrad;
+using namespace cppgrad::reverse;
+
+namespace {
+
+// Bad input: printed as one line, exit status 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// ------------------------------------------------------------------------------------------- shared flags
+// In `sweep`, --heads and --attention take comma-separated lists (one run per combination).
+void add_config_flags(cxxopts::Options& o, bool sweep = false) {
+  const TrainConfig d;
+  o.add_options("data")
+      ("vocab", "vocabulary size: tokens 1..vocab-1, 0 is PAD", cxxopts::value<std::int64_t>()->default_value(std::to_string(d.vocab)))
+      ("seq-len", "sequence length (fixed)", cxxopts::value<std::int64_t>()->default_value(std::to_string(d.seq_len)))
+      ("min-len", "shortest sequence (variable lengths, with --max-len)", cxxopts::value<std::int64_t>()->default_value("0"))
+      ("max-len", "longest sequence (variable lengths, with --min-len)", cxxopts::value<std::int64_t>()->default_value("0"))
+      ("train-size", "training sequences", cxxopts::value<std::int64_t>()->default_value(std::to_string(d.train_size)))
+      ("test-size", "test sequences (never in the training set)", cxxopts::value<std::int64_t>()->default_value(std::to_string(d.test_size)));
+  o.add_options("model")
+      ("d-model", "model width", cxxopts::value<std::int64_t>()->default_value(std::to_string(d.d_model)))
+      ("heads", sweep ? "comma-separated head counts to compare, e.g. 1,2,4,8" : "attention heads (must divide d-model)",
+       sweep ? cxxopts::value<std::string>()->default_value(std::to_string(d.heads))
+             : cxxopts::value<std::int64_t>()->default_value(std::to_string(d.heads)))
+      ("encoder-layers", "encoder layers", cxxopts::value<std::int64_t>()->default_value(std::to_string(d.encoder_layers)))
+      ("decoder-layers", "decoder layers", cxxopts::value<std::int64_t>()->default_value(std::to_string(d.decoder_layers)))
+      ("d-ff", "feed-forward width", cxxopts::value<std::int64_t>()->default_value(std::to_string(d.d_ff)))
+      ("positions", "rows of the learned position tables", cxxopts::value<std::int64_t>()->default_value(std::to_string(d.positions)))
+      ("dropout", "dropout probability", cxxopts::value<double>()->default_value("0"))
+      ("attention", sweep ? "comma-separated cross-attention kinds to compare (scaled_dot,additive,multiplicative)"
+                          : "cross-attention: scaled_dot | additive | multiplicative",
+       cxxopts::value<std::string>()->default_value(d.attention));
+  o.add_options("training")
+      ("epochs", "epochs", cxxopts::value<std::int64_t>()->default_value(std::to_string(d.epochs)))
+      ("batch-size", "batch size", cxxopts::value<std::int64_t>()->default_value(std::to_string(d.batch_size)))
+      ("lr", "learning rate", cxxopts::value<double>()->default_value("0.001"))
+      ("optimizer", "adam | adamw | sgd", cxxopts::value<std::string>()->default_value(d.optimizer))
+      ("weight-decay", "weight decay (L2 for adam/sgd, decoupled for adamw)", cxxopts::value<double>()->default_value("0"))
+      ("schedule", "learning rate: constant | step (halve every 10 epochs) | cosine (warm-up then cosine)",
+       cxxopts::value<std::string>()->default_value(d.schedule))
+      ("warmup-steps", "linear warm-up steps for --schedule cosine", cxxopts::value<std::int64_t>()->default_value("0"))
+      ("clip-grad", "clip the global gradient norm to this (0: off)", cxxopts::value<double>()->default_value("0"))
+      ("seed", "seed of the data, the initial weights and the shuffles", cxxopts::value<std::uint64_t>()->default_value(std::to_string(d.seed)))
+      ("threads", "OpenMP threads (0: default)", cxxopts::value<std::int64_t>()->default_value("0"));
+}
+
+// Copies flags into a config; with `only_explicit`, only those the user typed (resuming keeps the rest).
+void apply_config_flags(const cxxopts::ParseResult& r, TrainConfig& c, bool only_explicit, bool sweep = false) {
+  auto set = [&](const char* flag, auto& field) {
+    if (sweep && (std::string(flag) == "heads" || std::string(flag) == "attention")) return;  // lists in sweep
+    if (!only_explicit || r.count(flag)) field = r[flag].as<std::remove_reference_t<decltype(field)>>();
+  };
+  set("vocab", c.vocab), set("seq-len", c.seq_len), set("min-len", c.min_len), set("max-len", c.max_len);
+  set("train-size", c.train_size), set("test-size", c.test_size), set("d-model", c.d_model), set("heads", c.heads);
+  set("encoder-layers", c.encoder_layers), set("decoder-layers", c.decoder_layers), set("d-ff", c.d_ff);
+  set("positions", c.positions), set("dropout", c.dropout), set("attention", c.attention), set("epochs", c.epochs);
+  set("batch-size", c.batch_size), set("lr", c.lr), set("optimizer", c.optimizer), set("weight-decay", c.weight_decay);
+  set("schedule", c.schedule), set("warmup-steps", c.warmup_steps), set("clip-grad", c.clip_grad), set("seed", c.seed);
+  set("threads", c.threads);
+}
+
+cxxopts::ParseResult parse(cxxopts::Options& o, int argc, char** argv) {
+  try {
+    auto r = o.parse(argc, argv);
+    if (r.count("help")) {
+      std::cout << o.help() << std::endl;
+      std::exit(0);
+    }
+    if (!r.unmatched().empty() && !o.program().ends_with("predict"))
+      throw UsageError("unexpected argument '" + r.unmatched()[0] + "'");
+    return r;
+  } catch (const cxxopts::exceptions::exception& e) {
+    throw UsageError(e.what());
+  }
+}
+
+void set_threads(std::int64_t threads) {
+  if (threads > 0) omp_set_num_threads(static_cast<int>(threads));
+}
+
+std::string percent(double f) { return fmt::format("{:.1f}%", 100 * f); }
+
+// ------------------------------------------------------------------------------------------- train
+int cmd_train(int argc, char** argv) {
+  cxxopts::Options o("cppgrad-reverse train", "Train the reversal transformer; accuracy is greedy decoding from BOS.");
+  add_config_flags(o);
+  o.add_options("output")
+      ("save", "checkpoint written after every epoch (atomically)", cxxopts::value<std::string>())
+      ("resume", "continue a checkpoint (its config; flags you give must agree)", cxxopts::value<std::string>())
+      ("metrics-out", "JSON Lines: one object per epoch, then a final one", cxxopts::value<std::string>())
+      ("plot", "SVG of loss and accuracy per epoch", cxxopts::value<std::string>())
+      ("quiet", "only the final summary")
+      ("h,help", "this help");
+  const auto r = parse(o, argc, argv);
+
+  TrainConfig config;
+  if (r.count("resume")) {
+    config = read_checkpoint_config(r["resume"].as<std::string>());
+    apply_config_flags(r, config, /*only_explicit=*/true);
+  } else {
+    apply_config_flags(r, config, /*only_explicit=*/false);
+  }
+  try {
+    config.validate();
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  set_threads(config.threads);
+  const bool quiet = r.count("quiet") > 0;
+  const std::string save = r.count("save") ? r["save"].as<std::string>() : "";
+  const std::string metrics_out = r.count("metrics-out") ? r["metrics-out"].as<std::string>() : "";
+  const std::string plot = r.count("plot") ? r["plot"].as<std::string>() : "";
+
+  Trainer trainer(config);
+  if (r.count("resume")) trainer.load(r["resume"].as<std::string>());
+  const data::ReversalConfig dcfg = config.data_config();
+
+  if (!quiet) {
+    fmt::print("cppgrad-reverse: reverse {} sequences of tokens 1..{} ({} train, {} test, seed {}), {} threads\n",
+               dcfg.variable_length() ? fmt::format("{}..{}-token", dcfg.min_len, dcfg.max_len)
+                                      : fmt::format("{}-token", dcfg.max_len),
+               dcfg.vocab - 1, config.train_size, config.test_size, config.seed, omp_get_max_threads());
+    {  // one forward so the summary can show output shapes; eval mode, so no dropout mask is drawn
+      NoGradGuard no_grad;
+      trainer.model().eval();
+      const data::Batch b = data::gather_batch(trainer.data().train, {0}, dcfg.variable_length());
+      trainer.model().forward(b.src, b.dec_in, b.src_mask);
+    }
+    std::cout << nn::summary(trainer.model(), "model");
+    if (trainer.epochs_done() > 0) fmt::print("resumed after epoch {} from {}\n", trainer.epochs_done(), r["resume"].as<std::string>());
+  }
+
+  const auto wall_start = std::chrono::steady_clock::now();
+  std::int64_t steps_run = 0;
+  while (trainer.epochs_done() < config.epochs) {
+    const std::int64_t epoch = trainer.epochs_done() + 1;
+    ProgressBar bar(stdout, fmt::format("epoch {:>3}/{}", epoch, config.epochs), trainer.steps_per_epoch());
+    const auto epoch_start = std::chrono::steady_clock::now();
+    const EpochMetrics m = trainer.run_epoch([&](std::int64_t done, std::int64_t, double loss) {
+      ++steps_run;
+      if (quiet) return;
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - epoch_start).count();
+      bar.update(done, loss, done / std::max(s, 1e-9));
+    });
+    bar.finish();
+    if (!quiet)
+      fmt::print("epoch {:>3}/{}  loss {:.4f}  train tok {:>6}  test seq {:>6}  test tok {:>6}  lr {:.2e}  {:.2f}s\n",
+                 m.epoch, config.epochs, m.loss, percent(m.train_token_acc), percent(m.test_seq_acc),
+                 percent(m.test_token_acc), m.lr, m.epoch_s);
+    std::fflush(stdout);
+    if (!metrics_out.empty()) write_text_file(metrics_out, metrics_jsonl(trainer.history(), nullptr));
+    if (!plot.empty()) write_text_file(plot, training_curves_svg(curve_points(trainer.history()), "cppgrad-reverse"));
+    if (!save.empty()) trainer.save(save);
+  }
+
+  const FinalSummary final = summarize(trainer.history(), trainer.model().num_parameters());
+  if (!metrics_out.empty()) write_text_file(metrics_out, metrics_jsonl(trainer.history(), &final));
+  const double session_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  fmt::print("done: {} epochs, greedy test accuracy {} (tokens {}), best {} at epoch {}; first >= 99% at epoch {}\n",
+             final.epochs, percent(final.test_seq_acc), percent(final.test_token_acc), percent(final.best_seq_acc),
+             final.best_epoch, final.epoch_99 > 0 ? std::to_string(final.epoch_99) : "never");
+  fmt::print("time: {:.1f}s training wall time over all epochs; this session {:.1f}s, {:.1f} steps/s\n",
+             final.train_wall_s, session_s, steps_run / std::max(session_s, 1e-9));
+  return 0;
+}
+
+// ------------------------------------------------------------------------------------------- eval / predict
+Trainer load_trainer(const std::string& path, std::int64_t threads) {
+  TrainConfig config = read_checkpoint_config(path);
+  config.threads = threads;
+  set_threads(threads);
+  Trainer trainer(config);
+  trainer.load(path);
+  trainer.model().eval();
+  return trainer;
+}
+
+std::string tokens_str(const std::vector<std::int64_t>& v) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+// A prediction row up to (not including) EOS/PAD, as the user reads it.
+std::vector<std::int64_t> readable(const Tensor& predictions, std::int64_t row, const data::ReversalConfig& c) {
+  std::vector<std::int64_t> out;
+  for (std::int64_t t = 0; t < predictions.shape()[1]; ++t) {
+    const auto v = static_cast<std::int64_t>(predictions.at({row, t}));
+    if (v == data::kPad || (c.variable_length() && v == c.eos())) break;
+    out.push_back(v);
+  }
+  return out;
+}
+
+int cmd_eval(int argc, char** argv) {
+  cxxopts::Options o("cppgrad-reverse eval", "Greedy accuracy of a checkpoint on a freshly generated test set.");
+  o.add_options()("checkpoint", "checkpoint to evaluate", cxxopts::value<std::string>())
+      ("seed", "seed of the fresh test set", cxxopts::value<std::uint64_t>()->default_value("1"))
+      ("examples", "examples to print", cxxopts::value<std::int64_t>()->default_value("5"))
+      ("threads", "OpenMP threads (0: default)", cxxopts::value<std::int64_t>()->default_value("0"))
+      ("h,help", "this help");
+  const auto r = parse(o, argc, argv);
+  if (!r.count("checkpoint")) throw UsageError("eval needs --checkpoint PATH");
+  Trainer trainer = load_trainer(r["checkpoint"].as<std::string>(), r["threads"].as<std::int64_t>());
+  const data::ReversalConfig dcfg = trainer.config().data_config();
+  const data::ReversalSet test = data::make_test_set(dcfg, r["seed"].as<std::uint64_t>());
+  const data::Batch all = data::gather_batch(test, [&] {
+    std::vector<std::int64_t> rows(static_cast<std::size_t>(test.size()));
+    for (std::int64_t i = 0; i < test.size(); ++i) rows[i] = i;
+    return rows;
+  }(), dcfg.variable_length());
+  const Tensor pred = greedy_decode(trainer.model(), all.src, all.src_mask, dcfg);
+  const Accuracy acc = accuracy(pred, test.target);
+  fmt::print("checkpoint {} (epoch {}): greedy accuracy on {} fresh test sequences (seed {}): sequences {}, tokens {}\n",
+             r["checkpoint"].as<std::string>(), trainer.epochs_done(), test.size(), r["seed"].as<std::uint64_t>(),
+             percent(acc.sequence), percent(acc.token));
+  for (std::int64_t i = 0; i < std::min<std::int64_t>(r["examples"].as<std::int64_t>(), test.size()); ++i) {
+    const auto got = readable(pred, i, dcfg);
+    std::vector<std::int64_t> want(test.sequences[i].rbegin(), test.sequences[i].rend());
+    fmt::print("  {} -> {}  {}\n", tokens_str(test.sequences[i]), tokens_str(got), got == want ? "ok" : "WRONG, expected " + tokens_str(want));
+  }
+  return 0;
+}
+
+int cmd_predict(int argc, char** argv) {
+  cxxopts::Options o("cppgrad-reverse predict", "Reverse one sequence with a checkpoint and show its cross-attention.");
+  o.add_options()("checkpoint", "checkpoint to use", cxxopts::value<std::string>())
+      ("attention-svg", "write every layer's and head's attention maps as SVG", cxxopts::value<std::string>())
+      ("no-color", "plain characters only in the heatmap")
+      ("h,help", "this help");
+  o.allow_unrecognised_options();
+  const auto r = parse(o, argc, argv);
+  if (!r.count("checkpoint")) throw UsageError("predict needs --checkpoint PATH and the tokens, e.g. 1 3 5 7 9");
+  std::vector<std::int64_t> tokens;
+  for (const std::string& s : r.unmatched()) {
+    std::size_t used = 0;
+    std::int64_t v = 0;
+    try {
+      v = std::stoll(s, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != s.size()) throw UsageError("predict: '" + s + "' is not a token (an integer) or a known flag");
+    tokens.push_back(v);
+  }
+  if (tokens.empty()) throw UsageError("predict needs the tokens to reverse, e.g. predict --checkpoint m.safetensors 1 3 5 7 9");
+  Trainer trainer = load_trainer(r["checkpoint"].as<std::string>(), 0);
+  const data::ReversalConfig dcfg = trainer.config().data_config();
+  for (std::int64_t t : tokens)
+    if (t < 1 || t >= dcfg.vocab)
+      throw UsageError(fmt::format("token {} is outside this model's vocabulary 1..{}", t, dcfg.vocab - 1));
+  const std::int64_t L = static_cast<std::int64_t>(tokens.size());
+  if (L < dcfg.min_len || L > dcfg.max_len)
+    throw UsageError(fmt::format("this model reverses sequences of length {}, got {}",
+                                 dcfg.variable_length() ? fmt::format("{}..{}", dcfg.min_len, dcfg.max_len)
+                                                        : std::to_string(dcfg.max_len), L));
+  const data::ReversalSet one = data::make_set(dcfg, {tokens});
+  const data::Batch b = data::gather_batch(one, {0}, dcfg.variable_length());
+  const Tensor pred = greedy_decode(trainer.model(), b.src, b.src_mask, dcfg);
+  const auto got = readable(pred, 0, dcfg);
+  const std::vector<std::int64_t> want(tokens.rbegin(), tokens.rend());
+  fmt::print("{} -> {}  {}\n", tokens_str(tokens), tokens_str(got), got == want ? "(correct)" : "(expected " + tokens_str(want) + ")");
+
+  // The decoder's last call saw every output position: its cross-attention maps are [1, H, T, S].
+  std::vector<std::string> cols, rows;
+  for (std::int64_t i = 0; i < dcfg.max_len; ++i)
+    cols.push_back(i < L ? std::to_string(tokens[i]) : "_");
+  const auto maps = trainer.model().attention_maps();
+  const Tensor last_cross = maps.back().weights;  // decoder.N.cross_attn
+  const std::int64_t T = last_cross.shape()[last_cross.dim() - 2];
+  for (std::int64_t t = 0; t < T; ++t)
+    rows.push_back(t < static_cast<std::int64_t>(got.size()) ? std::to_string(got[t]) : (dcfg.variable_length() ? "eos" : "?"));
+  Tensor avg = last_cross.dim() == 4 ? mean(last_cross.select(0, 0), {0}) : last_cross.select(0, 0);  // [T, S]
+  std::vector<std::vector<double>> grid(T);
+  for (std::int64_t t = 0; t < T; ++t)
+    for (std::int64_t s = 0; s < avg.shape()[1]; ++s) grid[t].push_back(avg.at({t, s}));
+  fmt::print("\n{} (mean over heads): rows = output positions, columns = input tokens\n", maps.back().name);
+  std::cout << terminal_heatmap(grid, rows, cols, !r.count("no-color") && ProgressBar::is_terminal(stdout));
+
+  if (r.count("attention-svg")) {
+    std::vector<AttentionPanel> panels;
+    for (const auto& m : maps) {
+      const Tensor w = m.weights.select(0, 0);  // [H, Lq, Lk] or [Lq, Lk]
+      const std::int64_t H = w.dim() == 3 ? w.shape()[0] : 1;
+      for (std::int64_t h = 0; h < H; ++h) {
+        const Tensor wh = w.dim() == 3 ? w.select(0, h) : w;
+        AttentionPanel p{fmt::format("{} head {}", m.name, h), {}};
+        for (std::int64_t i = 0; i < wh.shape()[0]; ++i) {
+          p.weights.emplace_back();
+          for (std::int64_t j = 0; j < wh.shape()[1]; ++j) p.weights.back().push_back(wh.at({i, j}));
+        }
+        panels.push_back(std::move(p));
+      }
+    }
+    write_text_file(r["attention-svg"].as<std::string>(),
+                    attention_maps_svg(panels, rows, cols, "cppgrad-reverse: attention of " + tokens_str(tokens)));
+    fmt::print("wrote {} attention maps to {}\n", panels.size(), r["attention-svg"].as<std::string>());
+  }
+  return 0;
+}
+
+// ------------------------------------------------------------------------------------------- sweep
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+int cmd_sweep(int argc, char** argv) {
+  cxxopts::Options o("cppgrad-reverse sweep", "Train one model per setting and compare them.");
+  add_config_flags(o, /*sweep=*/true);
+  o.add_options("sweep")
+      ("plot", "SVG of every run's loss curve", cxxopts::value<std::string>()->default_value("sweep.svg"))
+      ("h,help", "this help");
+  const auto r = parse(o, argc, argv);
+  TrainConfig base;
+  apply_config_flags(r, base, false, /*sweep=*/true);
+  std::vector<TrainConfig> runs;
+  const auto kinds = split_list(r["attention"].as<std::string>());
+  for (const auto& h : split_list(r["heads"].as<std::string>())) {
+    std::size_t used = 0;
+    std::int64_t heads = 0;
+    try {
+      heads = std::stoll(h, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != h.size()) throw UsageError("--heads: '" + h + "' is not a number");
+    for (const auto& a : kinds) {
+      TrainConfig c = base;
+      c.heads = heads;
+      c.attention = a;
+      runs.push_back(c);
+    }
+  }
+  if (runs.empty()) throw UsageError("sweep needs --heads 1,2,4,8 and/or --attention scaled_dot,additive,multiplicative");
+  for (auto& c : runs) {
+    try {
+      c.validate();
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(fmt::format("setting heads={} attention={}: {}", c.heads, c.attention, e.what()));
+    }
+  }
+  set_threads(base.threads);
+  std::vector<Curve> curves;
+  fmt::print("{:>5}  {:<15}  {:>7}  {:>10}  {:>9}  {:>10}  {:>8}\n", "heads", "attention", "params", "final loss",
+             "greedy", "epochs→99%", "time");
+  for (const auto& c : runs) {
+    Trainer trainer(c);
+    while (trainer.epochs_done() < c.epochs) trainer.run_epoch();
+    const FinalSummary s = summarize(trainer.history(), trainer.model().num_parameters());
+    fmt::print("{:>5}  {:<15}  {:>7}  {:>10.4f}  {:>9}  {:>10}  {:>7.1f}s\n", c.heads, c.attention, s.params,
+               trainer.history().back().loss, percent(s.test_seq_acc), s.epoch_99 > 0 ? std::to_string(s.epoch_99) : "-",
+               s.train_wall_s);
+    std::fflush(stdout);
+    Curve curve{fmt::format("heads={} {}", c.heads, c.attention), {}};
+    for (const auto& m : trainer.history()) curve.values.push_back(m.loss);
+    curves.push_back(std::move(curve));
+  }
+  write_text_file(r["plot"].as<std::string>(), loss_curves_svg(curves, "cppgrad-reverse sweep: training loss"));
+  fmt::print("wrote the loss curves to {}\n", r["plot"].as<std::string>());
+  return 0;
+}
+
+void print_usage() {
+  std::cout << "usage: cppgrad-reverse <command> [flags]   (cppgrad-reverse <command> --help for its flags)\n\n"
+               "  train    train the reversal transformer (defaults: 5000/500 sequences of 8 tokens 1..9, d_model 32,\n"
+               "           4 heads, 2+2 layers, Adam 1e-3, batch 64, 30 epochs, seed 42)\n"
+               "  eval     greedy accuracy of a checkpoint on a fresh test set\n"
+               "  predict  reverse one sequence and show the cross-attention map\n"
+               "  sweep    train several settings (heads, attention kinds) and compare\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
+    print_usage();
+    return argc < 2 ? 2 : 0;
+  }
+  const std::string cmd = argv[1];
+  try {
+    if (cmd == "train") return cmd_train(argc - 1, argv + 1);
+    if (cmd == "eval") return cmd_eval(argc - 1, argv + 1);
+    if (cmd == "predict") return cmd_predict(argc - 1, argv + 1);
+    if (cmd == "sweep") return cmd_sweep(argc - 1, argv + 1);
+    std::cerr << "cppgrad-reverse: unknown command '" << cmd << "'\n";
+    print_usage();
+    return 2;
+  } catch (const UsageError& e) {
+    std::cerr << "cppgrad-reverse " << cmd << ": " << e.what() << "\n";
+    return 2;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "cppgrad-reverse " << cmd << ": " << e.what() << "\n";
+    return 2;
+  } catch (const std::runtime_error& e) {  // files: missing, corrupt, another configuration, cannot write
+    std::cerr << "cppgrad-reverse " << cmd << ": " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "cppgrad-reverse " << cmd << ": unexpected error: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,68 @@
+#include "reverse/greedy.h"
+
+#include <algorithm>
+
+#include "core/ops.h"
+
+namespace cppgrad::reverse {
+
+Tensor greedy_decode(const nn::Seq2SeqTransformer& model, const Tensor& src, const Tensor& src_mask,
+                     const data::ReversalConfig& config) {
+  NoGradGuard no_grad;
+  const std::int64_t B = src.shape()[0], T = config.target_len();
+  const Tensor memory = model.encode(src, src_mask);  // [B, S, D], computed once
+  Tensor dec = Tensor::full({B, 1}, static_cast<double>(config.bos()), DType::Int64);  // [B, 1] = BOS
+  Tensor predictions = Tensor::zeros({B, T}, DType::Int64);  // PAD
+  std::vector<bool> stopped(static_cast<std::size_t>(B), false);
+  auto* pred = predictions.data<std::int64_t>();
+  for (std::int64_t t = 0; t < T; ++t) {
+    Tensor logits = model.decode(dec, memory, src_mask);                // [B, t+1, V]
+    Tensor next = argmax(logits.select(1, t), -1);                       // [B]
+    const auto* nx = next.contiguous().data<std::int64_t>();
+    bool all_stopped = true;
+    for (std::int64_t b = 0; b < B; ++b) {
+      if (stopped[b]) continue;
+      pred[b * T + t] = nx[b];
+      if (config.variable_length() && nx[b] == config.eos()) stopped[b] = true;
+      all_stopped = all_stopped && stopped[b];
+    }
+    if (config.variable_length() && all_stopped) break;
+    dec = cat({dec, next.unsqueeze(1)}, 1);                              // [B, t+2]
+  }
+  return predictions;
+}
+
+Accuracy accuracy(const Tensor& predictions, const Tensor& target) {
+  const std::int64_t B = target.shape()[0], T = target.shape()[1];
+  const Tensor p = predictions.contiguous(), y = target.contiguous();
+  const auto* pp = p.data<std::int64_t>();
+  const auto* py = y.data<std::int64_t>();
+  std::int64_t right_rows = 0, right_tokens = 0, tokens = 0;
+  for (std::int64_t b = 0; b < B; ++b) {
+    bool row_ok = true;
+    for (std::int64_t t = 0; t < T; ++t) {
+      const bool same = pp[b * T + t] == py[b * T + t];
+      row_ok = row_ok && same;
+      if (py[b * T + t] == data::kPad) continue;
+      ++tokens;
+      right_tokens += same;
+    }
+    right_rows += row_ok;
+  }
+  return {B ? static_cast<double>(right_rows) / B : 0.0, tokens ? static_cast<double>(right_tokens) / tokens : 0.0};
+}
+
+Accuracy greedy_accuracy(const nn::Seq2SeqTransformer& model, const data::ReversalSet& set,
+                         const data::ReversalConfig& config, std::int64_t chunk) {
+  const std::int64_t N = set.size();
+  std::vector<Tensor> parts;
+  for (std::int64_t i = 0; i < N; i += chunk) {
+    std::vector<std::int64_t> rows;
+    for (std::int64_t r = i; r < std::min(N, i + chunk); ++r) rows.push_back(r);
+    const data::Batch b = data::gather_batch(set, rows, config.variable_length());
+    parts.push_back(greedy_decode(model, b.src, b.src_mask, config));
+  }
+  return accuracy(cat(parts, 0), set.target);
+}
+
+}  // namespace cppgrad::reverse

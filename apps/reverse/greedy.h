@@ -1,0 +1,27 @@
+#pragma once
+// Honest evaluation: the decoder starts from BOS and is fed its own previous predictions, never the target.
+#include "data/reversal.h"
+#include "nn/seq2seq.h"
+
+namespace cppgrad::reverse {
+
+// src: [B, S] int64  src_mask: [B, 1, 1, S] or undefined -> predictions [B, T] int64 (T = target length).
+// With variable lengths a row stops at its first EOS and is PAD-filled after it; decoding stops early once
+// every row has stopped. Runs in eval mode without building a graph.
+Tensor greedy_decode(const nn::Seq2SeqTransformer& model, const Tensor& src, const Tensor& src_mask,
+                     const data::ReversalConfig& config);
+
+struct Accuracy {
+  double sequence = 0;  // fraction of rows whose whole prediction equals the target
+  double token = 0;     // fraction of target tokens (non-PAD, EOS included) predicted correctly
+};
+
+// predictions, target: [B, T]; PAD positions of the target are not counted as tokens, but a sequence is only
+// right when the prediction also stops where the target does.
+Accuracy accuracy(const Tensor& predictions, const Tensor& target);
+
+// Greedy accuracy over a whole set, decoded in chunks of `chunk` rows.
+Accuracy greedy_accuracy(const nn::Seq2SeqTransformer& model, const data::ReversalSet& set,
+                         const data::ReversalConfig& config, std::int64_t chunk = 500);
+
+}  // namespace cppgrad::reverse

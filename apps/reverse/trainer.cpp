@@ -1,0 +1,190 @@
+#include "reverse/trainer.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "core/ops.h"
+#include "core/safetensors.h"
+#include "optim/adam.h"
+#include "optim/clip.h"
+#include "optim/sgd.h"
+
+namespace cppgrad::reverse {
+
+namespace {
+
+constexpr const char* kFormat = "cppgrad-reverse-checkpoint-v1";
+
+std::unique_ptr<optim::Optimizer> make_optimizer(const TrainConfig& c, nn::NamedTensors params) {
+  if (c.optimizer == "sgd")
+    return std::make_unique<optim::SGD>(std::move(params), optim::SGDOptions{.lr = c.lr, .momentum = c.momentum,
+                                                                             .weight_decay = c.weight_decay});
+  return std::make_unique<optim::Adam>(std::move(params),
+                                       optim::AdamOptions{.lr = c.lr, .weight_decay = c.weight_decay,
+                                                          .decoupled_weight_decay = c.optimizer == "adamw"});
+}
+
+// Teacher-forced token accuracy counts: argmax(logits) == target at non-PAD positions.
+std::pair<std::int64_t, std::int64_t> token_hits(const Tensor& logits, const Tensor& target) {
+  const Tensor pred = argmax(logits, -1);  // [B, T]
+  const auto* p = pred.data<std::int64_t>();
+  const Tensor y = target.contiguous();
+  const auto* t = y.data<std::int64_t>();
+  std::int64_t hits = 0, total = 0;
+  for (std::int64_t i = 0; i < y.numel(); ++i) {
+    if (t[i] == data::kPad) continue;
+    ++total;
+    hits += p[i] == t[i];
+  }
+  return {hits, total};
+}
+
+nlohmann::json history_json(const std::vector<EpochMetrics>& history) {
+  nlohmann::json arr = nlohmann::json::array();
+  for (const auto& m : history)
+    arr.push_back({{"epoch", m.epoch}, {"loss", m.loss}, {"train_token_acc", m.train_token_acc},
+                   {"test_seq_acc", m.test_seq_acc}, {"test_token_acc", m.test_token_acc}, {"lr", m.lr},
+                   {"epoch_s", m.epoch_s}});
+  return arr;
+}
+
+}  // namespace
+
+Trainer::Trainer(const TrainConfig& config) : config_(config) {
+  config_.validate();
+  if (config_.arch != "transformer")
+    throw std::invalid_argument("--arch " + config_.arch + " is handled by the tutorial trainer, not this one");
+  data_ = data::make_reversal_data(config_.data_config());
+  Generator init(config_.seed);
+  model_ = std::make_unique<nn::Seq2SeqTransformer>(config_.model_options(), init);
+  optimizer_ = make_optimizer(config_, model_->named_parameters());
+  schedule_ = {.kind = optim::parse_schedule_kind(config_.schedule),
+               .base_lr = config_.lr,
+               .step_size = steps_per_epoch() * 10,
+               .gamma = 0.5,
+               .warmup_steps = config_.warmup_steps,
+               .total_steps = steps_per_epoch() * config_.epochs};
+}
+
+std::int64_t Trainer::steps_per_epoch() const {
+  return (config_.train_size + config_.batch_size - 1) / config_.batch_size;
+}
+
+EpochMetrics Trainer::run_epoch(const StepCallback& on_step) {
+  const auto start = std::chrono::steady_clock::now();
+  const data::ReversalConfig dcfg = config_.data_config();
+  const std::int64_t epoch = epochs_done() + 1;
+  const auto batches = data::batch_rows(data::epoch_order(data_.train.size(), config_.seed, epoch), config_.batch_size);
+  model_->train();
+  double loss_sum = 0;
+  std::int64_t hits = 0, tokens = 0, done = 0;
+  for (const auto& rows : batches) {
+    const data::Batch b = data::gather_batch(data_.train, rows, dcfg.variable_length());
+    optimizer_->set_lr(schedule_.lr_at(global_step_));
+    optimizer_->zero_grad();
+    Tensor logits = model_->forward(b.src, b.dec_in, b.src_mask);       // [B, T, V]
+    Tensor loss = cross_entropy(logits, b.target, /*ignore_index=*/data::kPad);
+    loss.backward();
+    if (config_.clip_grad > 0) optim::clip_grad_norm(model_->parameters(), config_.clip_grad);
+    optimizer_->step();
+    ++global_step_;
+    const double l = loss.item();
+    loss_sum += l;
+    const auto [h, n] = token_hits(logits.detach(), b.target);
+    hits += h, tokens += n;
+    if (on_step) on_step(++done, static_cast<std::int64_t>(batches.size()), l);
+  }
+  EpochMetrics m;
+  m.epoch = epoch;
+  m.loss = loss_sum / static_cast<double>(batches.size());
+  m.train_token_acc = tokens ? static_cast<double>(hits) / tokens : 0.0;
+  m.lr = optimizer_->lr();
+  model_->eval();
+  const Accuracy acc = greedy_accuracy(*model_, data_.test, dcfg);
+  m.test_seq_acc = acc.sequence;
+  m.test_token_acc = acc.token;
+  m.epoch_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  history_.push_back(m);
+  return m;
+}
+
+void Trainer::save(const std::string& path) const {
+  std::map<std::string, Tensor> tensors;
+  for (const auto& [name, t] : model_->state_dict()) tensors["model." + name] = t;
+  for (const auto& [name, t] : optimizer_->state_dict()) tensors["optim." + name] = t;
+  const auto rng = model_->dropout_generator().state();
+  std::map<std::string, std::string> meta = {
+      {"format", kFormat},
+      {"config", config_.to_json()},
+      {"epoch", std::to_string(epochs_done())},
+      {"global_step", std::to_string(global_step_)},
+      {"dropout_rng", nlohmann::json(std::vector<std::uint64_t>(rng.begin(), rng.end())).dump()},
+      {"history", history_json(history_).dump()}};
+  write_safetensors(path, tensors, meta);
+}
+
+TrainConfig read_checkpoint_config(const std::string& path) {
+  const SafetensorsFile f = read_safetensors(path);
+  auto format = f.metadata.find("format");
+  if (format == f.metadata.end() || format->second != kFormat)
+    throw std::runtime_error("checkpoint " + path + ": not a cppgrad-reverse checkpoint (metadata 'format' is missing or "
+                             "not " + kFormat + ")");
+  auto config = f.metadata.find("config");
+  if (config == f.metadata.end()) throw std::runtime_error("checkpoint " + path + ": metadata has no 'config'");
+  try {
+    return TrainConfig::from_json(config->second);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("checkpoint " + path + ": " + e.what());
+  }
+}
+
+void Trainer::load(const std::string& path) {
+  const TrainConfig saved = read_checkpoint_config(path);
+  const auto differ = config_.mismatched_for_resume(saved);
+  if (!differ.empty()) {
+    std::string keys;
+    for (const auto& k : differ) keys += (keys.empty() ? "" : ", ") + k;
+    throw std::runtime_error("checkpoint " + path + " was trained with another configuration (" + keys +
+                             " differ); resume with the same flags or start a new run");
+  }
+  const SafetensorsFile f = read_safetensors(path);
+  nn::StateDict model_state, optim_state;
+  for (const auto& [name, t] : f.tensors) {
+    if (name.rfind("model.", 0) == 0) model_state[name.substr(6)] = t;
+    else if (name.rfind("optim.", 0) == 0) optim_state[name.substr(6)] = t;
+    else throw std::runtime_error("checkpoint " + path + ": unexpected tensor '" + name + "'");
+  }
+  try {
+    const auto& meta = f.metadata;
+    for (const char* key : {"epoch", "global_step", "dropout_rng", "history"})
+      if (!meta.count(key)) throw std::invalid_argument(std::string("metadata has no '") + key + "'");
+    const auto rng = nlohmann::json::parse(meta.at("dropout_rng")).get<std::vector<std::uint64_t>>();
+    if (rng.size() != 4) throw std::invalid_argument("dropout_rng must hold 4 words");
+    std::vector<EpochMetrics> history;
+    for (const auto& e : nlohmann::json::parse(meta.at("history")))
+      history.push_back({e.at("epoch").get<std::int64_t>(), e.at("loss").get<double>(),
+                         e.at("train_token_acc").get<double>(), e.at("test_seq_acc").get<double>(),
+                         e.at("test_token_acc").get<double>(), e.at("lr").get<double>(), e.at("epoch_s").get<double>()});
+    const std::int64_t epoch = std::stoll(meta.at("epoch"));
+    if (epoch != static_cast<std::int64_t>(history.size()))
+      throw std::invalid_argument(fmt::format("epoch {} but a history of {} epochs", epoch, history.size()));
+    // Everything is checked before anything is changed, so a refused file leaves this trainer as it was.
+    // The model's entries are validated on a scratch copy, the optimizer's load is all-or-nothing, and only
+    // then is the model itself overwritten (which can no longer fail).
+    Generator scratch_init(0);
+    nn::Seq2SeqTransformer probe(config_.model_options(), scratch_init);
+    probe.load_state_dict(model_state);
+    optimizer_->load_state_dict(optim_state);
+    model_->load_state_dict(model_state);
+    model_->dropout_generator().set_state({rng[0], rng[1], rng[2], rng[3]});
+    global_step_ = std::stoll(meta.at("global_step"));
+    history_ = std::move(history);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("checkpoint " + path + ": " + e.what());
+  }
+}
+
+}  // namespace cppgrad::reverse

@@ -1,0 +1,62 @@
+#pragma once
+// The reversal training run: data, model, optimizer, schedule, and the epoch loop. Everything an epoch
+// depends on is either derived from the config or saved in the checkpoint, so a resumed run replays exactly.
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "optim/optimizer.h"
+#include "optim/schedule.h"
+#include "reverse/config.h"
+#include "reverse/greedy.h"
+
+namespace cppgrad::reverse {
+
+struct EpochMetrics {
+  std::int64_t epoch = 0;
+  double loss = 0;             // mean training loss over the epoch's batches
+  double train_token_acc = 0;  // teacher-forced, on the training batches
+  double test_seq_acc = 0;     // greedy, from the source alone
+  double test_token_acc = 0;
+  double lr = 0;               // at the epoch's last step
+  double epoch_s = 0;          // wall time of the epoch, evaluation included
+};
+
+class Trainer {
+ public:
+  explicit Trainer(const TrainConfig& config);
+
+  // Called after every training step: (steps done this epoch, steps per epoch, this batch's loss).
+  using StepCallback = std::function<void(std::int64_t, std::int64_t, double)>;
+  // Trains one epoch, evaluates greedily on the test set, appends to history() and returns the metrics.
+  EpochMetrics run_epoch(const StepCallback& on_step = nullptr);
+
+  const TrainConfig& config() const { return config_; }
+  const data::ReversalData& data() const { return data_; }
+  nn::Seq2SeqTransformer& model() { return *model_; }
+  optim::Optimizer& optimizer() { return *optimizer_; }
+  std::int64_t epochs_done() const { return static_cast<std::int64_t>(history_.size()); }
+  std::int64_t global_step() const { return global_step_; }
+  std::int64_t steps_per_epoch() const;
+  const std::vector<EpochMetrics>& history() const { return history_; }
+
+  // Checkpoints: model, optimizer state, epoch, step, dropout RNG state, metrics history and the config.
+  // Written atomically. Loading refuses a file of another configuration, naming the keys that differ, and any
+  // truncated, corrupt or incomplete file, naming the problem.
+  void save(const std::string& path) const;
+  void load(const std::string& path);
+
+ private:
+  TrainConfig config_;
+  data::ReversalData data_;
+  std::unique_ptr<nn::Seq2SeqTransformer> model_;
+  std::unique_ptr<optim::Optimizer> optimizer_;
+  optim::Schedule schedule_;
+  std::int64_t global_step_ = 0;
+  std::vector<EpochMetrics> history_;
+};
+
+// Reads just the config stored in a checkpoint (to resume with it); throws std::runtime_error naming the file.
+TrainConfig read_checkpoint_config(const std::string& path);
+
+}  // namespace cppgrad::reverse

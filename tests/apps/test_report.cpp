@@ -1,0 +1,301 @@
+// The presentation helpers of cppgrad-reverse: SVG documents that are well formed enough to open (one
+// polyline per curve, escaped text, a "no data" page for empty input), the terminal heatmap's shape and
+// shades, the sparkline blocks, and the atomic file write.
+#include "reverse/report.h"
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "test_util.h"
+
+namespace cppgrad::reverse {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+std::size_t count(const std::string& s, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t pos = s.find(what); pos != std::string::npos; pos = s.find(what, pos + what.size())) ++n;
+  return n;
+}
+
+std::vector<std::string> lines_of(const std::string& s) {
+  std::vector<std::string> lines;
+  std::istringstream in(s);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// Starts with "<svg", ends with "</svg>" (and an optional newline), and every '<' opens a tag: no raw
+// text-level '<' or '&' slipped through unescaped.
+void expect_svg_document(const std::string& svg) {
+  EXPECT_EQ(svg.rfind("<svg", 0), 0u) << svg.substr(0, 80);
+  const std::string tail = svg.substr(svg.size() >= 8 ? svg.size() - 8 : 0);
+  EXPECT_TRUE(tail.ends_with("</svg>\n") || tail.ends_with("</svg>")) << tail;
+  EXPECT_EQ(count(svg, "<svg"), 1u);
+  EXPECT_EQ(count(svg, "<text"), count(svg, "</text>"));
+  EXPECT_EQ(count(svg, "<g"), count(svg, "</g>") + count(svg, "<g/>"));
+  for (std::size_t i = 0; i < svg.size(); ++i) {
+    if (svg[i] == '<') {
+      ASSERT_LT(i + 1, svg.size());
+      const char c = svg[i + 1];
+      EXPECT_TRUE(std::isalpha(static_cast<unsigned char>(c)) || c == '/') << "raw '<' at " << i;
+    } else if (svg[i] == '&') {
+      const std::size_t semi = svg.find(';', i);
+      ASSERT_NE(semi, std::string::npos);
+      const std::string entity = svg.substr(i, semi - i + 1);
+      EXPECT_TRUE(entity == "&amp;" || entity == "&lt;" || entity == "&gt;" || entity == "&quot;" || entity == "&apos;")
+          << "raw '&' at " << i << ": " << entity;
+    }
+  }
+}
+
+std::vector<EpochPoint> run_of(int epochs) {
+  std::vector<EpochPoint> pts;
+  for (int e = 1; e <= epochs; ++e) {
+    const double t = e / static_cast<double>(epochs);
+    pts.push_back({e, 2.5 * std::exp(-4.0 * t), 0.3 + 0.7 * t, t * t, 0.2 + 0.8 * t});
+  }
+  return pts;
+}
+
+// ---------------------------------------------------------------- training curves
+
+TEST(Report, TrainingCurvesHaveOnePolylinePerCurveAndAnEscapedTitle) {
+  const std::string svg = training_curves_svg(run_of(30), "reverse <len 8> & \"friends\"");
+  expect_svg_document(svg);
+  EXPECT_EQ(count(svg, "<polyline"), 4u);  // loss + three accuracies
+  EXPECT_THAT(svg, HasSubstr("reverse &lt;len 8&gt; &amp; &quot;friends&quot;"));
+  EXPECT_THAT(svg, Not(HasSubstr("<len 8>")));
+  EXPECT_THAT(svg, HasSubstr("epoch"));
+  EXPECT_THAT(svg, HasSubstr("train token acc"));
+  EXPECT_THAT(svg, HasSubstr("test seq acc"));
+  EXPECT_THAT(svg, HasSubstr("test token acc"));
+}
+
+TEST(Report, TrainingCurvesUseALogScaleOnlyWhenTheLossSpansADecade) {
+  auto pts = run_of(10);  // loss 2.5 e^{-4t}: from 1.68 to 0.046, more than a decade
+  EXPECT_THAT(training_curves_svg(pts, "t"), HasSubstr("log scale"));
+  for (auto& p : pts) p.loss = 1.0 + 0.1 * static_cast<double>(p.epoch);
+  EXPECT_THAT(training_curves_svg(pts, "t"), Not(HasSubstr("log scale")));
+}
+
+TEST(Report, TrainingCurvesOfNoEpochsSayNoData) {
+  const std::string svg = training_curves_svg({}, "<&>");
+  expect_svg_document(svg);
+  EXPECT_THAT(svg, HasSubstr("no data"));
+  EXPECT_THAT(svg, HasSubstr("&lt;&amp;&gt;"));
+  EXPECT_EQ(count(svg, "<polyline"), 0u);
+}
+
+TEST(Report, TrainingCurvesOfOneEpochDrawDots) {
+  const std::string svg = training_curves_svg(run_of(1), "one");
+  expect_svg_document(svg);
+  EXPECT_EQ(count(svg, "<polyline"), 4u);
+  EXPECT_EQ(count(svg, "<circle"), 4u);
+  EXPECT_THAT(svg, Not(HasSubstr("nan")));
+  EXPECT_THAT(svg, Not(HasSubstr("inf")));
+}
+
+TEST(Report, TrainingCurvesSurviveANonFiniteLoss) {
+  auto pts = run_of(5);
+  pts[2].loss = std::nan("");
+  pts[3].loss = std::numeric_limits<double>::infinity();
+  const std::string svg = training_curves_svg(pts, "diverged");
+  expect_svg_document(svg);
+  EXPECT_EQ(count(svg, "<polyline"), 4u);
+  EXPECT_THAT(svg, Not(HasSubstr("points=\"nan")));
+}
+
+// ---------------------------------------------------------------- loss curves
+
+TEST(Report, LossCurvesHaveOnePolylinePerCurveAndALegend) {
+  std::vector<Curve> curves;
+  for (int c = 0; c < 3; ++c) {
+    Curve curve{fmt::format("lr=1e-{} <d{}>", c + 2, c), {}};
+    for (int e = 1; e <= 12; ++e) curve.values.push_back(3.0 / (e * (c + 1)));
+    curves.push_back(curve);
+  }
+  const std::string svg = loss_curves_svg(curves, "sweep <&>");
+  expect_svg_document(svg);
+  EXPECT_EQ(count(svg, "<polyline"), 3u);
+  EXPECT_THAT(svg, HasSubstr("sweep &lt;&amp;&gt;"));
+  EXPECT_THAT(svg, HasSubstr("lr=1e-2 &lt;d0&gt;"));
+  EXPECT_THAT(svg, HasSubstr("lr=1e-4 &lt;d2&gt;"));
+}
+
+TEST(Report, LossCurvesOfNothingSayNoData) {
+  EXPECT_THAT(loss_curves_svg({}, "empty"), HasSubstr("no data"));
+  const std::string svg = loss_curves_svg({{"a", {}}, {"b", {}}}, "empty curves");
+  expect_svg_document(svg);
+  EXPECT_THAT(svg, HasSubstr("no data"));
+}
+
+TEST(Report, LossCurvesOfOnePointEach) {
+  const std::string svg = loss_curves_svg({{"a", {0.5}}, {"b", {0.7}}}, "one epoch");
+  expect_svg_document(svg);
+  EXPECT_EQ(count(svg, "<polyline"), 2u);
+  EXPECT_THAT(svg, Not(HasSubstr("nan")));
+}
+
+// ---------------------------------------------------------------- attention maps
+
+TEST(Report, AttentionMapsHaveOneCellPerWeightWithItsValue) {
+  std::vector<AttentionPanel> panels;
+  for (int h = 0; h < 5; ++h) {
+    AttentionPanel p{fmt::format("decoder.0.cross_attn head {}", h), {}};
+    for (int i = 0; i < 3; ++i) {
+      p.weights.emplace_back(4, 0.0);
+      p.weights.back()[(i + h) % 4] = 1.0;
+    }
+    panels.push_back(p);
+  }
+  const std::string svg = attention_maps_svg(panels, {"<a", "b&", "c"}, {"w", "x", "y", "z"}, "maps <&>");
+  expect_svg_document(svg);
+  EXPECT_EQ(count(svg, "<title>"), 5u * 3u * 4u);  // one hover value per cell
+  EXPECT_THAT(svg, HasSubstr("maps &lt;&amp;&gt;"));
+  EXPECT_THAT(svg, HasSubstr("&lt;a"));
+  EXPECT_THAT(svg, HasSubstr("b&amp;"));
+  EXPECT_THAT(svg, HasSubstr("decoder.0.cross_attn head 4"));
+  EXPECT_THAT(svg, HasSubstr("fill=\"#ffffff\""));  // weight 0 is white
+  EXPECT_THAT(svg, HasSubstr("fill=\"#08306b\""));  // weight 1 is dark blue
+  EXPECT_THAT(svg, HasSubstr("1.000"));
+}
+
+TEST(Report, AttentionMapsOfNothingSayNoData) {
+  expect_svg_document(attention_maps_svg({}, {}, {}, "none"));
+  EXPECT_THAT(attention_maps_svg({}, {}, {}, "none"), HasSubstr("no data"));
+  EXPECT_THAT(attention_maps_svg({{"empty", {}}}, {}, {}, "none"), HasSubstr("no data"));
+}
+
+TEST(Report, AttentionMapsLabelMissingTokensByIndex) {
+  const std::string svg = attention_maps_svg({{"p", {{0.25, 0.75}}}}, {}, {}, "");
+  expect_svg_document(svg);
+  EXPECT_EQ(count(svg, "<title>"), 2u);
+  EXPECT_THAT(svg, HasSubstr("0.750"));
+}
+
+// ---------------------------------------------------------------- terminal heatmap
+
+TEST(Report, TerminalHeatmapHasAHeaderAndOneLinePerRow) {
+  const std::vector<std::vector<double>> w = {{0.0, 1.0, 0.5}, {0.25, 0.0, 0.75}};
+  const std::string text = terminal_heatmap(w, {"a", "long"}, {"x", "y", "z"}, false);
+  ASSERT_FALSE(text.empty());
+  EXPECT_EQ(text.back(), '\n');
+  const auto lines = lines_of(text);
+  ASSERT_EQ(lines.size(), 3u);  // header + 2 rows
+  // Labels right-aligned to the longest one, then a space and two characters per cell.
+  EXPECT_EQ(lines[0], "     x y z");
+  EXPECT_EQ(lines[1], "   a   @@++");  // 0 -> ' ', 1 -> '@', 0.5 -> '+'
+  EXPECT_EQ(lines[2], "long ::  ##");  // 0.25 -> ':', 0.75 -> '#'
+}
+
+TEST(Report, TerminalHeatmapShadesClampToTheRange) {
+  const std::string text = terminal_heatmap({{-3.0, 0.0, 0.05, 0.95, 1.0, 7.0}}, {"q"}, {}, false);
+  const auto lines = lines_of(text);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[1], "q       @@@@@@");
+}
+
+TEST(Report, TerminalHeatmapColourResetsEveryLine) {
+  const std::string text = terminal_heatmap({{0.0, 1.0}, {1.0, 0.0}}, {"a", "b"}, {"x", "y"}, true);
+  const auto lines = lines_of(text);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(text.back(), '\n');
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    EXPECT_THAT(lines[i], HasSubstr("\x1b[48;5;"));
+    EXPECT_TRUE(lines[i].ends_with("\x1b[0m")) << i;
+    EXPECT_THAT(lines[i], HasSubstr("@@"));
+  }
+  EXPECT_THAT(lines[0], Not(HasSubstr("\x1b[")));
+}
+
+TEST(Report, TerminalHeatmapOfNoRowsIsJustTheHeader) {
+  const auto lines = lines_of(terminal_heatmap({}, {}, {"x"}, false));
+  EXPECT_EQ(lines.size(), 1u);
+}
+
+// ---------------------------------------------------------------- sparkline
+
+TEST(Report, SparklineMapsTheRangeOntoTheEightBlocks) {
+  EXPECT_EQ(sparkline({0, 1, 2, 3, 4, 5, 6, 7}), "▁▂▃▄▅▆▇█");
+  EXPECT_EQ(sparkline({7, 0}), "█▁");
+  EXPECT_EQ(sparkline({}), "");
+  EXPECT_EQ(sparkline({2.5, 2.5, 2.5}), "▄▄▄");
+}
+
+// ---------------------------------------------------------------- files
+
+// A fresh directory under the system temp dir, removed at the end of the test.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::temp_directory_path() /
+           fmt::format("cppgrad_report_{}_{}", static_cast<long>(::getpid()),
+                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+TEST(Report, WriteTextFileRoundTripsAndLeavesNoTempFile) {
+  TempDir dir;
+  const std::string path = (dir.path / "curves.svg").string();
+  const std::string text = training_curves_svg(run_of(4), "round trip");
+  write_text_file(path, text);
+  write_text_file(path, text);  // overwriting works too
+  std::ifstream in(path, std::ios::binary);
+  const std::string back((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(back, text);
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir.path)) names.push_back(entry.path().filename().string());
+  EXPECT_EQ(names, std::vector<std::string>{"curves.svg"});
+}
+
+TEST(Report, WriteTextFileIntoAMissingDirectoryThrowsNamingThePath) {
+  TempDir dir;
+  const std::string path = (dir.path / "no" / "such" / "dir" / "out.svg").string();
+  EXPECT_THROW_MSG(write_text_file(path, "x"), std::runtime_error, "cannot write " + path + ": ");
+  EXPECT_FALSE(fs::exists(dir.path / "no"));
+}
+
+TEST(Report, WriteTextFileOntoADirectoryFailsAndRemovesTheTempFile) {
+  TempDir dir;
+  fs::create_directories(dir.path / "taken");
+  const std::string path = (dir.path / "taken").string();
+  EXPECT_THROW_MSG(write_text_file(path, "x"), std::runtime_error, "cannot write " + path);
+  std::size_t entries = 0;
+  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir.path)) ++entries;
+  EXPECT_EQ(entries, 1u);  // only the directory itself: the temp file was removed
+}
+
+// ---------------------------------------------------------------- progress bar
+
+TEST(Report, ProgressBarPrintsNothingWhenNotATerminal) {
+  std::FILE* f = std::tmpfile();
+  ASSERT_NE(f, nullptr);
+  EXPECT_FALSE(ProgressBar::is_terminal(f));
+  ProgressBar bar(f, "epoch  1/3", 10);
+  for (int i = 1; i <= 10; ++i) bar.update(i, 0.5, 100.0);
+  bar.finish();
+  EXPECT_EQ(std::ftell(f), 0L);
+  std::fclose(f);
+  EXPECT_FALSE(ProgressBar::is_terminal(nullptr));
+}
+
+}  // namespace
+}  // namespace cppgrad::reverse

@@ -1,0 +1,210 @@
+// cppgrad-reverse on the command line: bad input exits 2 with one clear line, metrics have their schema,
+// checkpoints round-trip, and a run killed with SIGKILL and resumed ends exactly where an unbroken run ends.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "core/safetensors.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+struct CliResult {
+  int status = -1;  // exit status, or 128 + signal
+  std::string out, err;
+};
+
+// Runs cppgrad-reverse with args (no shell), capturing stdout and stderr through files.
+CliResult run(const std::vector<std::string>& args, const fs::path& dir) {
+  const fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
+  std::string cmd = std::string("'") + CPPGRAD_REVERSE_BIN + "'";
+  for (const auto& a : args) cmd += " '" + a + "'";
+  cmd += " >'" + out.string() + "' 2>'" + err.string() + "'";
+  const int raw = std::system(cmd.c_str());
+  CliResult r;
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+  auto slurp = [](const fs::path& p) {
+    std::ifstream f(p);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+  };
+  r.out = slurp(out), r.err = slurp(err);
+  return r;
+}
+
+class ReverseCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("cppgrad_cli_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  CliResult cli(const std::vector<std::string>& args) { return run(args, dir_); }
+
+  // A tiny configuration that trains in well under a second per epoch.
+  static std::vector<std::string> tiny(std::vector<std::string> extra) {
+    std::vector<std::string> a = {"train", "--vocab", "6", "--seq-len", "4", "--train-size", "256", "--test-size", "32",
+                                  "--d-model", "16", "--heads", "2", "--encoder-layers", "1", "--decoder-layers", "1",
+                                  "--d-ff", "16", "--batch-size", "32", "--lr", "0.01", "--threads", "1"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  }
+
+  fs::path dir_;
+};
+
+void expect_usage_error(const CliResult& r, const std::string& message) {
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr(message));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line, not a stack trace:\n" << r.err;
+}
+
+TEST_F(ReverseCli, BadFlagsAndValuesExitTwoWithOneLine) {
+  expect_usage_error(cli({"train", "--no-such-flag"}), "no-such-flag");
+  expect_usage_error(cli({"train", "--epochs", "lots"}), "lots");
+  expect_usage_error(cli({"train", "--d-model", "30", "--heads", "4"}), "--heads 4 does not divide --d-model 30");
+  expect_usage_error(cli({"train", "--seq-len", "60"}), "the position table has 50");
+  expect_usage_error(cli({"train", "--vocab", "2"}), "vocab must be at least 3");
+  expect_usage_error(cli({"train", "--epochs", "-3"}), "--epochs must be positive");
+  expect_usage_error(cli({"train", "--vocab", "3", "--seq-len", "3", "--test-size", "20"}),
+                     "only 8 distinct sequences exist");
+  expect_usage_error(cli({"frobnicate"}), "unknown command 'frobnicate'");
+}
+
+TEST_F(ReverseCli, MissingOrCorruptFilesExitTwo) {
+  expect_usage_error(cli({"eval", "--checkpoint", path("nope.safetensors")}), "nope.safetensors");
+  expect_usage_error(cli({"train", "--resume", path("nope.safetensors")}), "nope.safetensors");
+  std::ofstream(path("junk.safetensors")) << "this is not a checkpoint";
+  expect_usage_error(cli({"predict", "--checkpoint", path("junk.safetensors"), "1", "2"}), "junk.safetensors");
+}
+
+TEST_F(ReverseCli, MetricsHaveTheirSchemaAndTheModelLearns) {
+  const CliResult r = cli(tiny({"--epochs", "8", "--metrics-out", path("m.jsonl"), "--plot", path("p.svg")}));
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::ifstream f(path("m.jsonl"));
+  std::vector<nlohmann::json> lines;
+  for (std::string line; std::getline(f, line);) lines.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(lines.size(), 9u);
+  for (std::size_t i = 0; i < 8; ++i) {
+    for (const char* key : {"epoch", "loss", "train_token_acc", "test_seq_acc", "test_token_acc", "lr", "epoch_s"})
+      EXPECT_TRUE(lines[i].contains(key)) << key;
+    EXPECT_EQ(lines[i]["epoch"], i + 1);
+    for (const char* key : {"train_token_acc", "test_seq_acc", "test_token_acc"}) {
+      EXPECT_GE(lines[i][key].get<double>(), 0.0);
+      EXPECT_LE(lines[i][key].get<double>(), 1.0);
+    }
+  }
+  const auto& final = lines.back();
+  EXPECT_EQ(final["event"], "final");
+  for (const char* key : {"test_seq_acc", "test_token_acc", "train_wall_s", "epochs", "params"})
+    EXPECT_TRUE(final.contains(key)) << key;
+  EXPECT_EQ(final["epochs"], 8);
+  EXPECT_GE(final["test_seq_acc"].get<double>(), 0.9) << "greedy accuracy of the tiny run";
+  EXPECT_TRUE(fs::file_size(path("p.svg")) > 100);
+}
+
+TEST_F(ReverseCli, CheckpointEvalAndPredict) {
+  ASSERT_EQ(cli(tiny({"--epochs", "8", "--save", path("c.safetensors")})).status, 0);
+  const CliResult e = cli({"eval", "--checkpoint", path("c.safetensors"), "--seed", "3"});
+  ASSERT_EQ(e.status, 0) << e.err;
+  EXPECT_THAT(e.out, HasSubstr("greedy accuracy on 32 fresh test sequences"));
+  const CliResult p = cli({"predict", "--checkpoint", path("c.safetensors"), "--attention-svg", path("a.svg"), "1", "3", "5", "2"});
+  ASSERT_EQ(p.status, 0) << p.err;
+  EXPECT_THAT(p.out, HasSubstr("[1, 3, 5, 2] -> "));
+  EXPECT_THAT(p.out, HasSubstr("cross_attn"));
+  EXPECT_TRUE(fs::exists(path("a.svg")));
+  expect_usage_error(cli({"predict", "--checkpoint", path("c.safetensors"), "1", "3", "9", "2"}),
+                     "token 9 is outside this model's vocabulary 1..5");
+  expect_usage_error(cli({"predict", "--checkpoint", path("c.safetensors"), "1", "3"}), "sequences of length 4, got 2");
+}
+
+TEST_F(ReverseCli, RefusedCheckpointsOverwriteNothing) {
+  ASSERT_EQ(cli(tiny({"--epochs", "1", "--save", path("c.safetensors")})).status, 0);
+  const auto before = fs::last_write_time(path("c.safetensors"));
+  const auto size = fs::file_size(path("c.safetensors"));
+  // Another configuration.
+  expect_usage_error(cli(tiny({"--epochs", "2", "--d-model", "32", "--resume", path("c.safetensors"), "--save",
+                               path("c.safetensors")})),
+                     "another configuration (d_model differ)");
+  // Truncated.
+  fs::copy_file(path("c.safetensors"), path("t.safetensors"));
+  fs::resize_file(path("t.safetensors"), size / 2);
+  expect_usage_error(cli(tiny({"--epochs", "2", "--resume", path("t.safetensors"), "--save", path("c.safetensors")})),
+                     "t.safetensors");
+  EXPECT_EQ(fs::last_write_time(path("c.safetensors")), before);
+  EXPECT_EQ(fs::file_size(path("c.safetensors")), size);
+}
+
+// Model tensors and the per-epoch metrics that do not depend on timing.
+struct Outcome {
+  std::map<std::string, std::vector<double>> weights;
+  std::vector<std::string> metrics;
+};
+
+Outcome outcome(const std::string& checkpoint, const std::string& metrics) {
+  Outcome o;
+  for (const auto& [name, t] : cppgrad::read_safetensors(checkpoint).tensors) o.weights[name] = t.to_double_vector();
+  std::ifstream f(metrics);
+  for (std::string line; std::getline(f, line);) {
+    auto j = nlohmann::json::parse(line);
+    j.erase("epoch_s");
+    j.erase("train_wall_s");
+    o.metrics.push_back(j.dump());
+  }
+  return o;
+}
+
+TEST_F(ReverseCli, KilledAndResumedRunEndsExactlyLikeAnUnbrokenOne) {
+  const std::vector<std::string> flags = {"--epochs", "5", "--dropout", "0.1"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = flags;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return tiny(a);
+  };
+  ASSERT_EQ(cli(with({"--save", path("a.safetensors"), "--metrics-out", path("a.jsonl")})).status, 0);
+
+  // Start the same run, SIGKILL it as soon as its first checkpoint exists (mid-training), then resume.
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::vector<std::string> args = with({"--save", path("b.safetensors"), "--metrics-out", path("b.jsonl")});
+    std::vector<char*> argv = {const_cast<char*>(CPPGRAD_REVERSE_BIN)};
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    freopen("/dev/null", "w", stdout);
+    execv(CPPGRAD_REVERSE_BIN, argv.data());
+    _exit(127);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!fs::exists(path("b.safetensors")) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  kill(child, SIGKILL);
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(fs::exists(path("b.safetensors")));
+  const CliResult resumed = cli(with({"--resume", path("b.safetensors"), "--save", path("b.safetensors"), "--metrics-out",
+                                path("b.jsonl")}));
+  ASSERT_EQ(resumed.status, 0) << resumed.err;
+
+  const Outcome a = outcome(path("a.safetensors"), path("a.jsonl")), b = outcome(path("b.safetensors"), path("b.jsonl"));
+  EXPECT_EQ(a.metrics, b.metrics);
+  ASSERT_EQ(a.weights.size(), b.weights.size());
+  for (const auto& [name, w] : a.weights) EXPECT_EQ(w, b.weights.at(name)) << name;
+}
+
+}  // namespace
