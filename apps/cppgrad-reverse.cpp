@@ -22,6 +22,7 @@
 #include "reverse/metrics.h"
 #include "reverse/report.h"
 #include "reverse/trainer.h"
+#include "reverse/tutorial.h"
 
 using namespace cppgrad;
 using namespace cppgrad::reverse;
@@ -54,6 +55,8 @@ void add_config_flags(cxxopts::Options& o, bool sweep = false) {
       ("d-ff", "feed-forward width", cxxopts::value<std::int64_t>()->default_value(std::to_string(d.d_ff)))
       ("positions", "rows of the learned position tables", cxxopts::value<std::int64_t>()->default_value(std::to_string(d.positions)))
       ("dropout", "dropout probability", cxxopts::value<double>()->default_value("0"))
+      ("arch", "transformer (the honest model) | tutorial (the seed tutorial's model, fed the target)",
+       cxxopts::value<std::string>()->default_value(d.arch))
       ("attention", sweep ? "comma-separated cross-attention kinds to compare (scaled_dot,additive,multiplicative)"
                           : "cross-attention: scaled_dot | additive | multiplicative",
        cxxopts::value<std::string>()->default_value(d.attention));
@@ -83,7 +86,7 @@ void apply_config_flags(const cxxopts::ParseResult& r, TrainConfig& c, bool only
   set("positions", c.positions), set("dropout", c.dropout), set("attention", c.attention), set("epochs", c.epochs);
   set("batch-size", c.batch_size), set("lr", c.lr), set("optimizer", c.optimizer), set("weight-decay", c.weight_decay);
   set("schedule", c.schedule), set("warmup-steps", c.warmup_steps), set("clip-grad", c.clip_grad), set("seed", c.seed);
-  set("threads", c.threads);
+  set("threads", c.threads), set("arch", c.arch);
 }
 
 cxxopts::ParseResult parse(cxxopts::Options& o, int argc, char** argv) {
@@ -108,6 +111,39 @@ void set_threads(std::int64_t threads) {
 std::string percent(double f) { return fmt::format("{:.1f}%", 100 * f); }
 
 // ------------------------------------------------------------------------------------------- train
+// --arch tutorial: the seed tutorial's model, reported the tutorial's way and honestly, side by side.
+int train_tutorial(const TrainConfig& config, const std::string& metrics_out, const std::string& plot, bool quiet) {
+  TutorialTrainer trainer(config);
+  if (!quiet) {
+    fmt::print("cppgrad-reverse --arch tutorial: the seed tutorial's model as written (decoder without self-attention,\n"
+               "trained with the TARGET ITSELF as the decoder input). Two accuracies per epoch: the tutorial's (the\n"
+               "target is given again at test time) and the honest greedy one (the decoder starts from nothing).\n");
+    std::cout << nn::summary(trainer.model(), "tutorial");
+  }
+  TutorialEpoch last;
+  for (std::int64_t epoch = 1; epoch <= config.epochs; ++epoch) {
+    ProgressBar bar(stdout, fmt::format("epoch {:>3}/{}", epoch, config.epochs), trainer.steps_per_epoch());
+    const auto t0 = std::chrono::steady_clock::now();
+    last = trainer.run_epoch([&](std::int64_t done, std::int64_t, double loss) {
+      if (!quiet) bar.update(done, loss, done / std::max(1e-9, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()));
+    });
+    bar.finish();
+    if (!quiet)
+      fmt::print("epoch {:>3}/{}  loss {:.4f}  tutorial's test seq acc {:>6}  honest greedy test seq acc {:>6} (tok {:>6})  {:.2f}s\n",
+                 epoch, config.epochs, last.metrics.loss, percent(last.tutorial_test_seq_acc),
+                 percent(last.metrics.test_seq_acc), percent(last.metrics.test_token_acc), last.metrics.epoch_s);
+    if (!metrics_out.empty()) write_text_file(metrics_out, metrics_jsonl(trainer.history(), nullptr));
+    if (!plot.empty()) write_text_file(plot, training_curves_svg(curve_points(trainer.history()), "seed tutorial model (honest accuracy)"));
+  }
+  const FinalSummary final = summarize(trainer.history(), trainer.model().num_parameters());
+  if (!metrics_out.empty()) write_text_file(metrics_out, metrics_jsonl(trainer.history(), &final));
+  fmt::print("tutorial's way (target given to the decoder): test sequence accuracy {}\n", percent(last.tutorial_test_seq_acc));
+  fmt::print("honest (greedy, target never given):          test sequence accuracy {} (tokens {})\n",
+             percent(last.metrics.test_seq_acc), percent(last.metrics.test_token_acc));
+  fmt::print("The gap is the leak: trained on its own answer, the model learned to copy its input, not to reverse.\n");
+  return 0;
+}
+
 int cmd_train(int argc, char** argv) {
   cxxopts::Options o("cppgrad-reverse train", "Train the reversal transformer; accuracy is greedy decoding from BOS.");
   add_config_flags(o);
@@ -137,6 +173,10 @@ int cmd_train(int argc, char** argv) {
   const std::string save = r.count("save") ? r["save"].as<std::string>() : "";
   const std::string metrics_out = r.count("metrics-out") ? r["metrics-out"].as<std::string>() : "";
   const std::string plot = r.count("plot") ? r["plot"].as<std::string>() : "";
+  if (config.arch == "tutorial") {
+    if (!save.empty() || r.count("resume")) throw UsageError("--save and --resume are not available with --arch tutorial");
+    return train_tutorial(config, metrics_out, plot, quiet);
+  }
 
   Trainer trainer(config);
   if (r.count("resume")) trainer.load(r["resume"].as<std::string>());

@@ -150,6 +150,25 @@ TEST_F(ReverseCli, RefusedCheckpointsOverwriteNothing) {
   EXPECT_EQ(fs::file_size(path("c.safetensors")), size);
 }
 
+TEST_F(ReverseCli, TutorialArchitectureCopiesInsteadOfReversing) {
+  // Trained with the target as its own decoder input, the tutorial's model scores high when given the target
+  // again and near zero when it is not.
+  const CliResult r = cli({"train", "--arch", "tutorial", "--vocab", "6", "--seq-len", "4", "--train-size", "512",
+                           "--test-size", "64", "--d-model", "16", "--heads", "2", "--epochs", "6", "--lr", "0.01",
+                           "--threads", "1", "--metrics-out", path("t.jsonl")});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string needle = "tutorial's way (target given to the decoder): test sequence accuracy ";
+  const auto tutorial = r.out.find(needle);
+  ASSERT_NE(tutorial, std::string::npos) << r.out;
+  const double tutorial_acc = std::stod(r.out.substr(tutorial + needle.size(), 6));
+  EXPECT_GE(tutorial_acc, 90.0);
+  std::ifstream f(path("t.jsonl"));
+  std::string line, last;
+  while (std::getline(f, line)) last = line;
+  EXPECT_LE(nlohmann::json::parse(last)["test_seq_acc"].get<double>(), 0.1) << "the honest accuracy";
+  expect_usage_error(cli({"train", "--arch", "tutorial", "--save", path("x.safetensors")}), "not available with --arch tutorial");
+}
+
 // Model tensors and the per-epoch metrics that do not depend on timing.
 struct Outcome {
   std::map<std::string, std::vector<double>> weights;
