@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cxxopts.hpp>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -106,6 +107,17 @@ cxxopts::ParseResult parse(cxxopts::Options& o, int argc, char** argv) {
 
 void set_threads(std::int64_t threads) {
   if (threads > 0) omp_set_num_threads(static_cast<int>(threads));
+}
+
+// The whole string as an integer, or nothing.
+std::optional<std::int64_t> parse_int(const std::string& s) {
+  std::size_t used = 0;
+  try {
+    const std::int64_t v = std::stoll(s, &used);
+    if (used == s.size()) return v;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
 }
 
 std::string percent(double f) { return fmt::format("{:.1f}%", 100 * f); }
@@ -300,15 +312,9 @@ int cmd_predict(int argc, char** argv) {
   if (!r.count("checkpoint")) throw UsageError("predict needs --checkpoint PATH and the tokens, e.g. 1 3 5 7 9");
   std::vector<std::int64_t> tokens;
   for (const std::string& s : r.unmatched()) {
-    std::size_t used = 0;
-    std::int64_t v = 0;
-    try {
-      v = std::stoll(s, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != s.size()) throw UsageError("predict: '" + s + "' is not a token (an integer) or a known flag");
-    tokens.push_back(v);
+    const auto v = parse_int(s);
+    if (!v) throw UsageError("predict: '" + s + "' is not a token (an integer) or a known flag");
+    tokens.push_back(*v);
   }
   if (tokens.empty()) throw UsageError("predict needs the tokens to reverse, e.g. predict --checkpoint m.safetensors 1 3 5 7 9");
   Trainer trainer = load_trainer(r["checkpoint"].as<std::string>(), 0);
@@ -387,17 +393,11 @@ int cmd_sweep(int argc, char** argv) {
   std::vector<TrainConfig> runs;
   const auto kinds = split_list(r["attention"].as<std::string>());
   for (const auto& h : split_list(r["heads"].as<std::string>())) {
-    std::size_t used = 0;
-    std::int64_t heads = 0;
-    try {
-      heads = std::stoll(h, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != h.size()) throw UsageError("--heads: '" + h + "' is not a number");
+    const auto heads = parse_int(h);
+    if (!heads) throw UsageError("--heads: '" + h + "' is not a number");
     for (const auto& a : kinds) {
       TrainConfig c = base;
-      c.heads = heads;
+      c.heads = *heads;
       c.attention = a;
       runs.push_back(c);
     }

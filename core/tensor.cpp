@@ -90,12 +90,17 @@ Tensor Tensor::arange(std::int64_t start, std::int64_t end, DType dtype) {
   return t;
 }
 
+// A fresh tensor of `shape` for `count` values, or the error naming both.
+static Tensor empty_for_values(std::size_t count, const Shape& shape, DType dtype) {
+  if (static_cast<std::int64_t>(count) != numel_of(shape))
+    throw std::invalid_argument("from_vector: " + std::to_string(count) + " values do not fill shape " + shape_str(shape));
+  return Tensor::empty(shape, dtype);
+}
+
+// (std::vector<bool> has no data(), so elements are copied one by one for every T alike.)
 template <typename T>
 Tensor Tensor::from_vector(const std::vector<T>& values, const Shape& shape) {
-  if (static_cast<std::int64_t>(values.size()) != numel_of(shape))
-    throw std::invalid_argument("from_vector: " + std::to_string(values.size()) + " values do not fill shape " +
-                                shape_str(shape));
-  Tensor t = empty(shape, dtype_of<T>());
+  Tensor t = empty_for_values(values.size(), shape, dtype_of<T>());
   T* p = t.data<T>();
   for (std::size_t i = 0; i < values.size(); ++i) p[i] = values[i];
   return t;
@@ -103,22 +108,10 @@ Tensor Tensor::from_vector(const std::vector<T>& values, const Shape& shape) {
 template Tensor Tensor::from_vector<float>(const std::vector<float>&, const Shape&);
 template Tensor Tensor::from_vector<double>(const std::vector<double>&, const Shape&);
 template Tensor Tensor::from_vector<std::int64_t>(const std::vector<std::int64_t>&, const Shape&);
-template <>
-Tensor Tensor::from_vector<bool>(const std::vector<bool>& values, const Shape& shape) {
-  if (static_cast<std::int64_t>(values.size()) != numel_of(shape))
-    throw std::invalid_argument("from_vector: " + std::to_string(values.size()) + " values do not fill shape " +
-                                shape_str(shape));
-  Tensor t = empty(shape, DType::Bool);
-  bool* p = t.data<bool>();
-  for (std::size_t i = 0; i < values.size(); ++i) p[i] = values[i];
-  return t;
-}
+template Tensor Tensor::from_vector<bool>(const std::vector<bool>&, const Shape&);
 
 Tensor Tensor::from_vector(const std::vector<double>& values, const Shape& shape, DType dtype) {
-  if (static_cast<std::int64_t>(values.size()) != numel_of(shape))
-    throw std::invalid_argument("from_vector: " + std::to_string(values.size()) + " values do not fill shape " +
-                                shape_str(shape));
-  Tensor t = empty(shape, dtype);
+  Tensor t = empty_for_values(values.size(), shape, dtype);
   dispatch_all(dtype, [&](auto tag) {
     using T = decltype(tag);
     T* p = t.data<T>();

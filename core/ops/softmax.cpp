@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <type_traits>
 
 #include "core/ops.h"
 
@@ -39,97 +40,94 @@ T row_max(const T* x, std::int64_t n) {
   return m;
 }
 
+// row(in_row, out_row, n) for every row of a contiguous [outer, n] tensor, into a fresh [outer, n] tensor.
+// Rows are independent, so threads split them when there are enough.
+template <typename Row>
+Tensor map_rows(const Tensor& in, std::int64_t outer, std::int64_t n, const char* op, Row row) {
+  Tensor out = Tensor::empty({outer, n}, in.dtype());
+  dispatch_floating(in.dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    const T* pin = in.data<T>();
+    T* pout = out.data<T>();
+#pragma omp parallel for if (outer * n > (1 << 15))
+    for (std::int64_t i = 0; i < outer; ++i) row(pin + i * n, pout + i * n, n);
+  });
+  return out;
+}
+
+// The backward of a row-wise op whose rule reads its own output y ([outer, n]): brings g into row layout,
+// applies row(y_row, g_row, dx_row, n) per row, and returns dx in the layout of the op's input `like`.
+template <typename Row>
+Tensor rows_backward(const Tensor& g, const Tensor& y, const Tensor& like, std::int64_t d, const char* op, Row row) {
+  const std::int64_t outer = y.shape()[0], n = y.shape()[1];
+  Rows gr = as_rows(g, d, op);
+  Tensor gx = Tensor::empty({outer, n}, g.dtype());
+  dispatch_floating(g.dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    const T* py = y.data<T>();
+    const T* pg = gr.data.data<T>();
+    T* po = gx.data<T>();
+    for (std::int64_t i = 0; i < outer; ++i) row(py + i * n, pg + i * n, po + i * n, n);
+  });
+  return from_rows(gx, like, d);
+}
+
 }  // namespace
 
 // y_j = e^(x_j - m) / sum_k e^(x_k - m);  dx = y * (g - sum_k g_k y_k)
 Tensor softmax(const Tensor& x, std::int64_t dim) {
   Rows r = as_rows(x, dim, "softmax");
-  Tensor y = Tensor::empty({r.outer, r.n}, x.dtype());
-  dispatch_floating(x.dtype(), "softmax", [&](auto tag) {
-    using T = decltype(tag);
-    const T* in = r.data.data<T>();
-    T* out = y.data<T>();
-#pragma omp parallel for if (r.outer * r.n > (1 << 15))
-    for (std::int64_t i = 0; i < r.outer; ++i) {
-      const T* xi = in + i * r.n;
-      T* yi = out + i * r.n;
-      const T m = row_max(xi, r.n);
-      if (m == -std::numeric_limits<T>::infinity()) {  // every entry masked: no distribution, all zeros
-        for (std::int64_t j = 0; j < r.n; ++j) yi[j] = 0;
-        continue;
-      }
-      T total = 0;
-      for (std::int64_t j = 0; j < r.n; ++j) total += (yi[j] = std::exp(xi[j] - m));
-      const T inv = T(1) / total;
-      for (std::int64_t j = 0; j < r.n; ++j) yi[j] *= inv;
+  Tensor y = map_rows(r.data, r.outer, r.n, "softmax", [](const auto* xi, auto* yi, std::int64_t n) {
+    using T = std::remove_cvref_t<decltype(*xi)>;
+    const T m = row_max(xi, n);
+    if (m == -std::numeric_limits<T>::infinity()) {  // every entry masked: no distribution, all zeros
+      for (std::int64_t j = 0; j < n; ++j) yi[j] = 0;
+      return;
     }
+    T total = 0;
+    for (std::int64_t j = 0; j < n; ++j) total += (yi[j] = std::exp(xi[j] - m));
+    const T inv = T(1) / total;
+    for (std::int64_t j = 0; j < n; ++j) yi[j] *= inv;
   });
-  Tensor out = from_rows(y, x, r.dim);
-  const std::int64_t d = r.dim, outer = r.outer, n = r.n;
-  return record_op(out, "softmax", {x}, [y, d, outer, n, like = x.detach()](const Tensor& g) {
-    Rows gr = as_rows(g, d, "softmax backward");
-    Tensor gx = Tensor::empty({outer, n}, g.dtype());
-    dispatch_floating(g.dtype(), "softmax backward", [&](auto tag) {
-      using T = decltype(tag);
-      const T* py = y.data<T>();
-      const T* pg = gr.data.data<T>();
-      T* po = gx.data<T>();
-      for (std::int64_t i = 0; i < outer; ++i) {
-        const T *yi = py + i * n, *gi = pg + i * n;
-        T dot = 0;
-        for (std::int64_t j = 0; j < n; ++j) dot += gi[j] * yi[j];
-        for (std::int64_t j = 0; j < n; ++j) po[i * n + j] = yi[j] * (gi[j] - dot);
-      }
-    });
-    return std::vector<Tensor>{from_rows(gx, like, d)};
+  const std::int64_t d = r.dim;
+  return record_op(from_rows(y, x, d), "softmax", {x}, [y, d, like = x.detach()](const Tensor& g) {
+    return std::vector<Tensor>{rows_backward(g, y, like, d, "softmax backward",
+                                             [](const auto* yi, const auto* gi, auto* dxi, std::int64_t n) {
+                                               std::remove_cvref_t<decltype(*yi)> dot = 0;
+                                               for (std::int64_t j = 0; j < n; ++j) dot += gi[j] * yi[j];
+                                               for (std::int64_t j = 0; j < n; ++j) dxi[j] = yi[j] * (gi[j] - dot);
+                                             })};
   });
 }
 
 // y_j = x_j - m - log sum_k e^(x_k - m);  dx = g - softmax(x) * sum_k g_k
 Tensor log_softmax(const Tensor& x, std::int64_t dim) {
   Rows r = as_rows(x, dim, "log_softmax");
-  Tensor y = Tensor::empty({r.outer, r.n}, x.dtype());
-  dispatch_floating(x.dtype(), "log_softmax", [&](auto tag) {
-    using T = decltype(tag);
-    const T* in = r.data.data<T>();
-    T* out = y.data<T>();
-#pragma omp parallel for if (r.outer * r.n > (1 << 15))
-    for (std::int64_t i = 0; i < r.outer; ++i) {
-      const T* xi = in + i * r.n;
-      T* yi = out + i * r.n;
-      const T m = row_max(xi, r.n);
-      if (m == -std::numeric_limits<T>::infinity()) {  // every entry masked: log 0 everywhere
-        for (std::int64_t j = 0; j < r.n; ++j) yi[j] = m;
-        continue;
-      }
-      T total = 0;
-      for (std::int64_t j = 0; j < r.n; ++j) total += std::exp(xi[j] - m);
-      const T lse = m + std::log(total);
-      for (std::int64_t j = 0; j < r.n; ++j) yi[j] = xi[j] - lse;
+  Tensor y = map_rows(r.data, r.outer, r.n, "log_softmax", [](const auto* xi, auto* yi, std::int64_t n) {
+    using T = std::remove_cvref_t<decltype(*xi)>;
+    const T m = row_max(xi, n);
+    if (m == -std::numeric_limits<T>::infinity()) {  // every entry masked: log 0 everywhere
+      for (std::int64_t j = 0; j < n; ++j) yi[j] = m;
+      return;
     }
+    T total = 0;
+    for (std::int64_t j = 0; j < n; ++j) total += std::exp(xi[j] - m);
+    const T lse = m + std::log(total);
+    for (std::int64_t j = 0; j < n; ++j) yi[j] = xi[j] - lse;
   });
-  Tensor out = from_rows(y, x, r.dim);
-  const std::int64_t d = r.dim, outer = r.outer, n = r.n;
-  return record_op(out, "log_softmax", {x}, [y, d, outer, n, like = x.detach()](const Tensor& g) {
-    Rows gr = as_rows(g, d, "log_softmax backward");
-    Tensor gx = Tensor::empty({outer, n}, g.dtype());
-    dispatch_floating(g.dtype(), "log_softmax backward", [&](auto tag) {
-      using T = decltype(tag);
-      const T* py = y.data<T>();
-      const T* pg = gr.data.data<T>();
-      T* po = gx.data<T>();
-      for (std::int64_t i = 0; i < outer; ++i) {
-        const T *yi = py + i * n, *gi = pg + i * n;
-        if (n > 0 && yi[0] == -std::numeric_limits<T>::infinity() && row_max(yi, n) == yi[0]) {
-          for (std::int64_t j = 0; j < n; ++j) po[i * n + j] = 0;  // fully masked row: constant, no gradient
-          continue;
-        }
-        T total = 0;
-        for (std::int64_t j = 0; j < n; ++j) total += gi[j];
-        for (std::int64_t j = 0; j < n; ++j) po[i * n + j] = gi[j] - std::exp(yi[j]) * total;
-      }
-    });
-    return std::vector<Tensor>{from_rows(gx, like, d)};
+  const std::int64_t d = r.dim;
+  return record_op(from_rows(y, x, d), "log_softmax", {x}, [y, d, like = x.detach()](const Tensor& g) {
+    return std::vector<Tensor>{rows_backward(g, y, like, d, "log_softmax backward",
+                                             [](const auto* yi, const auto* gi, auto* dxi, std::int64_t n) {
+                                               using T = std::remove_cvref_t<decltype(*yi)>;
+                                               if (n > 0 && row_max(yi, n) == -std::numeric_limits<T>::infinity()) {
+                                                 for (std::int64_t j = 0; j < n; ++j) dxi[j] = 0;  // fully masked: no gradient
+                                                 return;
+                                               }
+                                               T total = 0;
+                                               for (std::int64_t j = 0; j < n; ++j) total += gi[j];
+                                               for (std::int64_t j = 0; j < n; ++j) dxi[j] = gi[j] - std::exp(yi[j]) * total;
+                                             })};
   });
 }
 

@@ -1,0 +1,89 @@
+// softmax and layer_norm, forward only and forward+backward, at the reversal transformer's shapes and at a
+// larger one. Wall-clock time (UseRealTime) throughout, as the row loops use OpenMP above 32k elements.
+// items_per_second counts input elements. This file also holds the benchmark main; bench_matmul.cpp has matmul.
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+
+#include "core/generator.h"
+#include "core/ops.h"
+#include "core/tensor.h"
+
+namespace {
+
+using cppgrad::Generator;
+using cppgrad::Shape;
+using cppgrad::Tensor;
+
+const Shape kAttention = {64, 4, 8, 8};  // (B, H, L, L) attention scores, softmax over the last dim
+const Shape kWide = {512, 1000};         // (N, C) a classifier-sized row
+
+// x: (..) -> softmax over the last dim. Forward only: x needs no grad, so no graph is recorded.
+void BM_Softmax(benchmark::State& state, Shape shape) {
+  Generator gen(0);
+  const Tensor x = Tensor::randn(shape, gen);
+  for (auto _ : state) {
+    Tensor y = cppgrad::softmax(x, -1);
+    benchmark::DoNotOptimize(y.data<float>());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * x.numel());
+}
+BENCHMARK_CAPTURE(BM_Softmax, 64x4x8x8, kAttention)->UseRealTime();
+BENCHMARK_CAPTURE(BM_Softmax, 512x1000, kWide)->UseRealTime();
+
+// Forward, then backward from a random upstream gradient into the leaf x (its grad dropped each iteration).
+void BM_SoftmaxFwdBwd(benchmark::State& state, Shape shape) {
+  Generator gen(0);
+  Tensor x = Tensor::randn(shape, gen);
+  x.set_requires_grad(true);
+  const Tensor upstream = Tensor::randn(shape, gen);
+  for (auto _ : state) {
+    x.zero_grad();
+    Tensor y = cppgrad::softmax(x, -1);
+    y.backward(upstream);
+    benchmark::DoNotOptimize(x.grad().data<float>());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * x.numel());
+}
+BENCHMARK_CAPTURE(BM_SoftmaxFwdBwd, 64x4x8x8, kAttention)->UseRealTime();
+BENCHMARK_CAPTURE(BM_SoftmaxFwdBwd, 512x1000, kWide)->UseRealTime();
+
+// x: (N, D)  weight, bias: (D) -> (N, D). Forward only: nothing needs grad, so no graph is recorded.
+void BM_LayerNorm(benchmark::State& state, std::int64_t N, std::int64_t D) {
+  Generator gen(0);
+  const Tensor x = Tensor::randn({N, D}, gen), w = Tensor::randn({D}, gen), b = Tensor::randn({D}, gen);
+  for (auto _ : state) {
+    Tensor y = cppgrad::layer_norm(x, w, b);
+    benchmark::DoNotOptimize(y.data<float>());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * x.numel());
+}
+BENCHMARK_CAPTURE(BM_LayerNorm, 512x32, 512, 32)->UseRealTime();
+BENCHMARK_CAPTURE(BM_LayerNorm, 4096x256, 4096, 256)->UseRealTime();
+
+// Forward, then backward from a random upstream gradient into x, weight and bias (grads dropped each iteration).
+void BM_LayerNormFwdBwd(benchmark::State& state, std::int64_t N, std::int64_t D) {
+  Generator gen(0);
+  Tensor x = Tensor::randn({N, D}, gen), w = Tensor::randn({D}, gen), b = Tensor::randn({D}, gen);
+  for (Tensor* t : {&x, &w, &b}) t->set_requires_grad(true);
+  const Tensor upstream = Tensor::randn({N, D}, gen);
+  for (auto _ : state) {
+    for (const Tensor* t : {&x, &w, &b}) t->zero_grad();
+    Tensor y = cppgrad::layer_norm(x, w, b);
+    y.backward(upstream);
+    benchmark::DoNotOptimize(x.grad().data<float>());
+    benchmark::DoNotOptimize(w.grad().data<float>());
+    benchmark::DoNotOptimize(b.grad().data<float>());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * x.numel());
+}
+BENCHMARK_CAPTURE(BM_LayerNormFwdBwd, 512x32, 512, 32)->UseRealTime();
+BENCHMARK_CAPTURE(BM_LayerNormFwdBwd, 4096x256, 4096, 256)->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();
