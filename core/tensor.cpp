@@ -54,7 +54,8 @@ bool Tensor::is_contiguous() const {
 }
 
 // ------------------------------------------------------------------------------------------- factories
-Tensor Tensor::empty(const Shape& shape, DType dtype) {
+namespace {
+Tensor allocate(const Shape& shape, DType dtype, bool zero) {
   for (auto d : shape)
     if (d < 0) throw std::invalid_argument("empty: negative size in shape " + shape_str(shape));
   std::size_t nbytes = 0;
@@ -62,14 +63,17 @@ Tensor Tensor::empty(const Shape& shape, DType dtype) {
       nbytes > (std::size_t{1} << 48))
     throw std::length_error("empty: shape " + shape_str(shape) + " of " + dtype_name(dtype) + " is too large to allocate");
   auto impl = std::make_shared<TensorImpl>();
-  impl->storage = std::make_shared<Storage>(nbytes);
+  impl->storage = std::make_shared<Storage>(nbytes, zero);
   impl->shape = shape;
   impl->strides = contiguous_strides(shape);
   impl->dtype = dtype;
   return Tensor(std::move(impl));
 }
 
-Tensor Tensor::zeros(const Shape& shape, DType dtype) { return empty(shape, dtype); }
+}  // namespace
+
+Tensor Tensor::empty(const Shape& shape, DType dtype) { return allocate(shape, dtype, /*zero=*/false); }
+Tensor Tensor::zeros(const Shape& shape, DType dtype) { return allocate(shape, dtype, /*zero=*/true); }
 Tensor Tensor::ones(const Shape& shape, DType dtype) { return full(shape, 1.0, dtype); }
 
 Tensor Tensor::full(const Shape& shape, double value, DType dtype) {

@@ -35,7 +35,8 @@ class Tensor {
   explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
 
   // --- factories (no hidden RNG: random ones take an explicit Generator) ---
-  static Tensor empty(const Shape& shape, DType dtype = DType::Float32);  // zero-filled
+  // Uninitialised memory: for results an op writes completely. Use zeros() when any element may stay unwritten.
+  static Tensor empty(const Shape& shape, DType dtype = DType::Float32);
   static Tensor zeros(const Shape& shape, DType dtype = DType::Float32);
   static Tensor ones(const Shape& shape, DType dtype = DType::Float32);
   static Tensor full(const Shape& shape, double value, DType dtype = DType::Float32);

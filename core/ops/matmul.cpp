@@ -67,7 +67,10 @@ Tensor batched_matmul_forward(const Tensor& a, const Tensor& b) {
                                  b_off[i] = off[1] + j * in[1];
                                }
                              });
-    if (K == 0) return;  // out is already zeros
+    if (K == 0) {  // empty sums
+      out.fill_(0.0);
+      return;
+    }
     kernels::batched_gemm<T>(batch, M, N, K, A.matrix, a_off.data(), B.matrix, b_off.data(), out.data<T>());
   });
   return out;
@@ -90,6 +93,14 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   if (a.dim() == 1 && b.dim() == 1) return matmul(a.unsqueeze(0), b.unsqueeze(1)).reshape({});
   if (a.dim() == 1) return matmul(a.unsqueeze(0), b).squeeze(-2);
   if (b.dim() == 1) return matmul(a, b.unsqueeze(-1)).squeeze(-1);
+  // A batch of rows times one matrix (every Linear layer): fold the batch into M, so forward is one GEMM and
+  // backward's d(b) = a^T @ g is one GEMM over all rows instead of a batch of products summed afterwards.
+  // a: (..B, M, K) -> (B*M, K)  @ b: (K, N) -> (B*M, N) -> (..B, M, N)
+  if (b.dim() == 2 && a.dim() > 2) {
+    Shape out_shape(a.shape().begin(), a.shape().end() - 1);
+    out_shape.push_back(b.shape()[1]);
+    return matmul(a.reshape({-1, ka}), b).view(out_shape);
+  }
 
   // out = a @ b;  da = g @ b^T summed to a's shape (broadcast batch dims), db = a^T @ g likewise
   Tensor out = batched_matmul_forward(a, b);

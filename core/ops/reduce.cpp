@@ -54,10 +54,52 @@ std::vector<std::int64_t> inverse_permutation(const std::vector<std::int64_t>& p
   return inv;
 }
 
+
+// True when `dims` are exactly the leading dims 0..k-1 of x (0 < k < rank): a sum over rows, leaving columns.
+bool reduces_leading_dims(const Tensor& x, const std::vector<std::int64_t>& dims) {
+  if (dims.empty() || static_cast<std::int64_t>(dims.size()) >= x.dim()) return false;
+  std::vector<bool> seen(x.dim(), false);
+  for (auto d : dims) {
+    const std::int64_t nd = normalize_dim(d, x.dim(), "sum");
+    if (seen[nd]) return false;
+    seen[nd] = true;
+  }
+  for (std::size_t i = 0; i < dims.size(); ++i)
+    if (!seen[i]) return false;
+  return true;
+}
+
+// x viewed as contiguous [rows, cols] -> out[j] = sum_i x[i, j]. Row by row, so the inner loop runs over
+// contiguous columns and vectorises, and no transposed copy is made (bias and position gradients).
+template <typename T>
+void column_sums(const T* x, std::int64_t rows, std::int64_t cols, T* out) {
+  std::fill(out, out + cols, T(0));
+  for (std::int64_t i = 0; i < rows; ++i) {
+    const T* row = x + i * cols;
+    for (std::int64_t j = 0; j < cols; ++j) out[j] += row[j];
+  }
+}
+
 }  // namespace
 
 // out = sum over dims of x;  dx = g broadcast back over the reduced dims
 Tensor sum(const Tensor& x, const std::vector<std::int64_t>& dims, bool keepdim) {
+  if (x.is_contiguous() && reduces_leading_dims(x, dims)) {
+    Shape keep = x.shape(), out_shape;
+    std::int64_t rows = 1;
+    for (std::size_t i = 0; i < dims.size(); ++i) rows *= x.shape()[i], keep[i] = 1;
+    for (std::int64_t i = 0; i < x.dim(); ++i)
+      if (i >= static_cast<std::int64_t>(dims.size()) || keepdim) out_shape.push_back(keep[i]);
+    Tensor out = Tensor::empty(out_shape, x.dtype());
+    dispatch_floating(x.dtype(), "sum", [&](auto tag) {
+      using T = decltype(tag);
+      column_sums(x.data<T>(), rows, x.numel() / std::max<std::int64_t>(rows, 1), out.data<T>());
+    });
+    const Shape in_shape = x.shape();
+    return record_op(out, "sum", {x}, [keep, in_shape](const Tensor& g) {
+      return std::vector<Tensor>{g.reshape(keep).expand(in_shape)};
+    });
+  }
   ReducePlan p = plan_reduce(x, dims, keepdim, "sum");
   Tensor out = Tensor::empty(p.out_shape, x.dtype());
   dispatch_floating(x.dtype(), "sum", [&](auto tag) {
