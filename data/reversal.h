@@ -31,7 +31,9 @@ struct ReversalConfig {
   std::int64_t eos() const { return vocab + 1; }  // used only with variable lengths
   std::int64_t target_len() const { return max_len + (variable_length() ? 1 : 0); }
   std::int64_t decoder_vocab() const { return vocab + (variable_length() ? 2 : 1); }  // + BOS (+ EOS)
-  std::int64_t output_vocab() const { return vocab + (variable_length() ? 1 : 0); }   // (+ EOS)
+  // Logits cover every id a target can hold: up to EOS = vocab+1 with variable lengths (BOS's logit is then
+  // simply never a target), up to vocab-1 otherwise.
+  std::int64_t output_vocab() const { return variable_length() ? eos() + 1 : vocab; }
   // Throws std::invalid_argument with a one-line reason when the configuration cannot work.
   void validate() const;
   // How many distinct sequences the configuration can produce (saturating at INT64_MAX).

@@ -118,6 +118,22 @@ TEST_F(ReverseCli, MetricsHaveTheirSchemaAndTheModelLearns) {
   EXPECT_TRUE(fs::file_size(path("p.svg")) > 100);
 }
 
+TEST_F(ReverseCli, VariableLengthsLearnToStop) {
+  // Lengths 2..5: targets end in EOS, sources are padded and masked; greedy decoding must stop where it should.
+  const CliResult r = cli({"train", "--vocab", "6", "--min-len", "2", "--max-len", "5", "--train-size", "1024",
+                           "--test-size", "64", "--d-model", "32", "--heads", "2", "--encoder-layers", "1",
+                           "--decoder-layers", "1", "--d-ff", "32", "--batch-size", "32", "--lr", "0.005", "--epochs",
+                           "12", "--threads", "1", "--metrics-out", path("v.jsonl"), "--save", path("v.safetensors")});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::ifstream f(path("v.jsonl"));
+  std::string line, last;
+  while (std::getline(f, line)) last = line;
+  EXPECT_GE(nlohmann::json::parse(last)["test_seq_acc"].get<double>(), 0.9);
+  const CliResult p = cli({"predict", "--checkpoint", path("v.safetensors"), "4", "1", "3"});
+  ASSERT_EQ(p.status, 0) << p.err;
+  EXPECT_THAT(p.out, HasSubstr("[4, 1, 3] -> [3, 1, 4]"));
+}
+
 TEST_F(ReverseCli, CheckpointEvalAndPredict) {
   ASSERT_EQ(cli(tiny({"--epochs", "8", "--save", path("c.safetensors")})).status, 0);
   const CliResult e = cli({"eval", "--checkpoint", path("c.safetensors"), "--seed", "3"});

@@ -50,7 +50,7 @@ TEST(ReversalData, VariableLengthsArePaddedAndEndWithEos) {
   const auto d = data::make_reversal_data(c);
   EXPECT_EQ(c.eos(), 7);
   EXPECT_EQ(c.decoder_vocab(), 8);
-  EXPECT_EQ(c.output_vocab(), 7);
+  EXPECT_EQ(c.output_vocab(), 8);  // ids 0..7: EOS = 7 must be a class
   ASSERT_EQ(d.train.target.shape(), (Shape{100, 6}));
   std::set<std::size_t> lengths;
   for (std::int64_t i = 0; i < 100; ++i) {
