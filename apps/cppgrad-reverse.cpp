@@ -351,13 +351,19 @@ int cmd_predict(int argc, char** argv) {
   std::cout << terminal_heatmap(grid, rows, cols, !r.count("no-color") && ProgressBar::is_terminal(stdout));
 
   if (r.count("attention-svg")) {
+    std::vector<std::string> decoder_inputs = {"BOS"};
+    for (std::size_t t = 0; t + 1 < rows.size(); ++t) decoder_inputs.push_back(rows[t]);
     std::vector<AttentionPanel> panels;
     for (const auto& m : maps) {
       const Tensor w = m.weights.select(0, 0);  // [H, Lq, Lk] or [Lq, Lk]
       const std::int64_t H = w.dim() == 3 ? w.shape()[0] : 1;
       for (std::int64_t h = 0; h < H; ++h) {
         const Tensor wh = w.dim() == 3 ? w.select(0, h) : w;
-        AttentionPanel p{fmt::format("{} head {}", m.name, h), {}};
+        // Queries and keys of each kind of map: the source attends to itself, the output to its own inputs
+        // (BOS, then what it has produced), and to the source.
+        const bool encoder = m.name.rfind("encoder", 0) == 0, cross = m.name.find("cross") != std::string::npos;
+        AttentionPanel p{fmt::format("{} head {}", m.name, h), {}, encoder ? cols : rows,
+                         encoder || cross ? cols : decoder_inputs};
         for (std::int64_t i = 0; i < wh.shape()[0]; ++i) {
           p.weights.emplace_back();
           for (std::int64_t j = 0; j < wh.shape()[1]; ++j) p.weights.back().push_back(wh.at({i, j}));

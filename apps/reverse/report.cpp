@@ -559,10 +559,17 @@ std::string attention_maps_svg(const std::vector<AttentionPanel>& panels, const 
   const double fs = std::clamp(std::floor(cell * 0.7), 7.0, 12.0);  // tick label font size (monospace)
   constexpr double title_fs = 12, title_h = 20, gap_x = 28, gap_y = 24, margin = 20, header = 48;
 
-  double row_w = 0, col_h = 0;
-  for (std::size_t i = 0; i < max_q; ++i) row_w = std::max(row_w, mono_width(label_at(row_labels, i), fs));
-  double col_chars_w = 0;
-  for (std::size_t j = 0; j < max_k; ++j) col_chars_w = std::max(col_chars_w, mono_width(label_at(col_labels, j), fs));
+  auto rows_of = [&](const AttentionPanel& p) -> const std::vector<std::string>& {
+    return p.row_labels.empty() ? row_labels : p.row_labels;
+  };
+  auto cols_of = [&](const AttentionPanel& p) -> const std::vector<std::string>& {
+    return p.col_labels.empty() ? col_labels : p.col_labels;
+  };
+  double row_w = 0, col_h = 0, col_chars_w = 0;
+  for (const AttentionPanel& p : panels) {
+    for (std::size_t i = 0; i < max_q; ++i) row_w = std::max(row_w, mono_width(label_at(rows_of(p), i), fs));
+    for (std::size_t j = 0; j < max_k; ++j) col_chars_w = std::max(col_chars_w, mono_width(label_at(cols_of(p), j), fs));
+  }
   const bool vertical_cols = col_chars_w > cell - 2;  // labels wider than a cell are written upward
   col_h = vertical_cols ? col_chars_w + 6 : fs + 4;
   row_w += 6;
@@ -591,6 +598,8 @@ std::string attention_maps_svg(const std::vector<AttentionPanel>& panels, const 
 
   for (std::size_t n = 0; n < panels.size(); ++n) {
     const AttentionPanel& p = panels[n];
+    const std::vector<std::string>& rl = rows_of(p);
+    const std::vector<std::string>& cl = cols_of(p);
     const double ox = margin + slot_w * static_cast<double>(n % per_row);
     const double oy = header + slot_h * static_cast<double>(n / per_row);
     const double mx = ox + row_w, my = oy + title_h + col_h;  // the map's top-left corner
@@ -603,7 +612,7 @@ std::string attention_maps_svg(const std::vector<AttentionPanel>& panels, const 
     s += fmt::format("<g font-family=\"DejaVu Sans Mono, monospace\" font-size=\"{:g}\" fill=\"#333\">\n", fs);
     for (std::size_t j = 0; j < lk; ++j) {
       const double cx = mx + (static_cast<double>(j) + 0.5) * cell;
-      const std::string text = xml_escape(label_at(col_labels, j));
+      const std::string text = xml_escape(label_at(cl, j));
       if (vertical_cols)
         s += fmt::format("<text transform=\"translate({:.1f},{:.1f}) rotate(-90)\" text-anchor=\"start\">{}</text>\n",
                          cx + fs * 0.35, my - 4, text);
@@ -612,7 +621,7 @@ std::string attention_maps_svg(const std::vector<AttentionPanel>& panels, const 
     }
     for (std::size_t i = 0; i < lq; ++i)
       s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", mx - 4,
-                       my + (static_cast<double>(i) + 0.5) * cell + fs * 0.35, xml_escape(label_at(row_labels, i)));
+                       my + (static_cast<double>(i) + 0.5) * cell + fs * 0.35, xml_escape(label_at(rl, i)));
     s += "</g>\n";
     // The cells, each with its value on hover.
     s += "<g shape-rendering=\"crispEdges\">\n";
@@ -623,7 +632,7 @@ std::string attention_maps_svg(const std::vector<AttentionPanel>& panels, const 
             "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:g}\" height=\"{:g}\" fill=\"{}\"><title>{} → {}: {:.3f}</title>"
             "</rect>\n",
             mx + static_cast<double>(j) * cell, my + static_cast<double>(i) * cell, cell, cell, heat_colour(v),
-            xml_escape(label_at(row_labels, i)), xml_escape(label_at(col_labels, j)), v);
+            xml_escape(label_at(rl, i)), xml_escape(label_at(cl, j)), v);
       }
     s += "</g>\n";
     s += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:g}\" height=\"{:g}\" fill=\"none\" stroke=\"#666\"/>\n", mx,

@@ -53,6 +53,9 @@ std::string loss_curves_svg(const std::vector<Curve>& curves, const std::string&
 struct AttentionPanel {
   std::string title;                       // "decoder.1.cross_attn head 2"
   std::vector<std::vector<double>> weights;  // [Lq][Lk]
+  // This panel's own labels (self-attention maps label both axes differently from cross-attention ones);
+  // empty: the labels passed to attention_maps_svg.
+  std::vector<std::string> row_labels = {}, col_labels = {};
 };
 std::string attention_maps_svg(const std::vector<AttentionPanel>& panels, const std::vector<std::string>& row_labels,
                                const std::vector<std::string>& col_labels, const std::string& title);

@@ -166,6 +166,22 @@ TEST_F(ReverseCli, RefusedCheckpointsOverwriteNothing) {
   EXPECT_EQ(fs::file_size(path("c.safetensors")), size);
 }
 
+TEST_F(ReverseCli, SweepTrainsEveryCombinationAndPlotsTheirLosses) {
+  const CliResult r = cli({"sweep", "--heads", "1,2", "--attention", "scaled_dot,multiplicative", "--vocab", "6",
+                           "--seq-len", "4", "--train-size", "256", "--test-size", "32", "--d-model", "16", "--epochs",
+                           "2", "--threads", "1", "--plot", path("s.svg")});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("epochs→99%"));
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1 + 4 + 1) << r.out;  // header, 4 runs, "wrote"
+  std::ifstream f(path("s.svg"));
+  const std::string svg((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::size_t polylines = 0;
+  for (auto at = svg.find("<polyline"); at != std::string::npos; at = svg.find("<polyline", at + 1)) ++polylines;
+  EXPECT_EQ(polylines, 4u);
+  expect_usage_error(cli({"sweep", "--heads", "1,x"}), "--heads: 'x' is not a number");
+  expect_usage_error(cli({"sweep", "--heads", "3", "--d-model", "32"}), "does not divide");
+}
+
 TEST_F(ReverseCli, TutorialArchitectureCopiesInsteadOfReversing) {
   // Trained with the target as its own decoder input, the tutorial's model scores high when given the target
   // again and near zero when it is not.
