@@ -334,7 +334,14 @@ int cmd_predict(int argc, char** argv) {
   const std::vector<std::int64_t> want(tokens.rbegin(), tokens.rend());
   fmt::print("{} -> {}  {}\n", tokens_str(tokens), tokens_str(got), got == want ? "(correct)" : "(expected " + tokens_str(want) + ")");
 
-  // The decoder's last call saw every output position: its cross-attention maps are [1, H, T, S].
+  // One full forward over the decoded sequence fills every layer's attention maps for every position
+  // (incremental decoding only saw one position per call): cross-attention [1, H, T, S].
+  {
+    NoGradGuard no_grad;
+    Tensor dec_in = Tensor::full({1, pred.shape()[1]}, static_cast<double>(dcfg.bos()), DType::Int64);
+    dec_in.slice(1, 1, pred.shape()[1]).copy_(pred.slice(1, 0, pred.shape()[1] - 1));
+    trainer.model().forward(b.src, dec_in, b.src_mask);
+  }
   std::vector<std::string> cols, rows;
   for (std::int64_t i = 0; i < dcfg.max_len; ++i)
     cols.push_back(i < L ? std::to_string(tokens[i]) : "_");

@@ -41,12 +41,23 @@ AttentionResult MultiHeadAttention::attend(const Tensor& query, const Tensor& ke
     throw std::invalid_argument("MultiHeadAttention: expected query [B, Lq, D] and key = value [B, Lk, D], got query " +
                                 shape_str(query.shape()) + ", key " + shape_str(key.shape()) + ", value " +
                                 shape_str(value.shape()));
+  return attend_projected(query, project_key_values(key, value), mask);
+}
+
+MultiHeadAttention::KeyValues MultiHeadAttention::project_key_values(const Tensor& key, const Tensor& value) const {
   const std::int64_t H = options_.n_heads;
-  Tensor q = split_heads(W_q_->forward(query), H);  // [B, H, Lq, dh]
-  Tensor k = split_heads(W_k_->forward(key), H);    // [B, H, Lk, dh]
-  Tensor v = split_heads(W_v_->forward(value), H);  // [B, H, Lk, dh]
+  return {split_heads(W_k_->forward(key), H), split_heads(W_v_->forward(value), H)};  // [B, H, Lk, dh] each
+}
+
+MultiHeadAttention::KeyValues MultiHeadAttention::append(const KeyValues& cache, const KeyValues& new_kv) {
+  if (!cache.k.defined()) return new_kv;
+  return {cat({cache.k, new_kv.k}, 2), cat({cache.v, new_kv.v}, 2)};
+}
+
+AttentionResult MultiHeadAttention::attend_projected(const Tensor& query, const KeyValues& kv, const Tensor& mask) const {
+  Tensor q = split_heads(W_q_->forward(query), options_.n_heads);  // [B, H, Lq, dh]
   const Tensor m = mask.defined() && mask.dim() == 3 ? mask.unsqueeze(1) : mask;  // broadcast over heads
-  AttentionResult r = scaled_dot_product_attention(q, k, v, m);  // out [B, H, Lq, dh], weights [B, H, Lq, Lk]
+  AttentionResult r = scaled_dot_product_attention(q, kv.k, kv.v, m);  // out [B, H, Lq, dh], weights [B, H, Lq, Lk]
   return {remember_output(W_o_->forward(merge_heads(r.output))), r.weights};  // [B, Lq, D]
 }
 

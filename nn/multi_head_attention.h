@@ -29,6 +29,17 @@ class MultiHeadAttention : public AttentionModule {
     return attend(query, key, value, mask);
   }
 
+  // Keys and values projected and split into heads once, so a decoder generating one position at a time can
+  // reuse them (the memory's for cross-attention; its own past positions', growing, for self-attention).
+  struct KeyValues {
+    Tensor k, v;  // [B, H, Lk, dh]
+  };
+  KeyValues project_key_values(const Tensor& key, const Tensor& value) const;  // key, value: [B, Lk, D]
+  // Appends new positions' keys and values to a cache (an empty cache starts it). new_kv: [B, H, n, dh]
+  static KeyValues append(const KeyValues& cache, const KeyValues& new_kv);
+  // attend() with projected keys and values: query [B, Lq, D] -> output [B, Lq, D], weights [B, H, Lq, Lk]
+  AttentionResult attend_projected(const Tensor& query, const KeyValues& kv, const Tensor& mask = Tensor()) const;
+
  private:
   MultiHeadAttentionOptions options_;
   std::shared_ptr<Linear> W_q_, W_k_, W_v_, W_o_;

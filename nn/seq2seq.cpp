@@ -43,16 +43,17 @@ std::string Seq2SeqTransformer::extra_repr() const {
 }
 
 // ids: [B, L] -> token embedding + position code [B, L, D]
-Tensor Seq2SeqTransformer::embed(const Embedding& table, const Module* learned_pos, const Tensor& ids) const {
+Tensor Seq2SeqTransformer::embed(const Embedding& table, const Module* learned_pos, const Tensor& ids,
+                                 std::int64_t first_position) const {
   if (ids.dim() != 2 || ids.dtype() != DType::Int64)
     throw std::invalid_argument("Seq2SeqTransformer: token ids must be [B, L] int64, got " + shape_str(ids.shape()) + " " +
                                 dtype_name(ids.dtype()));
-  const std::int64_t L = ids.shape()[1];
-  if (L > options_.max_len)
-    throw std::invalid_argument(fmt::format("Seq2SeqTransformer: sequence length {} exceeds max_len {}", L, options_.max_len));
+  const std::int64_t L = ids.shape()[1], end = first_position + L;
+  if (end > options_.max_len)
+    throw std::invalid_argument(fmt::format("Seq2SeqTransformer: sequence length {} exceeds max_len {}", end, options_.max_len));
   Tensor x = table.forward(ids);  // [B, L, D]
-  Tensor pos = learned_pos ? static_cast<const Embedding*>(learned_pos)->forward(Tensor::arange(0, L))  // [L, D]
-                           : sinusoid_->forward(L).to(x.dtype());
+  Tensor pos = learned_pos ? static_cast<const Embedding*>(learned_pos)->forward(Tensor::arange(first_position, end))
+                           : sinusoid_->forward(end).slice(0, first_position, end).to(x.dtype());  // [L, D]
   x = add(x, pos);
   return dropout_ ? dropout_->forward(x) : x;
 }
@@ -67,6 +68,22 @@ Tensor Seq2SeqTransformer::decode(const Tensor& dec_in, const Tensor& memory, co
   Tensor y = embed(*tgt_embed_, tgt_pos_.get(), dec_in);
   for (const auto& layer : *decoder_) y = layer->forward(y, memory, Tensor(), memory_mask);
   return remember_output(out_->forward(y));  // [B, T, out_vocab]
+}
+
+Seq2SeqTransformer::DecodeState Seq2SeqTransformer::start_decoding(const Tensor& memory, const Tensor& memory_mask) const {
+  DecodeState state{memory, memory_mask, {}, 0};
+  for (const auto& layer : *decoder_) state.layers.push_back(layer->start_decoding(memory));
+  return state;
+}
+
+Tensor Seq2SeqTransformer::decode_step(DecodeState& state, const Tensor& tokens) const {
+  if (tokens.dim() != 1)
+    throw std::invalid_argument("decode_step: tokens must be [B], got " + shape_str(tokens.shape()));
+  Tensor y = embed(*tgt_embed_, tgt_pos_.get(), tokens.unsqueeze(1), state.position);  // [B, 1, D]
+  for (std::size_t i = 0; i < decoder_->size(); ++i)
+    y = (*decoder_)[i].forward_step(y, state.memory, state.memory_mask, state.layers[i]);
+  ++state.position;
+  return out_->forward(y).squeeze(1);  // [B, out_vocab]
 }
 
 std::vector<NamedAttention> Seq2SeqTransformer::attention_maps() const {

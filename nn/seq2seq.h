@@ -61,13 +61,25 @@ class Seq2SeqTransformer : public Module {
     return decode(dec_in, encode(src, src_mask), src_mask);
   }
 
+  // Incremental decoding: the encoder's memory and every decoder layer's caches. decode_step feeds one token per
+  // row and returns the logits of that position; the predictions equal those of decode() on the whole prefix.
+  struct DecodeState {
+    Tensor memory, memory_mask;
+    std::vector<TransformerDecoderLayer::StepCache> layers;
+    std::int64_t position = 0;
+  };
+  DecodeState start_decoding(const Tensor& memory, const Tensor& memory_mask = Tensor()) const;
+  // tokens: [B] int64, the decoder input at position state.position -> logits [B, out_vocab]
+  Tensor decode_step(DecodeState& state, const Tensor& tokens) const;
+
   // The weights of every attention layer from the latest forward (detached).
   std::vector<NamedAttention> attention_maps() const;
   // Dropout draws from this generator; exposed so checkpoints can save and restore its state.
   Generator& dropout_generator() const { return *dropout_gen_; }
 
  private:
-  Tensor embed(const Embedding& table, const Module* learned_pos, const Tensor& ids) const;
+  // ids: [B, L] at positions first_position .. first_position+L-1 -> [B, L, D]
+  Tensor embed(const Embedding& table, const Module* learned_pos, const Tensor& ids, std::int64_t first_position = 0) const;
 
   Seq2SeqOptions options_;
   std::shared_ptr<Generator> dropout_gen_;

@@ -133,4 +133,40 @@ Tensor TransformerDecoderLayer::forward(const Tensor& x, const Tensor& memory, c
   return remember_output(y);
 }
 
+TransformerDecoderLayer::StepCache TransformerDecoderLayer::start_decoding(const Tensor& memory) const {
+  StepCache cache;
+  if (const auto* mha = dynamic_cast<const MultiHeadAttention*>(cross_attn_.get()))
+    cache.cross = mha->project_key_values(memory, memory);
+  return cache;
+}
+
+Tensor TransformerDecoderLayer::forward_step(const Tensor& x_t, const Tensor& memory, const Tensor& memory_mask,
+                                             StepCache& cache) const {
+  // The new position may attend to every cached position and itself: no mask is needed.
+  auto self_block = [&](const Tensor& h) {
+    cache.self = MultiHeadAttention::append(cache.self, self_attn_->project_key_values(h, h));
+    AttentionResult r = self_attn_->attend_projected(h, cache.self);  // [B, 1, D], weights [B, H, 1, t+1]
+    last_self_weights_ = r.weights.detach();
+    return residual_dropout(r.output);
+  };
+  auto cross_block = [&](const Tensor& h) {
+    const auto* mha = dynamic_cast<const MultiHeadAttention*>(cross_attn_.get());
+    AttentionResult r = mha ? mha->attend_projected(h, cache.cross, memory_mask)
+                            : cross_attn_->attend(h, memory, memory, memory_mask);  // [B, 1, D]
+    last_cross_weights_ = r.weights.detach();
+    return residual_dropout(r.output);
+  };
+  Tensor y;
+  if (options_.norm_first) {
+    y = add(x_t, self_block(norm1_->forward(x_t)));
+    y = add(y, cross_block(norm2_->forward(y)));
+    y = add(y, residual_dropout(ffn_->forward(norm3_->forward(y))));
+  } else {
+    y = norm1_->forward(add(x_t, self_block(x_t)));
+    y = norm2_->forward(add(y, cross_block(y)));
+    y = norm3_->forward(add(y, residual_dropout(ffn_->forward(y))));
+  }
+  return y;
+}
+
 }  // namespace cppgrad::nn

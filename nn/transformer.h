@@ -68,6 +68,17 @@ class TransformerDecoderLayer : public Module {
   const Tensor& last_self_attention() const { return last_self_weights_; }    // [B, H, T, T]
   const Tensor& last_cross_attention() const { return last_cross_weights_; }  // [B, H, T, S] or [B, T, S]
 
+  // Incremental decoding, one position at a time. The cache holds the keys and values of every position
+  // decoded so far (self-attention) and the projected memory (multi-head cross-attention), so each step costs
+  // O(t) instead of re-running the whole prefix. Gives the same outputs as forward() on the full prefix.
+  struct StepCache {
+    MultiHeadAttention::KeyValues self;   // [B, H, t, dh], grows by one position per step
+    MultiHeadAttention::KeyValues cross;  // [B, H, S, dh], projected once (scaled-dot cross-attention only)
+  };
+  StepCache start_decoding(const Tensor& memory) const;
+  // x_t: [B, 1, D] (the new position)  memory: [B, S, D] -> [B, 1, D]
+  Tensor forward_step(const Tensor& x_t, const Tensor& memory, const Tensor& memory_mask, StepCache& cache) const;
+
  private:
   Tensor residual_dropout(const Tensor& x) const { return dropout_ ? dropout_->forward(x) : x; }
 

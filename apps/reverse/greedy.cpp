@@ -6,19 +6,19 @@
 
 namespace cppgrad::reverse {
 
-Tensor greedy_decode(const nn::Seq2SeqTransformer& model, const Tensor& src, const Tensor& src_mask,
-                     const data::ReversalConfig& config) {
-  NoGradGuard no_grad;
-  const std::int64_t B = src.shape()[0], T = config.target_len();
-  const Tensor memory = model.encode(src, src_mask);  // [B, S, D], computed once
-  Tensor dec = Tensor::full({B, 1}, static_cast<double>(config.bos()), DType::Int64);  // [B, 1] = BOS
+namespace {
+
+// The greedy loop shared by both decoders: next_logits(t, tokens_so_far) gives the logits [B, V] of position t.
+template <typename NextLogits>
+Tensor greedy_loop(std::int64_t B, const data::ReversalConfig& config, NextLogits next_logits) {
+  const std::int64_t T = config.target_len();
   Tensor predictions = Tensor::zeros({B, T}, DType::Int64);  // PAD
+  Tensor token = Tensor::full({B}, static_cast<double>(config.bos()), DType::Int64);  // [B] = BOS
   std::vector<bool> stopped(static_cast<std::size_t>(B), false);
   auto* pred = predictions.data<std::int64_t>();
   for (std::int64_t t = 0; t < T; ++t) {
-    Tensor logits = model.decode(dec, memory, src_mask);                // [B, t+1, V]
-    Tensor next = argmax(logits.select(1, t), -1);                       // [B]
-    const auto* nx = next.contiguous().data<std::int64_t>();
+    token = argmax(next_logits(t, token), -1);  // [B]
+    const auto* nx = token.data<std::int64_t>();
     bool all_stopped = true;
     for (std::int64_t b = 0; b < B; ++b) {
       if (stopped[b]) continue;
@@ -27,9 +27,29 @@ Tensor greedy_decode(const nn::Seq2SeqTransformer& model, const Tensor& src, con
       all_stopped = all_stopped && stopped[b];
     }
     if (config.variable_length() && all_stopped) break;
-    dec = cat({dec, next.unsqueeze(1)}, 1);                              // [B, t+2]
   }
   return predictions;
+}
+
+}  // namespace
+
+Tensor greedy_decode(const nn::Seq2SeqTransformer& model, const Tensor& src, const Tensor& src_mask,
+                     const data::ReversalConfig& config) {
+  NoGradGuard no_grad;
+  nn::Seq2SeqTransformer::DecodeState state = model.start_decoding(model.encode(src, src_mask), src_mask);
+  return greedy_loop(src.shape()[0], config,
+                     [&](std::int64_t, const Tensor& token) { return model.decode_step(state, token); });
+}
+
+Tensor greedy_decode_full(const nn::Seq2SeqTransformer& model, const Tensor& src, const Tensor& src_mask,
+                          const data::ReversalConfig& config) {
+  NoGradGuard no_grad;
+  const Tensor memory = model.encode(src, src_mask);  // [B, S, D]
+  Tensor dec;                                          // [B, t+1]: BOS and the predictions so far
+  return greedy_loop(src.shape()[0], config, [&](std::int64_t t, const Tensor& token) {
+    dec = t == 0 ? token.unsqueeze(1) : cat({dec, token.unsqueeze(1)}, 1);
+    return model.decode(dec, memory, src_mask).select(1, t);  // [B, V]
+  });
 }
 
 Accuracy accuracy(const Tensor& predictions, const Tensor& target) {

@@ -8,8 +8,12 @@ namespace cppgrad::reverse {
 // src: [B, S] int64  src_mask: [B, 1, 1, S] or undefined -> predictions [B, T] int64 (T = target length).
 // With variable lengths a row stops at its first EOS and is PAD-filled after it; decoding stops early once
 // every row has stopped. Runs in eval mode without building a graph.
+// Incremental: the encoder runs once and each step feeds only the newest token through the decoder's caches.
 Tensor greedy_decode(const nn::Seq2SeqTransformer& model, const Tensor& src, const Tensor& src_mask,
                      const data::ReversalConfig& config);
+// The readable reference: every step re-decodes the whole prefix. Same predictions (a test holds them equal).
+Tensor greedy_decode_full(const nn::Seq2SeqTransformer& model, const Tensor& src, const Tensor& src_mask,
+                          const data::ReversalConfig& config);
 
 struct Accuracy {
   double sequence = 0;  // fraction of rows whose whole prediction equals the target
