@@ -2,22 +2,19 @@
 // A flat, 64-byte aligned block of bytes shared by a tensor and all of its views. Zero-filled only on request:
 // most ops overwrite every byte, and clearing megabytes they are about to write costs as much as the op.
 #include <cstddef>
-#include <cstdlib>
 #include <cstring>
-#include <new>
+
+#include "core/allocator.h"
 
 namespace cppgrad {
 
 class Storage {
  public:
   Storage(std::size_t nbytes, bool zero) : nbytes_(nbytes) {
-    // aligned_alloc wants a size that is a multiple of the alignment; 64 bytes = one cache line / AVX-512 vector.
-    const std::size_t rounded = (nbytes + 63) / 64 * 64;
-    data_ = static_cast<std::byte*>(std::aligned_alloc(64, rounded == 0 ? 64 : rounded));
-    if (!data_) throw std::bad_alloc();
-    if (zero) std::memset(data_, 0, rounded == 0 ? 64 : rounded);
+    data_ = static_cast<std::byte*>(allocate_storage(nbytes));
+    if (zero) std::memset(data_, 0, nbytes);
   }
-  ~Storage() { std::free(data_); }
+  ~Storage() { free_storage(data_, nbytes_); }
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
 

@@ -58,8 +58,8 @@ void gemm_rows(std::int64_t i0, std::int64_t i1, std::int64_t N, std::int64_t K,
                T* C) {
   if (B.col_stride == 1 || N == 1) {
     rows_axpy(i0, i1, N, K, A, B, C);
-  } else if (B.row_stride == 1 && A.col_stride == 1) {
-    rows_dot(i0, i1, N, K, A, B, C);
+  } else if (B.row_stride == 1 && A.col_stride == 1 && K >= 32) {
+    rows_dot(i0, i1, N, K, A, B, C);  // long dot products amortise their horizontal sums
   } else {
     // Neither layout streams: pack B row-major once (K*N work against M*N*K).
     std::vector<T> packed(static_cast<std::size_t>(K * N));

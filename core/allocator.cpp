@@ -1,0 +1,84 @@
+#include "core/allocator.h"
+
+#include <cstdlib>
+#include <new>
+#include <unordered_map>
+#include <vector>
+
+namespace cppgrad {
+
+namespace {
+
+constexpr std::size_t kAlignment = 64;
+constexpr std::size_t kMaxCachedBytes = std::size_t{256} << 20;  // per thread; beyond it, blocks are freed
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kCacheEnabled = false;
+#else
+constexpr bool kCacheEnabled = true;
+#endif
+
+std::size_t rounded(std::size_t nbytes) {
+  return nbytes == 0 ? kAlignment : (nbytes + kAlignment - 1) / kAlignment * kAlignment;
+}
+
+void* system_allocate(std::size_t size) {
+  void* p = std::aligned_alloc(kAlignment, size);
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+
+// A thread's cache is destroyed at thread exit, before static objects: a static tensor freed later must not
+// touch it. This plain enum is never destroyed, so it can always say which phase the cache is in.
+enum class Phase : unsigned char { NotYetBuilt, Alive, Destroyed };
+thread_local Phase t_phase = Phase::NotYetBuilt;
+
+struct Cache {
+  std::unordered_map<std::size_t, std::vector<void*>> free_blocks;  // by rounded size
+  AllocatorStats stats;
+  Cache() { t_phase = Phase::Alive; }
+  ~Cache() {
+    t_phase = Phase::Destroyed;
+    for (auto& [size, blocks] : free_blocks)
+      for (void* p : blocks) std::free(p);
+  }
+};
+
+Cache& cache() {
+  thread_local Cache c;
+  return c;
+}
+
+}  // namespace
+
+void* allocate_storage(std::size_t nbytes) {
+  const std::size_t size = rounded(nbytes);
+  if (!kCacheEnabled || t_phase == Phase::Destroyed) return system_allocate(size);
+  Cache& c = cache();
+  auto it = c.free_blocks.find(size);
+  if (it != c.free_blocks.end() && !it->second.empty()) {
+    void* p = it->second.back();
+    it->second.pop_back();
+    c.stats.cached_bytes -= size;
+    ++c.stats.reuses;
+    return p;
+  }
+  ++c.stats.system_allocations;
+  return system_allocate(size);
+}
+
+void free_storage(void* p, std::size_t nbytes) {
+  if (!p) return;
+  const std::size_t size = rounded(nbytes);
+  if (!kCacheEnabled || t_phase != Phase::Alive || cache().stats.cached_bytes + size > kMaxCachedBytes) {
+    std::free(p);
+    return;
+  }
+  Cache& c = cache();
+  c.free_blocks[size].push_back(p);
+  c.stats.cached_bytes += size;
+}
+
+AllocatorStats allocator_stats() { return t_phase == Phase::Destroyed ? AllocatorStats{} : cache().stats; }
+
+}  // namespace cppgrad
