@@ -54,9 +54,17 @@ void rows_dot(std::int64_t i0, std::int64_t i1, std::int64_t N, std::int64_t K, 
 }
 
 template <typename T>
+void rows_one_vector(std::int64_t i0, std::int64_t i1, std::int64_t K, MatrixRef<T> A, MatrixRef<T> B, T* C);
+
+template <typename T>
+bool is_one_vector_wide(std::int64_t N);
+
+template <typename T>
 void gemm_rows(std::int64_t i0, std::int64_t i1, std::int64_t N, std::int64_t K, MatrixRef<T> A, MatrixRef<T> B,
                T* C) {
-  if (B.col_stride == 1 || N == 1) {
+  if (is_one_vector_wide<T>(N)) {
+    rows_one_vector(i0, i1, K, A, B, C);
+  } else if (B.col_stride == 1 || N == 1) {
     rows_axpy(i0, i1, N, K, A, B, C);
   } else if (B.row_stride == 1 && A.col_stride == 1 && K >= 32) {
     rows_dot(i0, i1, N, K, A, B, C);  // long dot products amortise their horizontal sums
@@ -190,6 +198,36 @@ void gemm_tiled(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<T> A, 
                  std::min(TL::NR, nc - p * TL::NR), k0 > 0);
       }
     }
+  }
+}
+
+// Rows of C exactly one vector wide (attention with 8 floats per head): C[i, :] = sum_k A[i, k] * B[k, :] with the
+// row held in one register for the whole k loop. B's rows are gathered into vectors when B is a transposed view.
+template <typename T>
+bool is_one_vector_wide(std::int64_t N) {
+  return N == Tile<T>::W;
+}
+
+template <typename T>
+void rows_one_vector(std::int64_t i0, std::int64_t i1, std::int64_t K, MatrixRef<T> A, MatrixRef<T> B, T* C) {
+  using V = typename Tile<T>::V;
+  constexpr std::int64_t W = Tile<T>::W;
+  T rows[64 * W];  // B as K contiguous vectors (K <= 64 here; longer products take the general path below)
+  if (K > 64) {
+    for (std::int64_t i = i0; i < i1; ++i)
+      for (std::int64_t j = 0; j < W; ++j) {
+        T acc = 0;
+        for (std::int64_t k = 0; k < K; ++k) acc += A(i, k) * B(k, j);
+        C[i * W + j] = acc;
+      }
+    return;
+  }
+  for (std::int64_t k = 0; k < K; ++k)
+    for (std::int64_t j = 0; j < W; ++j) rows[k * W + j] = B(k, j);
+  for (std::int64_t i = i0; i < i1; ++i) {
+    V acc{};
+    for (std::int64_t k = 0; k < K; ++k) acc += A(i, k) * load<V>(rows + k * W);
+    __builtin_memcpy(C + i * W, &acc, sizeof(V));
   }
 }
 

@@ -239,7 +239,8 @@ TEST(Kernels, GemmMatchesReference) {
   // Plain-loop sizes, and tiled sizes with partial micro-tiles (M % 6, N % 16), several k-blocks (K > 256) and
   // several column blocks (N > 256).
   for (auto [M, N, K] : std::vector<std::array<std::int64_t, 3>>{{1, 1, 1}, {3, 5, 7}, {17, 9, 33}, {8, 8, 8}, {64, 32, 32},
-                                                                  {100, 50, 300}, {7, 33, 65}, {512, 64, 32}, {13, 300, 20}})
+                                                                  {100, 50, 300}, {7, 33, 65}, {512, 64, 32}, {13, 300, 20},
+                                                                  {9, 4, 70}, {5, 8, 80}, {6, 4, 3}})
     for (bool ta : {false, true})
       for (bool tb : {false, true}) {
         expect_gemm_matches_reference<float>(M, N, K, ta, tb);
