@@ -122,6 +122,17 @@ std::optional<std::int64_t> parse_int(const std::string& s) {
 
 std::string percent(double f) { return fmt::format("{:.1f}%", 100 * f); }
 
+// At most n points: the mean of each of n equal runs of values (for a short sparkline of a long epoch).
+std::vector<double> downsample(const std::vector<double>& values, std::size_t n) {
+  if (values.size() <= n) return values;
+  std::vector<double> out(n, 0.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t a = i * values.size() / n, b = (i + 1) * values.size() / n;
+    for (std::size_t j = a; j < b; ++j) out[i] += values[j] / static_cast<double>(b - a);
+  }
+  return out;
+}
+
 // ------------------------------------------------------------------------------------------- train
 // --arch tutorial: the seed tutorial's model, reported the tutorial's way and honestly, side by side.
 int train_tutorial(const TrainConfig& config, const std::string& metrics_out, const std::string& plot, bool quiet) {
@@ -164,6 +175,9 @@ int cmd_train(int argc, char** argv) {
       ("resume", "continue a checkpoint (its config; flags you give must agree)", cxxopts::value<std::string>())
       ("metrics-out", "JSON Lines: one object per epoch, then a final one", cxxopts::value<std::string>())
       ("plot", "SVG of loss and accuracy per epoch", cxxopts::value<std::string>())
+      ("trace-graph", "Graphviz DOT of the first step's autograd graph, with gradient norms", cxxopts::value<std::string>())
+      ("grad-log", "JSON Lines: per parameter gradient norm, weight norm, update/weight ratio", cxxopts::value<std::string>())
+      ("grad-log-every", "steps between --grad-log lines", cxxopts::value<std::int64_t>()->default_value("10"))
       ("quiet", "only the final summary")
       ("h,help", "this help");
   const auto r = parse(o, argc, argv);
@@ -192,6 +206,11 @@ int cmd_train(int argc, char** argv) {
 
   Trainer trainer(config);
   if (r.count("resume")) trainer.load(r["resume"].as<std::string>());
+  if (r.count("trace-graph")) trainer.trace_graph_once(r["trace-graph"].as<std::string>());
+  if (r.count("grad-log")) {
+    if (r["grad-log-every"].as<std::int64_t>() <= 0) throw UsageError("--grad-log-every must be positive");
+    trainer.log_gradients(r["grad-log"].as<std::string>(), r["grad-log-every"].as<std::int64_t>());
+  }
   const data::ReversalConfig dcfg = config.data_config();
 
   if (!quiet) {
@@ -223,9 +242,9 @@ int cmd_train(int argc, char** argv) {
     });
     bar.finish();
     if (!quiet)
-      fmt::print("epoch {:>3}/{}  loss {:.4f}  train tok {:>6}  test seq {:>6}  test tok {:>6}  lr {:.2e}  {:.2f}s\n",
+      fmt::print("epoch {:>3}/{}  loss {:.4f}  train tok {:>6}  test seq {:>6}  test tok {:>6}  lr {:.2e}  {:.2f}s  |g| {}\n",
                  m.epoch, config.epochs, m.loss, percent(m.train_token_acc), percent(m.test_seq_acc),
-                 percent(m.test_token_acc), m.lr, m.epoch_s);
+                 percent(m.test_token_acc), m.lr, m.epoch_s, sparkline(downsample(trainer.last_epoch_grad_norms(), 20)));
     std::fflush(stdout);
     if (!metrics_out.empty()) write_text_file(metrics_out, metrics_jsonl(trainer.history(), nullptr));
     if (!plot.empty()) write_text_file(plot, training_curves_svg(curve_points(trainer.history()), "cppgrad-reverse"));

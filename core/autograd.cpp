@@ -1,5 +1,6 @@
 #include "core/autograd.h"
 
+#include <cmath>
 #include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
@@ -95,9 +96,15 @@ std::vector<Tensor> topological_order(const Tensor& root) {
   return order;
 }
 
+double norm2(const Tensor& t) {
+  double sum = 0;
+  for (double v : t.to_double_vector()) sum += v * v;
+  return std::sqrt(sum);
+}
+
 }  // namespace
 
-void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph) {
+void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph, bool record_grad_norms) {
   if (!root.requires_grad())
     throw std::logic_error("backward: this tensor does not require grad (no input of its graph has requires_grad)");
   Tensor seed;
@@ -137,6 +144,7 @@ void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph) {
       continue;
     }
     Node& node = *t.grad_fn();
+    if (record_grad_norms) node.grad_norm = norm2(g);
     std::vector<Tensor> grads = node.backward(g);
     if (grads.size() != node.inputs.size())
       throw std::logic_error("backward of '" + node.name + "' returned " + std::to_string(grads.size()) +

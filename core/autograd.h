@@ -19,6 +19,7 @@ struct Node {
   std::vector<Tensor> inputs;  // edges to the tensors this op read
   BackwardFn backward;         // null once the graph has been released
   bool released = false;
+  double grad_norm = -1;       // 2-norm of the gradient that reached this op's output, when backward recorded it
 
   Node(std::string n, std::vector<Tensor> in, BackwardFn fn)
       : name(std::move(n)), inputs(std::move(in)), backward(std::move(fn)) {}
@@ -49,7 +50,8 @@ bool needs_graph(const std::vector<Tensor>& inputs);
 // `out.detach()` when backward needs the result.
 Tensor record_op(Tensor out, const char* name, std::vector<Tensor> inputs, BackwardFn backward);
 
-// The engine behind Tensor::backward().
-void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph);
+// The engine behind Tensor::backward(). With record_grad_norms, every node keeps the 2-norm of the gradient that
+// flowed into its output (for graph dumps and gradient-health tools); it costs one pass over each gradient.
+void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph, bool record_grad_norms = false);
 
 }  // namespace cppgrad

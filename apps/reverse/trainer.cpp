@@ -3,10 +3,15 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cmath>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <stdexcept>
 
+#include "core/graph_dot.h"
 #include "core/ops.h"
+#include "reverse/report.h"
 #include "core/safetensors.h"
 #include "optim/adam.h"
 #include "optim/clip.h"
@@ -81,15 +86,32 @@ EpochMetrics Trainer::run_epoch(const StepCallback& on_step) {
   model_->train();
   double loss_sum = 0;
   std::int64_t hits = 0, tokens = 0, done = 0;
+  grad_norms_.clear();
   for (const auto& rows : batches) {
     const data::Batch b = data::gather_batch(data_.train, rows, dcfg.variable_length());
     optimizer_->set_lr(schedule_.lr_at(global_step_));
     optimizer_->zero_grad();
     Tensor logits = model_->forward(b.src, b.dec_in, b.src_mask);       // [B, T, V]
     Tensor loss = cross_entropy(logits, b.target, /*ignore_index=*/data::kPad);
-    loss.backward();
+    if (!trace_graph_path_.empty()) {
+      run_backward(loss, Tensor(), /*retain_graph=*/true, /*record_grad_norms=*/true);  // keep the graph to draw it
+      std::map<const TensorImpl*, std::string> names;
+      for (const auto& [name, p] : model_->named_parameters()) names[p.impl_ptr().get()] = name;
+      std::ostringstream dot;
+      write_graph_dot(loss, dot, names);
+      write_text_file(trace_graph_path_, dot.str());
+      trace_graph_path_.clear();
+    } else {
+      loss.backward();
+    }
+    grad_norms_.push_back(global_grad_norm(*model_));
+    const bool log_now = grad_log_every_ > 0 && global_step_ % grad_log_every_ == 0;
+    std::vector<std::pair<std::string, Tensor>> before;
+    if (log_now)
+      for (const auto& [name, p] : model_->named_parameters()) before.emplace_back(name, p.detach().clone());
     if (config_.clip_grad > 0) optim::clip_grad_norm(model_->parameters(), config_.clip_grad);
     optimizer_->step();
+    if (log_now) append_grad_log(epoch, before);
     ++global_step_;
     const double l = loss.item();
     loss_sum += l;
@@ -109,6 +131,38 @@ EpochMetrics Trainer::run_epoch(const StepCallback& on_step) {
   m.epoch_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   history_.push_back(m);
   return m;
+}
+
+double Trainer::global_grad_norm(const nn::Module& model) {
+  double sum = 0;
+  for (const Tensor& p : model.parameters())
+    if (p.grad().defined())
+      for (double v : p.grad().to_double_vector()) sum += v * v;
+  return std::sqrt(sum);
+}
+
+void Trainer::log_gradients(const std::string& path, std::int64_t every) {
+  grad_log_path_ = path;
+  grad_log_every_ = every;
+  std::ofstream(path, std::ios::trunc);  // a fresh log for this run
+}
+
+// One JSON line: the step, and per parameter |grad|, |w| and |w_after - w_before| / |w_before|.
+void Trainer::append_grad_log(std::int64_t epoch, const std::vector<std::pair<std::string, Tensor>>& before) const {
+  nlohmann::json params = nlohmann::json::object();
+  const auto now = model_->named_parameters();
+  for (std::size_t i = 0; i < now.size(); ++i) {
+    const auto w0 = before[i].second.to_double_vector(), w1 = now[i].second.to_double_vector();
+    const auto g = now[i].second.grad().defined() ? now[i].second.grad().to_double_vector() : std::vector<double>{};
+    double gn = 0, wn = 0, un = 0;
+    for (double v : g) gn += v * v;
+    for (std::size_t j = 0; j < w0.size(); ++j) wn += w0[j] * w0[j], un += (w1[j] - w0[j]) * (w1[j] - w0[j]);
+    params[now[i].first] = {{"grad_norm", std::sqrt(gn)}, {"weight_norm", std::sqrt(wn)},
+                            {"update_ratio", wn > 0 ? std::sqrt(un / wn) : 0.0}};
+  }
+  std::ofstream out(grad_log_path_, std::ios::app);
+  out << nlohmann::json{{"step", global_step_}, {"epoch", epoch}, {"params", params}}.dump() << "\n";
+  if (!out) throw std::runtime_error("cannot write the gradient log " + grad_log_path_);
 }
 
 void Trainer::save(const std::string& path) const {

@@ -40,6 +40,14 @@ class Trainer {
   std::int64_t steps_per_epoch() const;
   const std::vector<EpochMetrics>& history() const { return history_; }
 
+  // Learning tools. trace_graph: the autograd graph of the next training step, as Graphviz DOT with the gradient
+  // norm through every op. grad_log: every `every` steps, per parameter its gradient norm, weight norm and
+  // update/weight ratio, as JSON Lines (appended).
+  void trace_graph_once(const std::string& path) { trace_graph_path_ = path; }
+  void log_gradients(const std::string& path, std::int64_t every);
+  // The global gradient 2-norm of every step of the latest epoch (for the epoch line's sparkline).
+  const std::vector<double>& last_epoch_grad_norms() const { return grad_norms_; }
+
   // Checkpoints: model, optimizer state, epoch, step, dropout RNG state, metrics history and the config.
   // Written atomically. Loading refuses a file of another configuration, naming the keys that differ, and any
   // truncated, corrupt or incomplete file, naming the problem.
@@ -47,6 +55,9 @@ class Trainer {
   void load(const std::string& path);
 
  private:
+  static double global_grad_norm(const nn::Module& model);
+  void append_grad_log(std::int64_t epoch, const std::vector<std::pair<std::string, Tensor>>& before) const;
+
   TrainConfig config_;
   data::ReversalData data_;
   std::unique_ptr<nn::Seq2SeqTransformer> model_;
@@ -54,6 +65,9 @@ class Trainer {
   optim::Schedule schedule_;
   std::int64_t global_step_ = 0;
   std::vector<EpochMetrics> history_;
+  std::string trace_graph_path_, grad_log_path_;
+  std::int64_t grad_log_every_ = 0;
+  std::vector<double> grad_norms_;
 };
 
 // Reads just the config stored in a checkpoint (to resume with it); throws std::runtime_error naming the file.

@@ -134,6 +134,24 @@ TEST_F(ReverseCli, VariableLengthsLearnToStop) {
   EXPECT_THAT(p.out, HasSubstr("[4, 1, 3] -> [3, 1, 4]"));
 }
 
+TEST_F(ReverseCli, TraceGraphAndGradientLog) {
+  const CliResult r = cli(tiny({"--epochs", "2", "--trace-graph", path("g.dot"), "--grad-log", path("g.jsonl"),
+                                "--grad-log-every", "4"}));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("|g| "));  // the epoch line's gradient-norm sparkline
+  std::ifstream dot(path("g.dot"));
+  const std::string d((std::istreambuf_iterator<char>(dot)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(d, HasSubstr("cross_entropy"));
+  EXPECT_THAT(d, HasSubstr("decoder.0.cross_attn.W_q.weight"));
+  EXPECT_THAT(d, HasSubstr("|grad| "));
+  std::ifstream log(path("g.jsonl"));
+  std::vector<nlohmann::json> lines;
+  for (std::string line; std::getline(log, line);) lines.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(lines.size(), 4u);  // 2 epochs x 8 steps, every 4th
+  const auto& p = lines[0]["params"]["out.weight"];
+  for (const char* key : {"grad_norm", "weight_norm", "update_ratio"}) EXPECT_GT(p[key].get<double>(), 0.0) << key;
+}
+
 TEST_F(ReverseCli, CheckpointEvalAndPredict) {
   ASSERT_EQ(cli(tiny({"--epochs", "8", "--save", path("c.safetensors")})).status, 0);
   const CliResult e = cli({"eval", "--checkpoint", path("c.safetensors"), "--seed", "3"});
