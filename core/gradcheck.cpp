@@ -95,6 +95,7 @@ GradcheckResult gradcheck(const GradcheckFn& f, const std::vector<Tensor>& input
   }
 
   // Analytical Jacobian, one row per output element: backward from a one-hot upstream gradient.
+  double worst_ratio = -1;
   const auto out_indices = all_indices(out0.shape());
   for (std::int64_t j = 0; j < n_out; ++j) {
     Tensor onehot = Tensor::zeros(out0.shape(), DType::Float64);
@@ -105,8 +106,14 @@ GradcheckResult gradcheck(const GradcheckFn& f, const std::vector<Tensor>& input
       for (std::size_t e = 0; e < rows[c].size(); ++e) {
         const double a = rows[c][e], n = numerical[c][e][j];
         const double abs_err = std::abs(a - n), rel_err = abs_err / std::max(std::abs(n), 1e-300);
+        const double ratio = abs_err / (opt.atol + opt.rtol * std::abs(n));  // > 1: outside the tolerance
+        if (ratio > worst_ratio || result.worst.empty()) {
+          worst_ratio = ratio;
+          result.worst = "input " + std::to_string(checked[c]) + " " + index_str(in_indices[e]) + " / out " +
+                         index_str(out_indices[j]);
+        }
         result.max_abs_error = std::max(result.max_abs_error, abs_err);
-        if (abs_err > opt.atol) result.max_rel_error = std::max(result.max_rel_error, rel_err);
+        if (std::abs(n) > opt.atol) result.max_rel_error = std::max(result.max_rel_error, rel_err);
         if (!(abs_err <= opt.atol + opt.rtol * std::abs(n)) && result.ok) {
           std::ostringstream os;
           os.precision(10);

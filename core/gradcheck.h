@@ -18,7 +18,8 @@ struct GradcheckOptions {
 struct GradcheckResult {
   bool ok = true;
   double max_abs_error = 0;  // over every Jacobian entry of every input
-  double max_rel_error = 0;
+  double max_rel_error = 0;  // over the entries whose finite-difference value exceeds atol
+  std::string worst;         // the entry closest to (or furthest past) its tolerance: "input 0 [1, 2] / out [3]"
   std::string message;       // what failed and where (input, output element, input element, both values)
 };
 

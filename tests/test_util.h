@@ -6,29 +6,16 @@
 #include <cstdlib>
 #include <string>
 
+#include "checks/gradcheck_cases.h"
 #include "core/generator.h"
 #include "core/gradcheck.h"
 #include "core/ops.h"
 
 namespace cppgrad::test {
 
-// A float64 leaf with values uniform in [lo, hi), requiring grad.
-inline Tensor leaf(const Shape& shape, std::uint64_t seed, double lo = -1.0, double hi = 1.0) {
-  Generator gen(seed);
-  Tensor t = add(mul(Tensor::rand(shape, gen, DType::Float64), hi - lo), lo);
-  t.set_requires_grad(true);
-  return t;
-}
-
-// Values whose magnitude is at least `gap` (away from the kinks of relu, max, ...).
-inline Tensor leaf_away_from_zero(const Shape& shape, std::uint64_t seed, double gap = 0.1) {
-  Generator gen(seed);
-  Tensor t = Tensor::rand(shape, gen, DType::Float64);
-  double* p = t.data<double>();
-  for (std::int64_t i = 0; i < t.numel(); ++i) p[i] = (p[i] < 0.5 ? -1.0 : 1.0) * (gap + p[i]);
-  t.set_requires_grad(true);
-  return t;
-}
+// Float64 leaves requiring grad, the same helpers the gradcheck registry uses.
+using checks::leaf;
+using checks::leaf_away_from_zero;
 
 // The golden directory: $CPPGRAD_GOLDEN_DIR, else ../shared/golden next to the source tree.
 inline std::string golden_dir() {

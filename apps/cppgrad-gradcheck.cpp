@@ -1,0 +1,131 @@
+// cppgrad-gradcheck: the float64 finite-difference gradient check of every op and module, from the command line.
+// It runs the same registry as the unit tests (apps/checks/gradcheck_cases.cpp) and prints one row per case.
+//
+//   cppgrad-gradcheck                          every case
+//   cppgrad-gradcheck --only softmax,layer_norm  cases whose name starts with one of these (case and _ ignored)
+//   cppgrad-gradcheck --seed 3 --eps 1e-6 --atol 1e-5 --rtol 1e-3
+//
+// Exit status: 0 when every check passes, 1 when one fails, 2 on bad flags.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cxxopts.hpp>
+#include <iostream>
+#include <sstream>
+
+#include "checks/gradcheck_cases.h"
+
+using namespace cppgrad;
+
+namespace {
+
+// "layer_norm" and "LayerNorm" both become "layernorm".
+std::string normalized(const std::string& s) {
+  std::string out;
+  for (char c : s)
+    if (c != '_' && c != '-') out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+int run(int argc, char** argv) {
+  cxxopts::Options o("cppgrad-gradcheck", "Float64 central-difference gradient checks of every op and module.");
+  o.add_options()("only", "comma-separated name prefixes, e.g. softmax,layer_norm", cxxopts::value<std::string>())
+      ("seed", "seed of the random inputs and parameters (0: the unit tests' values)",
+       cxxopts::value<std::uint64_t>()->default_value("0"))
+      ("eps", "finite-difference step", cxxopts::value<double>()->default_value("1e-6"))
+      ("atol", "absolute tolerance", cxxopts::value<double>()->default_value("1e-5"))
+      ("rtol", "relative tolerance", cxxopts::value<double>()->default_value("1e-3"))
+      ("include-broken", "also check a deliberately wrong backward (it must FAIL)")
+      ("list", "list the cases and exit")
+      ("h,help", "this help");
+  cxxopts::ParseResult r;
+  try {
+    r = o.parse(argc, argv);
+    if (!r.unmatched().empty()) throw std::invalid_argument("unexpected argument '" + r.unmatched()[0] + "'");
+  } catch (const std::exception& e) {
+    std::cerr << "cppgrad-gradcheck: " << e.what() << "\n";
+    return 2;
+  }
+  if (r.count("help")) {
+    std::cout << o.help() << "\n";
+    return 0;
+  }
+  GradcheckOptions options{.eps = r["eps"].as<double>(), .atol = r["atol"].as<double>(), .rtol = r["rtol"].as<double>()};
+  if (!(options.eps > 0) || !(options.atol >= 0) || !(options.rtol >= 0)) {
+    std::cerr << "cppgrad-gradcheck: --eps must be positive and --atol, --rtol non-negative\n";
+    return 2;
+  }
+
+  std::vector<checks::GradcheckCase> cases = checks::gradcheck_cases();
+  if (r.count("only")) {
+    const auto prefixes = split_list(r["only"].as<std::string>());
+    std::vector<checks::GradcheckCase> chosen;
+    for (const auto& c : cases)
+      for (const auto& p : prefixes)
+        if (normalized(c.name).rfind(normalized(p), 0) == 0) {
+          chosen.push_back(c);
+          break;
+        }
+    if (chosen.empty()) {
+      std::cerr << "cppgrad-gradcheck: no case matches --only " << r["only"].as<std::string>()
+                << " (cppgrad-gradcheck --list shows them)\n";
+      return 2;
+    }
+    cases = std::move(chosen);
+  }
+  if (r.count("include-broken")) cases.push_back(checks::broken_case());
+  if (r.count("list")) {
+    for (const auto& c : cases) fmt::print("{:<8} {}\n", c.group, c.name);
+    return 0;
+  }
+
+  const std::uint64_t seed = r["seed"].as<std::uint64_t>();
+  fmt::print("{:<44} {:<30} {:>10} {:>10}  {:<34} {}\n", "case", "inputs", "max abs", "max rel", "worst element",
+             "result");
+  int failed = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (const auto& c : cases) {
+    std::string verdict, worst = "-";
+    double abs_err = 0, rel_err = 0;
+    std::string inputs;
+    try {
+      const checks::Prepared p = c.prepare(seed);
+      inputs = checks::describe_inputs(p, 3);
+      const GradcheckResult res = gradcheck(p.fn, p.inputs, options);
+      abs_err = res.max_abs_error, rel_err = res.max_rel_error, worst = res.worst;
+      verdict = res.ok ? "pass" : "FAIL: " + res.message;
+      failed += !res.ok;
+    } catch (const std::exception& e) {
+      verdict = std::string("FAIL: threw ") + e.what();
+      ++failed;
+    }
+    fmt::print("{:<44} {:<30} {:>10.2e} {:>10.2e}  {:<34} {}\n", c.group + " " + c.name, inputs, abs_err, rel_err,
+               worst, verdict);
+    std::fflush(stdout);
+  }
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  fmt::print("\n{} of {} checks passed ({:.1f}s; eps {:g}, atol {:g}, rtol {:g}, seed {})\n", cases.size() - failed,
+             cases.size(), s, options.eps, options.atol, options.rtol, seed);
+  return failed ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "cppgrad-gradcheck: unexpected error: " << e.what() << "\n";
+    return 1;
+  }
+}

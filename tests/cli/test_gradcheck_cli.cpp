@@ -1,0 +1,49 @@
+// cppgrad-gradcheck on the command line: the registry's cases pass, a deliberately broken op is flagged with
+// exit status 1, bad flags exit 2.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <string>
+
+namespace {
+
+struct Result {
+  int status;
+  std::string out;
+};
+
+Result gradcheck_cli(const std::string& args) {
+  const std::string cmd = std::string("'") + CPPGRAD_GRADCHECK_BIN + "' " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  while (std::size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
+  const int raw = pclose(pipe);
+  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, out};
+}
+
+TEST(GradcheckCli, SelectedCasesPassAndPrintARowEach) {
+  const Result r = gradcheck_cli("--only softmax,layer_norm");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_THAT(r.out, ::testing::HasSubstr("op Softmax "));
+  EXPECT_THAT(r.out, ::testing::HasSubstr("module LayerNormModule"));
+  EXPECT_THAT(r.out, ::testing::HasSubstr("8 of 8 checks passed"));
+}
+
+TEST(GradcheckCli, ABrokenOpIsFlaggedAndFailsTheRun) {
+  const Result r = gradcheck_cli("--only gelu --include-broken");
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_THAT(r.out, ::testing::HasSubstr("broken BrokenSquare"));
+  EXPECT_THAT(r.out, ::testing::HasSubstr("FAIL: Jacobian mismatch"));
+  EXPECT_THAT(r.out, ::testing::HasSubstr("1 of 2 checks passed"));
+}
+
+TEST(GradcheckCli, BadFlagsExitTwo) {
+  EXPECT_EQ(gradcheck_cli("--bogus").status, 2);
+  EXPECT_EQ(gradcheck_cli("--only no_such_op").status, 2);
+  EXPECT_EQ(gradcheck_cli("--eps -1").status, 2);
+}
+
+}  // namespace
