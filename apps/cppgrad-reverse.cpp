@@ -178,6 +178,7 @@ int cmd_train(int argc, char** argv) {
       ("trace-graph", "Graphviz DOT of the first step's autograd graph, with gradient norms", cxxopts::value<std::string>())
       ("grad-log", "JSON Lines: per parameter gradient norm, weight norm, update/weight ratio", cxxopts::value<std::string>())
       ("grad-log-every", "steps between --grad-log lines", cxxopts::value<std::int64_t>()->default_value("10"))
+      ("detect-anomaly", "stop at the first NaN/Inf in a forward result or gradient, naming the op and its line")
       ("quiet", "only the final summary")
       ("h,help", "this help");
   const auto r = parse(o, argc, argv);
@@ -228,6 +229,8 @@ int cmd_train(int argc, char** argv) {
     if (trainer.epochs_done() > 0) fmt::print("resumed after epoch {} from {}\n", trainer.epochs_done(), r["resume"].as<std::string>());
   }
 
+  std::optional<DetectAnomalyGuard> anomaly;
+  if (r.count("detect-anomaly")) anomaly.emplace();
   const auto wall_start = std::chrono::steady_clock::now();
   std::int64_t steps_run = 0;
   while (trainer.epochs_done() < config.epochs) {
@@ -494,6 +497,9 @@ int main(int argc, char** argv) {
   } catch (const std::invalid_argument& e) {
     std::cerr << "cppgrad-reverse " << cmd << ": " << e.what() << "\n";
     return 2;
+  } catch (const AnomalyError& e) {  // --detect-anomaly found a NaN or Inf
+    std::cerr << "cppgrad-reverse " << cmd << ": " << e.what() << "\n";
+    return 1;
   } catch (const std::runtime_error& e) {  // files: missing, corrupt, another configuration, cannot write
     std::cerr << "cppgrad-reverse " << cmd << ": " << e.what() << "\n";
     return 2;

@@ -1,6 +1,8 @@
 // Whole-model benchmarks: one training step of the default reversal model, and greedy decoding of the test set.
 #include <benchmark/benchmark.h>
 
+#include <optional>
+
 #include "core/ops.h"
 #include "optim/adam.h"
 #include "reverse/greedy.h"
@@ -11,7 +13,10 @@ namespace {
 using namespace cppgrad;
 
 // Forward, backward and Adam on one batch of 64: the default model (d_model 32, 4 heads, 2+2 layers, d_ff 64).
+// Arg 1: with anomaly detection on (every result and gradient scanned for NaN/Inf); 0: off, the default.
 void BM_TrainStep(benchmark::State& state) {
+  std::optional<DetectAnomalyGuard> anomaly;
+  if (state.range(0)) anomaly.emplace();
   reverse::TrainConfig config;
   config.train_size = 64;
   config.test_size = 64;
@@ -30,7 +35,7 @@ void BM_TrainStep(benchmark::State& state) {
   }
   state.counters["steps/s"] = benchmark::Counter(1, benchmark::Counter::kIsIterationInvariantRate);
 }
-BENCHMARK(BM_TrainStep)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_TrainStep)->Arg(0)->Arg(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 // Greedy decoding of the default 500 test sequences; arg 1: incremental (cached), 0: full re-decoding.
 void BM_GreedyDecode(benchmark::State& state) {

@@ -5,17 +5,72 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/kernels/strided.h"
 #include "core/ops.h"
 
 namespace cppgrad {
 
 namespace {
 thread_local bool g_grad_enabled = true;
+thread_local bool g_detect_anomaly = false;
+
+// Counts of NaN and infinite values of a floating tensor, and its finite range.
+struct ValueSummary {
+  std::int64_t nan = 0, inf = 0;
+  double min = 0, max = 0;
+  bool any_finite = false;
+};
+
+// Reads the storage directly through the strides: going through ops (contiguous, to_vector) would call
+// record_op, and so this function, again.
+ValueSummary summarize(const Tensor& t) {
+  ValueSummary s;
+  if (!t.defined() || !is_floating(t.dtype())) return s;
+  dispatch_floating(t.dtype(), "anomaly check", [&](auto tag) {
+    using T = decltype(tag);
+    const T* base = reinterpret_cast<const T*>(t.impl().storage->data()) + t.offset();
+    kernels::for_each_row<1>(t.shape(), {t.strides()}, [&](const std::array<std::int64_t, 1>& off, std::int64_t n,
+                                                           const std::array<std::int64_t, 1>& inner) {
+      for (std::int64_t i = 0; i < n; ++i) {
+        const double v = static_cast<double>(base[off[0] + i * inner[0]]);
+        if (std::isnan(v)) ++s.nan;
+        else if (std::isinf(v)) ++s.inf;
+        else if (!s.any_finite) s.min = s.max = v, s.any_finite = true;
+        else s.min = std::min(s.min, v), s.max = std::max(s.max, v);
+      }
+    });
+  });
+  return s;
+}
+
+std::string describe(const Tensor& t) {
+  if (!t.defined()) return "undefined";
+  const ValueSummary s = summarize(t);
+  std::string d = shape_str(t.shape()) + " " + dtype_name(t.dtype());
+  if (!is_floating(t.dtype())) return d;
+  d += s.any_finite ? " min " + std::to_string(s.min) + " max " + std::to_string(s.max) : " no finite values";
+  return d + " nan " + std::to_string(s.nan) + " inf " + std::to_string(s.inf);
+}
+
+std::string site(const std::source_location& w) {
+  return std::string(w.file_name()) + ":" + std::to_string(w.line());
+}
+
+std::string inputs_report(const std::vector<Tensor>& inputs) {
+  std::string r;
+  for (std::size_t i = 0; i < inputs.size(); ++i) r += "\n  input " + std::to_string(i) + ": " + describe(inputs[i]);
+  return r;
+}
+
 }  // namespace
 
 bool grad_enabled() { return g_grad_enabled; }
 NoGradGuard::NoGradGuard() : previous_(g_grad_enabled) { g_grad_enabled = false; }
 NoGradGuard::~NoGradGuard() { g_grad_enabled = previous_; }
+
+bool anomaly_detection_enabled() { return g_detect_anomaly; }
+DetectAnomalyGuard::DetectAnomalyGuard() : previous_(g_detect_anomaly) { g_detect_anomaly = true; }
+DetectAnomalyGuard::~DetectAnomalyGuard() { g_detect_anomaly = previous_; }
 
 Node::~Node() {
   // Take the inputs out before this node dies; any input whose last owner we are is dismantled here,
@@ -52,10 +107,21 @@ bool needs_graph(const std::vector<Tensor>& inputs) {
   return false;
 }
 
-Tensor record_op(Tensor out, const char* name, std::vector<Tensor> inputs, BackwardFn backward) {
+Tensor record_op(Tensor out, const char* name, std::vector<Tensor> inputs, BackwardFn backward,
+                 std::source_location where) {
+  if (g_detect_anomaly) {
+    // NaN is always an anomaly; an infinity only when no input was infinite (masking with -inf is legitimate).
+    const ValueSummary s = summarize(out);
+    bool inputs_infinite = false;
+    for (const Tensor& in : inputs) inputs_infinite = inputs_infinite || summarize(in).inf > 0;
+    if (s.nan || (s.inf && !inputs_infinite))
+      throw AnomalyError(std::string("anomaly: forward of '") + name + "' (created at " + site(where) + ") produced " +
+                         std::to_string(s.nan) + " NaN and " + std::to_string(s.inf) + " infinite values; output " +
+                         shape_str(out.shape()) + inputs_report(inputs));
+  }
   if (!needs_graph(inputs)) return out;
   out.impl().requires_grad = true;
-  out.impl().grad_fn = std::make_shared<Node>(name, std::move(inputs), std::move(backward));
+  out.impl().grad_fn = std::make_shared<Node>(name, std::move(inputs), std::move(backward), where);
   return out;
 }
 
@@ -149,6 +215,15 @@ void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph, boo
     if (grads.size() != node.inputs.size())
       throw std::logic_error("backward of '" + node.name + "' returned " + std::to_string(grads.size()) +
                              " gradients for " + std::to_string(node.inputs.size()) + " inputs");
+    if (g_detect_anomaly)
+      for (std::size_t i = 0; i < grads.size(); ++i) {
+        const ValueSummary s = summarize(grads[i]);
+        if (s.nan || s.inf)
+          throw AnomalyError("anomaly: backward of '" + node.name + "' (the forward op created at " +
+                             site(node.where) + ") produced " + std::to_string(s.nan) + " NaN and " +
+                             std::to_string(s.inf) + " infinite values in the gradient of input " + std::to_string(i) +
+                             "; incoming gradient: " + describe(g) + inputs_report(node.inputs));
+      }
     for (std::size_t i = 0; i < grads.size(); ++i) {
       const Tensor& in = node.inputs[i];
       if (!in.defined() || !in.requires_grad() || !grads[i].defined()) continue;

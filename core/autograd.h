@@ -3,7 +3,9 @@
 // Node holding the op's name, its inputs and a backward function: grad_out -> one gradient per input
 // (undefined where that input needs none). Tensor::backward() walks the nodes in reverse topological order.
 #include <functional>
+#include <stdexcept>
 #include <memory>
+#include <source_location>
 #include <string>
 #include <vector>
 
@@ -20,9 +22,10 @@ struct Node {
   BackwardFn backward;         // null once the graph has been released
   bool released = false;
   double grad_norm = -1;       // 2-norm of the gradient that reached this op's output, when backward recorded it
+  std::source_location where;  // the call that created the op (the user's line, for the public ops)
 
-  Node(std::string n, std::vector<Tensor> in, BackwardFn fn)
-      : name(std::move(n)), inputs(std::move(in)), backward(std::move(fn)) {}
+  Node(std::string n, std::vector<Tensor> in, BackwardFn fn, std::source_location w)
+      : name(std::move(n)), inputs(std::move(in)), backward(std::move(fn)), where(w) {}
   // Frees long chains iteratively: a recursive release of a 100k-node chain would overflow the stack.
   ~Node();
 };
@@ -41,6 +44,27 @@ class NoGradGuard {
   bool previous_;
 };
 
+// --- anomaly detection: a second scoped, thread-local switch, off by default ---
+// While a DetectAnomalyGuard is alive, every op's result and every gradient backward computes is scanned for NaN
+// and Inf; the first one found throws AnomalyError naming the op, the line that created it, and its inputs'
+// shapes and value ranges (for backward, the forward op whose gradient went bad). Off, it costs one branch per op.
+bool anomaly_detection_enabled();
+
+class DetectAnomalyGuard {
+ public:
+  DetectAnomalyGuard();
+  ~DetectAnomalyGuard();
+  DetectAnomalyGuard(const DetectAnomalyGuard&) = delete;
+  DetectAnomalyGuard& operator=(const DetectAnomalyGuard&) = delete;
+
+ private:
+  bool previous_;
+};
+
+struct AnomalyError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 // True when grad mode is on and any of the inputs requires grad: the op must then record itself.
 bool needs_graph(std::initializer_list<const Tensor*> inputs);
 bool needs_graph(const std::vector<Tensor>& inputs);
@@ -48,7 +72,9 @@ bool needs_graph(const std::vector<Tensor>& inputs);
 // Attaches a node to `out` when grad mode is on and an input requires grad; returns `out`.
 // The backward function must not capture `out` itself (that would be a reference cycle): capture
 // `out.detach()` when backward needs the result.
-Tensor record_op(Tensor out, const char* name, std::vector<Tensor> inputs, BackwardFn backward);
+// `where` is the op's creation site, for anomaly reports and graph dumps.
+Tensor record_op(Tensor out, const char* name, std::vector<Tensor> inputs, BackwardFn backward,
+                 std::source_location where = std::source_location::current());
 
 // The engine behind Tensor::backward(). With record_grad_norms, every node keeps the 2-norm of the gradient that
 // flowed into its output (for graph dumps and gradient-health tools); it costs one pass over each gradient.

@@ -4,6 +4,7 @@
 // Shape vocabulary: B batch, T/L sequence, C channels/classes, D features, H heads, V vocabulary, N rows.
 #include <cstdint>
 #include <optional>
+#include <source_location>
 #include <vector>
 
 #include "core/autograd.h"
@@ -16,26 +17,26 @@ class Generator;
 // ---------------------------------------------------------------- elementwise (core/ops/elementwise.cpp)
 // Binary ops broadcast NumPy/PyTorch style; both inputs must have the same floating dtype.
 // a: (..A)  b: (..B) -> broadcast(..A, ..B); backward sums the gradient back to each input's shape.
-Tensor add(const Tensor& a, const Tensor& b);
-Tensor sub(const Tensor& a, const Tensor& b);
-Tensor mul(const Tensor& a, const Tensor& b);
-Tensor div(const Tensor& a, const Tensor& b);
+Tensor add(const Tensor& a, const Tensor& b, std::source_location where = std::source_location::current());
+Tensor sub(const Tensor& a, const Tensor& b, std::source_location where = std::source_location::current());
+Tensor mul(const Tensor& a, const Tensor& b, std::source_location where = std::source_location::current());
+Tensor div(const Tensor& a, const Tensor& b, std::source_location where = std::source_location::current());
 // Scalar variants: x: (..) -> (..)
-Tensor add(const Tensor& x, double s);
-Tensor mul(const Tensor& x, double s);
-Tensor sub(double s, const Tensor& x);  // s - x
-Tensor div(double s, const Tensor& x);  // s / x
-Tensor neg(const Tensor& x);
-Tensor pow(const Tensor& x, double exponent);
+Tensor add(const Tensor& x, double s, std::source_location where = std::source_location::current());
+Tensor mul(const Tensor& x, double s, std::source_location where = std::source_location::current());
+Tensor sub(double s, const Tensor& x, std::source_location where = std::source_location::current());  // s - x
+Tensor div(double s, const Tensor& x, std::source_location where = std::source_location::current());  // s / x
+Tensor neg(const Tensor& x, std::source_location where = std::source_location::current());
+Tensor pow(const Tensor& x, double exponent, std::source_location where = std::source_location::current());
 
 // Unary math, x: (..) -> (..)
-Tensor exp(const Tensor& x);
-Tensor log(const Tensor& x);
-Tensor sqrt(const Tensor& x);
-Tensor tanh(const Tensor& x);
-Tensor sigmoid(const Tensor& x);
-Tensor relu(const Tensor& x);
-Tensor gelu(const Tensor& x);  // exact: x * Phi(x), as PyTorch's default
+Tensor exp(const Tensor& x, std::source_location where = std::source_location::current());
+Tensor log(const Tensor& x, std::source_location where = std::source_location::current());
+Tensor sqrt(const Tensor& x, std::source_location where = std::source_location::current());
+Tensor tanh(const Tensor& x, std::source_location where = std::source_location::current());
+Tensor sigmoid(const Tensor& x, std::source_location where = std::source_location::current());
+Tensor relu(const Tensor& x, std::source_location where = std::source_location::current());
+Tensor gelu(const Tensor& x, std::source_location where = std::source_location::current());  // exact: x * Phi(x), as PyTorch's default
 
 inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
 inline Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
@@ -52,66 +53,66 @@ inline Tensor operator/(const Tensor& x, double s) { return mul(x, 1.0 / s); }
 inline Tensor operator/(double s, const Tensor& x) { return div(s, x); }
 
 // Sums a broadcast gradient back down to `shape` (the inverse of broadcasting). g: broadcast(shape, ..) -> shape
-Tensor sum_to(const Tensor& g, const Shape& shape);
+Tensor sum_to(const Tensor& g, const Shape& shape, std::source_location where = std::source_location::current());
 
 // ---------------------------------------------------------------- reductions (core/ops/reduce.cpp)
 // x: (..) -> (..) with `dims` removed (or kept as size 1 with keepdim). Empty dims = all dims.
-Tensor sum(const Tensor& x, const std::vector<std::int64_t>& dims = {}, bool keepdim = false);
-Tensor mean(const Tensor& x, const std::vector<std::int64_t>& dims = {}, bool keepdim = false);
+Tensor sum(const Tensor& x, const std::vector<std::int64_t>& dims = {}, bool keepdim = false, std::source_location where = std::source_location::current());
+Tensor mean(const Tensor& x, const std::vector<std::int64_t>& dims = {}, bool keepdim = false, std::source_location where = std::source_location::current());
 // Maximum over one dim; the gradient goes to the first maximal element, as PyTorch's max(dim).
-Tensor max(const Tensor& x, std::int64_t dim, bool keepdim = false);
+Tensor max(const Tensor& x, std::int64_t dim, bool keepdim = false, std::source_location where = std::source_location::current());
 // Index of the first maximum along dim, int64, not differentiable.
-Tensor argmax(const Tensor& x, std::int64_t dim, bool keepdim = false);
+Tensor argmax(const Tensor& x, std::int64_t dim, bool keepdim = false, std::source_location where = std::source_location::current());
 
 // ---------------------------------------------------------------- matmul (core/ops/matmul.cpp)
 // 1-D/2-D and batched: a: (..Ba, M, K)  b: (..Bb, K, N) -> (broadcast(..Ba, ..Bb), M, N).
 // A 1-D a is a row (1, K) and a 1-D b a column (K, 1); that dim is dropped from the result, as in PyTorch.
 // Inputs may be non-contiguous views (a transposed operand is not copied when its rows are contiguous).
-Tensor matmul(const Tensor& a, const Tensor& b);
+Tensor matmul(const Tensor& a, const Tensor& b, std::source_location where = std::source_location::current());
 
 // ---------------------------------------------------------------- softmax family (core/ops/softmax.cpp)
 // x: (..) -> (..), normalised along dim. A slice whose entries are all -inf (every key masked) has no
 // distribution: softmax returns zeros there, log_softmax returns -inf, and both pass back a zero gradient.
-Tensor softmax(const Tensor& x, std::int64_t dim = -1);
-Tensor log_softmax(const Tensor& x, std::int64_t dim = -1);
+Tensor softmax(const Tensor& x, std::int64_t dim = -1, std::source_location where = std::source_location::current());
+Tensor log_softmax(const Tensor& x, std::int64_t dim = -1, std::source_location where = std::source_location::current());
 // Mean negative log-likelihood of class indices. logits: (.., C) float; target: (..) int64 in [0, C) or
 // ignore_index. Returns a scalar; the mean is over non-ignored targets (0 when every target is ignored).
 // Note: the class dim is LAST (PyTorch puts it at dim 1 for inputs of rank > 2).
-Tensor cross_entropy(const Tensor& logits, const Tensor& target, std::int64_t ignore_index = -100);
+Tensor cross_entropy(const Tensor& logits, const Tensor& target, std::int64_t ignore_index = -100, std::source_location where = std::source_location::current());
 
 // ---------------------------------------------------------------- selection (core/ops/select.cpp)
 // mask: bool, broadcastable to x's shape; true entries of x are replaced by value. x: (..) -> (..)
-Tensor masked_fill(const Tensor& x, const Tensor& mask, double value);
+Tensor masked_fill(const Tensor& x, const Tensor& mask, double value, std::source_location where = std::source_location::current());
 // cond ? a : b, all three broadcast together. cond: bool.
-Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, std::source_location where = std::source_location::current());
 // Joins along an existing dim (cat) or a new one (stack); all other sizes must agree.
-Tensor cat(const std::vector<Tensor>& xs, std::int64_t dim);
-Tensor stack(const std::vector<Tensor>& xs, std::int64_t dim);
+Tensor cat(const std::vector<Tensor>& xs, std::int64_t dim, std::source_location where = std::source_location::current());
+Tensor stack(const std::vector<Tensor>& xs, std::int64_t dim, std::source_location where = std::source_location::current());
 // x: (.., S, ..) with S at dim; index: (I) int64 -> (.., I, ..). Backward adds rows back (index_add).
-Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index);
+Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index, std::source_location where = std::source_location::current());
 // out[i][j][k] = x[i][index[i][j][k]][k] for dim = 1 (PyTorch's gather): index has x's rank and its sizes
 // are <= x's in every dim but `dim`. Backward scatters (adds) the gradient back.
-Tensor gather(const Tensor& x, std::int64_t dim, const Tensor& index);
+Tensor gather(const Tensor& x, std::int64_t dim, const Tensor& index, std::source_location where = std::source_location::current());
 // Embedding lookup. weight: (V, D)  ids: (..) int64 in [0, V) -> (.., D)
-Tensor embedding(const Tensor& weight, const Tensor& ids);
+Tensor embedding(const Tensor& weight, const Tensor& ids, std::source_location where = std::source_location::current());
 
 // ---------------------------------------------------------------- normalisation, regularisation
 // Normalises over the last dim (core/ops/layer_norm.cpp). x: (.., D)  weight, bias: (D) or undefined -> (.., D)
-Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps = 1e-5);
+Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps = 1e-5, std::source_location where = std::source_location::current());
 // Zeroes each element with probability p and scales the rest by 1/(1-p) (core/ops/dropout.cpp).
 // Identity when !training or p == 0. x: (..) -> (..)
-Tensor dropout(const Tensor& x, double p, bool training, Generator& gen);
+Tensor dropout(const Tensor& x, double p, bool training, Generator& gen, std::source_location where = std::source_location::current());
 
 // ---------------------------------------------------------------- views (core/ops/views.cpp)
 // Differentiable views; the Tensor methods of the same names call these.
-Tensor view(const Tensor& x, const Shape& shape);
-Tensor reshape(const Tensor& x, const Shape& shape);
-Tensor transpose(const Tensor& x, std::int64_t d0, std::int64_t d1);
-Tensor permute(const Tensor& x, const std::vector<std::int64_t>& dims);
-Tensor slice(const Tensor& x, std::int64_t dim, std::int64_t start, std::int64_t end, std::int64_t step = 1);
-Tensor unsqueeze(const Tensor& x, std::int64_t dim);
-Tensor squeeze(const Tensor& x, std::int64_t dim);
-Tensor expand(const Tensor& x, const Shape& shape);
-Tensor contiguous(const Tensor& x);
+Tensor view(const Tensor& x, const Shape& shape, std::source_location where = std::source_location::current());
+Tensor reshape(const Tensor& x, const Shape& shape, std::source_location where = std::source_location::current());
+Tensor transpose(const Tensor& x, std::int64_t d0, std::int64_t d1, std::source_location where = std::source_location::current());
+Tensor permute(const Tensor& x, const std::vector<std::int64_t>& dims, std::source_location where = std::source_location::current());
+Tensor slice(const Tensor& x, std::int64_t dim, std::int64_t start, std::int64_t end, std::int64_t step = 1, std::source_location where = std::source_location::current());
+Tensor unsqueeze(const Tensor& x, std::int64_t dim, std::source_location where = std::source_location::current());
+Tensor squeeze(const Tensor& x, std::int64_t dim, std::source_location where = std::source_location::current());
+Tensor expand(const Tensor& x, const Shape& shape, std::source_location where = std::source_location::current());
+Tensor contiguous(const Tensor& x, std::source_location where = std::source_location::current());
 
 }  // namespace cppgrad

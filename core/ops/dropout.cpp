@@ -8,7 +8,7 @@
 namespace cppgrad {
 
 // x: (..) -> (..);  dx = g * mask / (1-p)
-Tensor dropout(const Tensor& x, double p, bool training, Generator& gen) {
+Tensor dropout(const Tensor& x, double p, bool training, Generator& gen, std::source_location where) {
   if (!(p >= 0.0 && p <= 1.0)) throw std::invalid_argument("dropout: p must be in [0, 1], got " + std::to_string(p));
   if (!training || p == 0.0) return x;
   // scale = 0 when p == 1: everything is dropped.
@@ -20,7 +20,7 @@ Tensor dropout(const Tensor& x, double p, bool training, Generator& gen) {
     for (std::int64_t i = 0; i < keep.numel(); ++i) pk[i] = gen.uniform() >= p ? static_cast<T>(scale) : T(0);
   });
   Tensor out = mul(x.detach(), keep);
-  return record_op(out, "dropout", {x}, [keep](const Tensor& g) { return std::vector<Tensor>{mul(g, keep)}; });
+  return record_op(out, "dropout", {x}, [keep](const Tensor& g) { return std::vector<Tensor>{mul(g, keep)}; }, where);
 }
 
 }  // namespace cppgrad

@@ -13,7 +13,7 @@ namespace cppgrad {
 // Backward, with dxhat = g * weight:
 //   dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
 //   dweight = sum over rows of g * xhat,  dbias = sum over rows of g
-Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
+Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps, std::source_location where) {
   if (x.dim() < 1) throw std::invalid_argument("layer_norm: input needs at least one dim, got a scalar");
   const std::int64_t D = x.shape().back();
   for (const Tensor* p : {&weight, &bias}) {
@@ -86,7 +86,7 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
     });
     return std::vector<Tensor>{need_x ? dx.reshape(gc.shape()) : Tensor(), w.defined() ? dw : Tensor(),
                                b.defined() ? db : Tensor()};
-  });
+  }, where);
 }
 
 }  // namespace cppgrad

@@ -78,7 +78,7 @@ Tensor batched_matmul_forward(const Tensor& a, const Tensor& b) {
 
 }  // namespace
 
-Tensor matmul(const Tensor& a, const Tensor& b) {
+Tensor matmul(const Tensor& a, const Tensor& b, std::source_location where) {
   if (a.dtype() != b.dtype())
     throw std::invalid_argument(std::string("matmul: dtype mismatch: a is ") + dtype_name(a.dtype()) + ", b is " +
                                 dtype_name(b.dtype()));
@@ -110,7 +110,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   return record_op(out, "matmul", {a, b}, [=](const Tensor& g) {
     return std::vector<Tensor>{need_a ? sum_to(matmul(g, bs.transpose(-2, -1)), sa) : Tensor(),
                                need_b ? sum_to(matmul(as.transpose(-2, -1), g), sb) : Tensor()};
-  });
+  }, where);
 }
 
 }  // namespace cppgrad

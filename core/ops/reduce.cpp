@@ -83,7 +83,7 @@ void column_sums(const T* x, std::int64_t rows, std::int64_t cols, T* out) {
 }  // namespace
 
 // out = sum over dims of x;  dx = g broadcast back over the reduced dims
-Tensor sum(const Tensor& x, const std::vector<std::int64_t>& dims, bool keepdim) {
+Tensor sum(const Tensor& x, const std::vector<std::int64_t>& dims, bool keepdim, std::source_location where) {
   if (x.is_contiguous() && reduces_leading_dims(x, dims)) {
     Shape keep = x.shape(), out_shape;
     std::int64_t rows = 1;
@@ -98,7 +98,7 @@ Tensor sum(const Tensor& x, const std::vector<std::int64_t>& dims, bool keepdim)
     const Shape in_shape = x.shape();
     return record_op(out, "sum", {x}, [keep, in_shape](const Tensor& g) {
       return std::vector<Tensor>{g.reshape(keep).expand(in_shape)};
-    });
+    }, where);
   }
   ReducePlan p = plan_reduce(x, dims, keepdim, "sum");
   Tensor out = Tensor::empty(p.out_shape, x.dtype());
@@ -121,18 +121,18 @@ Tensor sum(const Tensor& x, const std::vector<std::int64_t>& dims, bool keepdim)
   const Shape keep = p.keep_shape, in_shape = x.shape();
   return record_op(out, "sum", {x}, [keep, in_shape](const Tensor& g) {
     return std::vector<Tensor>{g.reshape(keep).expand(in_shape)};
-  });
+  }, where);
 }
 
 // out = sum / count;  dx = g / count broadcast back
-Tensor mean(const Tensor& x, const std::vector<std::int64_t>& dims, bool keepdim) {
+Tensor mean(const Tensor& x, const std::vector<std::int64_t>& dims, bool keepdim, std::source_location where) {
   Tensor s = sum(x, dims, keepdim);
   const std::int64_t count = s.numel() == 0 ? 0 : x.numel() / s.numel();
   return mul(s, 1.0 / static_cast<double>(count));
 }
 
 // out = max along dim;  dx = g at the (first) maximal element of each slice, 0 elsewhere
-Tensor max(const Tensor& x, std::int64_t dim, bool keepdim) {
+Tensor max(const Tensor& x, std::int64_t dim, bool keepdim, std::source_location where) {
   ReducePlan p = plan_reduce(x, {dim}, keepdim, "max");
   if (p.inner == 0) throw std::invalid_argument("max: cannot reduce an empty dim of shape " + shape_str(x.shape()));
   Tensor out = Tensor::empty(p.out_shape, x.dtype());
@@ -164,10 +164,10 @@ Tensor max(const Tensor& x, std::int64_t dim, bool keepdim) {
       for (std::int64_t i = 0; i < outer; ++i) pr[i * inner + (*where_max)[i]] = pg[i];
     });
     return std::vector<Tensor>{rows.reshape(permuted_shape).permute(inverse_permutation(perm))};
-  });
+  }, where);
 }
 
-Tensor argmax(const Tensor& x, std::int64_t dim, bool keepdim) {
+Tensor argmax(const Tensor& x, std::int64_t dim, bool keepdim, std::source_location where) {
   ReducePlan p = plan_reduce(x, {dim}, keepdim, "argmax");
   if (p.inner == 0) throw std::invalid_argument("argmax: cannot reduce an empty dim of shape " + shape_str(x.shape()));
   Tensor out = Tensor::empty(p.out_shape, DType::Int64);

@@ -51,18 +51,22 @@ Tensor keep_where(const Tensor& g, const Tensor& mask, bool keep) {
 }  // namespace
 
 // x: (..)  mask: bool, broadcastable to x -> (..);  dx = g where the mask is false, 0 where it filled
-Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
+Tensor masked_fill(const Tensor& x, const Tensor& mask, double value, std::source_location where) {
   check_bool(mask, "masked_fill");
   if (broadcast_shapes(x.shape(), mask.shape(), "masked_fill") != x.shape())
     throw std::invalid_argument("masked_fill: mask " + shape_str(mask.shape()) + " must broadcast to x's shape " +
                                 shape_str(x.shape()));
-  Tensor out = select_kernel(mask.detach(), Tensor::full({}, value, x.dtype()), x.detach(), x.shape());
+  const Tensor fill = Tensor::full({}, value, x.dtype());
+  Tensor out = select_kernel(mask.detach(), fill, x.detach(), x.shape());
   Tensor m = mask.detach();
-  return record_op(out, "masked_fill", {x}, [m](const Tensor& g) { return std::vector<Tensor>{keep_where(g, m, false)}; });
+  // The fill value is an input too (a constant: no gradient), so anomaly detection sees where an infinity came from.
+  return record_op(out, "masked_fill", {x, fill}, [m](const Tensor& g) {
+    return std::vector<Tensor>{keep_where(g, m, false), Tensor()};
+  }, where);
 }
 
 // cond: bool  a, b: same dtype; all broadcast together. da = g where cond (summed to a's shape), db = g elsewhere
-Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, std::source_location where) {
   check_bool(cond, "where");
   if (a.dtype() != b.dtype())
     throw std::invalid_argument(std::string("where: dtype mismatch: a is ") + dtype_name(a.dtype()) + ", b is " +
@@ -75,11 +79,11 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   return record_op(out, "where", {a, b}, [=](const Tensor& g) {
     return std::vector<Tensor>{need_a ? sum_to(keep_where(g, c, true), sa) : Tensor(),
                                need_b ? sum_to(keep_where(g, c, false), sb) : Tensor()};
-  });
+  }, where);
 }
 
 // xs[i]: (.., S_i, ..) -> (.., sum S_i, ..);  dx_i = the slice of g that x_i filled
-Tensor cat(const std::vector<Tensor>& xs, std::int64_t dim) {
+Tensor cat(const std::vector<Tensor>& xs, std::int64_t dim, std::source_location where) {
   if (xs.empty()) throw std::invalid_argument("cat: needs at least one tensor");
   const Tensor& first = xs[0];
   const std::int64_t d = normalize_dim(dim, first.dim(), "cat");
@@ -112,11 +116,11 @@ Tensor cat(const std::vector<Tensor>& xs, std::int64_t dim) {
     std::vector<Tensor> grads;
     for (std::size_t i = 0; i < starts.size(); ++i) grads.push_back(g.narrow(d, starts[i], sizes[i]));
     return grads;
-  });
+  }, where);
 }
 
 // xs[i]: (..S) all equal -> (.., n, ..) with the new dim at `dim`
-Tensor stack(const std::vector<Tensor>& xs, std::int64_t dim) {
+Tensor stack(const std::vector<Tensor>& xs, std::int64_t dim, std::source_location where) {
   if (xs.empty()) throw std::invalid_argument("stack: needs at least one tensor");
   const std::int64_t d = normalize_dim(dim, xs[0].dim() + 1, "stack");
   std::vector<Tensor> parts;
@@ -130,7 +134,7 @@ Tensor stack(const std::vector<Tensor>& xs, std::int64_t dim) {
 }
 
 // x: (A.., S, B..) with S at dim  index: (I) -> (A.., I, B..);  dx = zeros with g's rows added back at index
-Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index) {
+Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index, std::source_location where) {
   check_index(index, "index_select");
   if (index.dim() != 1)
     throw std::invalid_argument("index_select: index must be 1-D, got shape " + shape_str(index.shape()));
@@ -178,11 +182,11 @@ Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index) {
         }
     });
     return std::vector<Tensor>{gx};
-  });
+  }, where);
 }
 
 // out[..., j, ...] = x[..., index[..., j, ...], ...] along dim;  dx = g scattered (added) back to where it was read
-Tensor gather(const Tensor& x, std::int64_t dim, const Tensor& index) {
+Tensor gather(const Tensor& x, std::int64_t dim, const Tensor& index, std::source_location where) {
   check_index(index, "gather");
   const std::int64_t d = normalize_dim(dim, x.dim(), "gather");
   if (index.dim() != x.dim())
@@ -233,11 +237,11 @@ Tensor gather(const Tensor& x, std::int64_t dim, const Tensor& index) {
       for (std::size_t e = 0; e < offsets->size(); ++e) px[(*offsets)[e]] += pg[e];
     });
     return std::vector<Tensor>{gx};
-  });
+  }, where);
 }
 
 // weight: (V, D)  ids: (..) -> (.., D)
-Tensor embedding(const Tensor& weight, const Tensor& ids) {
+Tensor embedding(const Tensor& weight, const Tensor& ids, std::source_location where) {
   check_index(ids, "embedding");
   if (weight.dim() != 2)
     throw std::invalid_argument("embedding: weight must be a (V, D) table, got shape " + shape_str(weight.shape()));

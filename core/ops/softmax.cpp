@@ -75,7 +75,7 @@ Tensor rows_backward(const Tensor& g, const Tensor& y, const Tensor& like, std::
 }  // namespace
 
 // y_j = e^(x_j - m) / sum_k e^(x_k - m);  dx = y * (g - sum_k g_k y_k)
-Tensor softmax(const Tensor& x, std::int64_t dim) {
+Tensor softmax(const Tensor& x, std::int64_t dim, std::source_location where) {
   Rows r = as_rows(x, dim, "softmax");
   Tensor y = map_rows(r.data, r.outer, r.n, "softmax", [](const auto* xi, auto* yi, std::int64_t n) {
     using T = std::remove_cvref_t<decltype(*xi)>;
@@ -97,11 +97,11 @@ Tensor softmax(const Tensor& x, std::int64_t dim) {
                                                for (std::int64_t j = 0; j < n; ++j) dot += gi[j] * yi[j];
                                                for (std::int64_t j = 0; j < n; ++j) dxi[j] = yi[j] * (gi[j] - dot);
                                              })};
-  });
+  }, where);
 }
 
 // y_j = x_j - m - log sum_k e^(x_k - m);  dx = g - softmax(x) * sum_k g_k
-Tensor log_softmax(const Tensor& x, std::int64_t dim) {
+Tensor log_softmax(const Tensor& x, std::int64_t dim, std::source_location where) {
   Rows r = as_rows(x, dim, "log_softmax");
   Tensor y = map_rows(r.data, r.outer, r.n, "log_softmax", [](const auto* xi, auto* yi, std::int64_t n) {
     using T = std::remove_cvref_t<decltype(*xi)>;
@@ -128,11 +128,11 @@ Tensor log_softmax(const Tensor& x, std::int64_t dim) {
                                                for (std::int64_t j = 0; j < n; ++j) total += gi[j];
                                                for (std::int64_t j = 0; j < n; ++j) dxi[j] = gi[j] - std::exp(yi[j]) * total;
                                              })};
-  });
+  }, where);
 }
 
 // loss = (1/|valid|) sum_{i valid} (logsumexp(x_i) - x_i[t_i]);  dx_i = g/|valid| * (softmax(x_i) - onehot(t_i))
-Tensor cross_entropy(const Tensor& logits, const Tensor& target, std::int64_t ignore_index) {
+Tensor cross_entropy(const Tensor& logits, const Tensor& target, std::int64_t ignore_index, std::source_location where) {
   if (logits.dim() < 1)
     throw std::invalid_argument("cross_entropy: logits need a class dim, got shape " + shape_str(logits.shape()));
   if (target.dtype() != DType::Int64)
@@ -193,7 +193,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, std::int64_t ig
       });
     }
     return std::vector<Tensor>{gx.reshape(shape)};
-  });
+  }, where);
 }
 
 }  // namespace cppgrad

@@ -38,7 +38,7 @@ Shape infer_shape(const Shape& shape, std::int64_t numel, const char* op, const 
 }  // namespace
 
 // x: (..) -> shape, same numel; x must be contiguous.
-Tensor view(const Tensor& x, const Shape& shape) {
+Tensor view(const Tensor& x, const Shape& shape, std::source_location where) {
   const Shape target = infer_shape(shape, x.numel(), "view", x.shape());
   if (!x.is_contiguous())
     throw std::invalid_argument("view: tensor of shape " + shape_str(x.shape()) +
@@ -46,27 +46,27 @@ Tensor view(const Tensor& x, const Shape& shape) {
                                 "; use reshape() (which copies) or contiguous() first");
   Tensor out = make_view(x, target, contiguous_strides(target), x.offset());
   const Shape in_shape = x.shape();
-  return record_op(out, "view", {x}, [in_shape](const Tensor& g) { return std::vector<Tensor>{g.reshape(in_shape)}; });
+  return record_op(out, "view", {x}, [in_shape](const Tensor& g) { return std::vector<Tensor>{g.reshape(in_shape)}; }, where);
 }
 
-Tensor reshape(const Tensor& x, const Shape& shape) {
+Tensor reshape(const Tensor& x, const Shape& shape, std::source_location where) {
   if (x.is_contiguous()) return view(x, shape);
   return view(contiguous(x), shape);
 }
 
 // x: (.., A, .., B, ..) -> (.., B, .., A, ..)
-Tensor transpose(const Tensor& x, std::int64_t d0, std::int64_t d1) {
+Tensor transpose(const Tensor& x, std::int64_t d0, std::int64_t d1, std::source_location where) {
   const std::int64_t a = normalize_dim(d0, x.dim(), "transpose"), b = normalize_dim(d1, x.dim(), "transpose");
   Shape shape = x.shape();
   Strides strides = x.strides();
   std::swap(shape[a], shape[b]);
   std::swap(strides[a], strides[b]);
   Tensor out = make_view(x, shape, strides, x.offset());
-  return record_op(out, "transpose", {x}, [a, b](const Tensor& g) { return std::vector<Tensor>{g.transpose(a, b)}; });
+  return record_op(out, "transpose", {x}, [a, b](const Tensor& g) { return std::vector<Tensor>{g.transpose(a, b)}; }, where);
 }
 
 // out dim i is x dim dims[i].
-Tensor permute(const Tensor& x, const std::vector<std::int64_t>& dims) {
+Tensor permute(const Tensor& x, const std::vector<std::int64_t>& dims, std::source_location where) {
   const std::int64_t r = x.dim();
   if (static_cast<std::int64_t>(dims.size()) != r)
     throw std::invalid_argument("permute: got " + std::to_string(dims.size()) + " dims for a tensor of shape " +
@@ -83,11 +83,11 @@ Tensor permute(const Tensor& x, const std::vector<std::int64_t>& dims) {
     strides[i] = x.strides()[perm[i]];
   }
   Tensor out = make_view(x, shape, strides, x.offset());
-  return record_op(out, "permute", {x}, [inverse](const Tensor& g) { return std::vector<Tensor>{g.permute(inverse)}; });
+  return record_op(out, "permute", {x}, [inverse](const Tensor& g) { return std::vector<Tensor>{g.permute(inverse)}; }, where);
 }
 
 // Python-style bounds: negative start/end count from the end, out-of-range ends are clamped.
-Tensor slice(const Tensor& x, std::int64_t dim, std::int64_t start, std::int64_t end, std::int64_t step) {
+Tensor slice(const Tensor& x, std::int64_t dim, std::int64_t start, std::int64_t end, std::int64_t step, std::source_location where) {
   const std::int64_t d = normalize_dim(dim, x.dim(), "slice");
   if (step <= 0) throw std::invalid_argument("slice: step must be positive, got " + std::to_string(step));
   const std::int64_t n = x.shape()[d];
@@ -104,11 +104,11 @@ Tensor slice(const Tensor& x, std::int64_t dim, std::int64_t start, std::int64_t
     Tensor gx = Tensor::zeros(in_shape, g.dtype());
     gx.slice(d, s, e, step).copy_(g);
     return std::vector<Tensor>{gx};
-  });
+  }, where);
 }
 
 // x: (..) -> (.., 1, ..) with the new size-1 dim at `dim` (which may equal the rank: appended).
-Tensor unsqueeze(const Tensor& x, std::int64_t dim) {
+Tensor unsqueeze(const Tensor& x, std::int64_t dim, std::source_location where) {
   const std::int64_t d = normalize_dim(dim, x.dim() + 1, "unsqueeze");
   Shape shape = x.shape();
   Strides strides = x.strides();
@@ -116,11 +116,11 @@ Tensor unsqueeze(const Tensor& x, std::int64_t dim) {
   shape.insert(shape.begin() + d, 1);
   strides.insert(strides.begin() + d, stride);
   Tensor out = make_view(x, shape, strides, x.offset());
-  return record_op(out, "unsqueeze", {x}, [d](const Tensor& g) { return std::vector<Tensor>{g.squeeze(d)}; });
+  return record_op(out, "unsqueeze", {x}, [d](const Tensor& g) { return std::vector<Tensor>{g.squeeze(d)}; }, where);
 }
 
 // Drops `dim` if its size is 1 (otherwise returns x unchanged, as PyTorch does).
-Tensor squeeze(const Tensor& x, std::int64_t dim) {
+Tensor squeeze(const Tensor& x, std::int64_t dim, std::source_location where) {
   const std::int64_t d = normalize_dim(dim, x.dim(), "squeeze");
   if (x.shape()[d] != 1) return x;
   Shape shape = x.shape();
@@ -128,11 +128,11 @@ Tensor squeeze(const Tensor& x, std::int64_t dim) {
   shape.erase(shape.begin() + d);
   strides.erase(strides.begin() + d);
   Tensor out = make_view(x, shape, strides, x.offset());
-  return record_op(out, "squeeze", {x}, [d](const Tensor& g) { return std::vector<Tensor>{g.unsqueeze(d)}; });
+  return record_op(out, "squeeze", {x}, [d](const Tensor& g) { return std::vector<Tensor>{g.unsqueeze(d)}; }, where);
 }
 
 // x: (..S) -> shape, where each size of S is 1 or equal to its target (-1 keeps it); new dims lead.
-Tensor expand(const Tensor& x, const Shape& shape) {
+Tensor expand(const Tensor& x, const Shape& shape, std::source_location where) {
   if (shape.size() < x.shape().size())
     throw std::invalid_argument("expand: cannot expand " + shape_str(x.shape()) + " to fewer dims " + shape_str(shape));
   const std::size_t lead = shape.size() - x.shape().size();
@@ -154,14 +154,14 @@ Tensor expand(const Tensor& x, const Shape& shape) {
   }
   Tensor out = make_view(x, target, strides, x.offset());
   const Shape in_shape = x.shape();
-  return record_op(out, "expand", {x}, [in_shape](const Tensor& g) { return std::vector<Tensor>{sum_to(g, in_shape)}; });
+  return record_op(out, "expand", {x}, [in_shape](const Tensor& g) { return std::vector<Tensor>{sum_to(g, in_shape)}; }, where);
 }
 
-Tensor contiguous(const Tensor& x) {
+Tensor contiguous(const Tensor& x, std::source_location where) {
   if (x.is_contiguous()) return x;
   Tensor out = Tensor::empty(x.shape(), x.dtype());
   out.copy_(x);
-  return record_op(out, "contiguous", {x}, [](const Tensor& g) { return std::vector<Tensor>{g}; });
+  return record_op(out, "contiguous", {x}, [](const Tensor& g) { return std::vector<Tensor>{g}; }, where);
 }
 
 }  // namespace cppgrad

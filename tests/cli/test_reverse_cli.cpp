@@ -135,7 +135,7 @@ TEST_F(ReverseCli, VariableLengthsLearnToStop) {
 }
 
 TEST_F(ReverseCli, TraceGraphAndGradientLog) {
-  const CliResult r = cli(tiny({"--epochs", "2", "--trace-graph", path("g.dot"), "--grad-log", path("g.jsonl"),
+  const CliResult r = cli(tiny({"--epochs", "2", "--detect-anomaly", "--trace-graph", path("g.dot"), "--grad-log", path("g.jsonl"),
                                 "--grad-log-every", "4"}));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("|g| "));  // the epoch line's gradient-norm sparkline
