@@ -109,7 +109,14 @@ bool needs_graph(const std::vector<Tensor>& inputs) {
 
 Tensor record_op(Tensor out, const char* name, std::vector<Tensor> inputs, BackwardFn backward,
                  std::source_location where) {
-  if (g_detect_anomaly) {
+  // A view (its result shares an input's storage) computes no values: whatever it shows came from its base, which
+  // was checked when it was made (and ops write their results through views of buffers not yet filled).
+  auto is_view = [&] {
+    for (const Tensor& in : inputs)
+      if (in.defined() && in.impl().storage == out.impl().storage) return true;
+    return false;
+  };
+  if (g_detect_anomaly && !is_view()) {
     // NaN is always an anomaly; an infinity only when no input was infinite (masking with -inf is legitimate).
     const ValueSummary s = summarize(out);
     bool inputs_infinite = false;
