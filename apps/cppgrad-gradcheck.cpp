@@ -16,8 +16,10 @@
 #include <sstream>
 
 #include "checks/gradcheck_cases.h"
+#include "cli/parse.h"
 
 using namespace cppgrad;
+using cli::split_list;
 
 namespace {
 
@@ -26,14 +28,6 @@ std::string normalized(const std::string& s) {
   std::string out;
   for (char c : s)
     if (c != '_' && c != '-') out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) out.push_back(item);
   return out;
 }
 

@@ -18,6 +18,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "cli/parse.h"
 #include "core/ops.h"
 #include "reverse/greedy.h"
 #include "reverse/metrics.h"
@@ -26,6 +27,8 @@
 #include "reverse/tutorial.h"
 
 using namespace cppgrad;
+using cli::parse_int;
+using cli::split_list;
 using namespace cppgrad::reverse;
 
 namespace {
@@ -107,17 +110,6 @@ cxxopts::ParseResult parse(cxxopts::Options& o, int argc, char** argv) {
 
 void set_threads(std::int64_t threads) {
   if (threads > 0) omp_set_num_threads(static_cast<int>(threads));
-}
-
-// The whole string as an integer, or nothing.
-std::optional<std::int64_t> parse_int(const std::string& s) {
-  std::size_t used = 0;
-  try {
-    const std::int64_t v = std::stoll(s, &used);
-    if (used == s.size()) return v;
-  } catch (const std::exception&) {
-  }
-  return std::nullopt;
 }
 
 std::string percent(double f) { return fmt::format("{:.1f}%", 100 * f); }
@@ -405,15 +397,6 @@ int cmd_predict(int argc, char** argv) {
     fmt::print("wrote {} attention maps to {}\n", panels.size(), r["attention-svg"].as<std::string>());
   }
   return 0;
-}
-
-// ------------------------------------------------------------------------------------------- sweep
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
 }
 
 int cmd_sweep(int argc, char** argv) {

@@ -107,6 +107,23 @@ std::string TransformerDecoderLayer::extra_repr() const {
   return layer_repr(options_) + ", cross=" + cross_attention_name(options_.cross_attention);
 }
 
+// The three sublayers around their residual connections; self_block and cross_block are the attentions, which
+// differ between a whole-sequence forward and a one-position step.
+Tensor TransformerDecoderLayer::sublayers(const Tensor& x, const SublayerFn& self_block,
+                                          const SublayerFn& cross_block) const {
+  Tensor y;
+  if (options_.norm_first) {
+    y = add(x, self_block(norm1_->forward(x)));
+    y = add(y, cross_block(norm2_->forward(y)));
+    y = add(y, residual_dropout(ffn_->forward(norm3_->forward(y))));
+  } else {
+    y = norm1_->forward(add(x, self_block(x)));
+    y = norm2_->forward(add(y, cross_block(y)));
+    y = norm3_->forward(add(y, residual_dropout(ffn_->forward(y))));
+  }
+  return y;
+}
+
 Tensor TransformerDecoderLayer::forward(const Tensor& x, const Tensor& memory, const Tensor& self_mask,
                                         const Tensor& memory_mask) const {
   const Tensor causal = self_mask.defined() ? self_mask : causal_mask(x.shape()[1]);  // [T, T]
@@ -120,17 +137,7 @@ Tensor TransformerDecoderLayer::forward(const Tensor& x, const Tensor& memory, c
     last_cross_weights_ = r.weights.detach();
     return residual_dropout(r.output);
   };
-  Tensor y;
-  if (options_.norm_first) {
-    y = add(x, self_block(norm1_->forward(x)));
-    y = add(y, cross_block(norm2_->forward(y)));
-    y = add(y, residual_dropout(ffn_->forward(norm3_->forward(y))));
-  } else {
-    y = norm1_->forward(add(x, self_block(x)));
-    y = norm2_->forward(add(y, cross_block(y)));
-    y = norm3_->forward(add(y, residual_dropout(ffn_->forward(y))));
-  }
-  return remember_output(y);
+  return remember_output(sublayers(x, self_block, cross_block));
 }
 
 TransformerDecoderLayer::StepCache TransformerDecoderLayer::start_decoding(const Tensor& memory) const {
@@ -156,17 +163,7 @@ Tensor TransformerDecoderLayer::forward_step(const Tensor& x_t, const Tensor& me
     last_cross_weights_ = r.weights.detach();
     return residual_dropout(r.output);
   };
-  Tensor y;
-  if (options_.norm_first) {
-    y = add(x_t, self_block(norm1_->forward(x_t)));
-    y = add(y, cross_block(norm2_->forward(y)));
-    y = add(y, residual_dropout(ffn_->forward(norm3_->forward(y))));
-  } else {
-    y = norm1_->forward(add(x_t, self_block(x_t)));
-    y = norm2_->forward(add(y, cross_block(y)));
-    y = norm3_->forward(add(y, residual_dropout(ffn_->forward(y))));
-  }
-  return y;
+  return sublayers(x_t, self_block, cross_block);
 }
 
 }  // namespace cppgrad::nn

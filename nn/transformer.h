@@ -6,6 +6,7 @@
 //   decoder, post-LN:  x = norm1(x + self_attn(x, x, x, causal));    x = norm2(x + cross_attn(x, mem, mem));
 //                      x = norm3(x + ffn(x))
 //   pre-LN replaces each  x = norm(x + f(x))  by  x = x + f(norm(x)).
+#include <functional>
 #include <memory>
 
 #include "nn/attention_module.h"
@@ -81,6 +82,8 @@ class TransformerDecoderLayer : public Module {
 
  private:
   Tensor residual_dropout(const Tensor& x) const { return dropout_ ? dropout_->forward(x) : x; }
+  using SublayerFn = std::function<Tensor(const Tensor&)>;
+  Tensor sublayers(const Tensor& x, const SublayerFn& self_block, const SublayerFn& cross_block) const;
 
   TransformerLayerOptions options_;
   std::shared_ptr<MultiHeadAttention> self_attn_;
