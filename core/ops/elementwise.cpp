@@ -60,7 +60,7 @@ Tensor sum_to(const Tensor& g, const Shape& shape, std::source_location where) {
   for (std::int64_t i = 0; i < g.dim(); ++i)
     if (i < lead || (shape[i - lead] == 1 && g.shape()[i] != 1)) dims.push_back(i);
   if (dims.empty()) return g.reshape(shape);
-  return sum(g, dims, /*keepdim=*/true).reshape(shape);
+  return reshape(sum(g, dims, /*keepdim=*/true, where), shape, where);
 }
 
 // ------------------------------------------------------------------------------------------- binary
@@ -171,7 +171,7 @@ Tensor sqrt(const Tensor& x, std::source_location where) {
   Tensor out = unary_forward(x, "sqrt", [](auto v) { return std::sqrt(v); });
   Tensor os = out.detach();
   return record_op(out, "sqrt", {x}, [os](const Tensor& g) {
-    return std::vector<Tensor>{grad_times(g, os, [](auto v) { return 0.5 / v; })};
+    return std::vector<Tensor>{grad_times(g, os, [](auto v) { return decltype(v)(0.5) / v; })};
   }, where);
 }
 
@@ -199,12 +199,17 @@ Tensor sigmoid(const Tensor& x, std::source_location where) {
   }, where);
 }
 
-// out = max(x, 0);  dx = g * [x > 0]  (the subgradient at 0 is 0, as PyTorch's)
+// out = max(x, 0);  dx = g where x > 0, else 0  (the subgradient at 0 is 0, as PyTorch's)
 Tensor relu(const Tensor& x, std::source_location where) {
   Tensor out = unary_forward(x, "relu", [](auto v) { return v > 0 ? v : decltype(v)(0); });
   Tensor xs = x.detach();
   return record_op(out, "relu", {x}, [xs](const Tensor& g) {
-    return std::vector<Tensor>{grad_times(g, xs, [](auto v) { return v > 0 ? 1.0 : 0.0; })};
+    // A select, as PyTorch's threshold_backward: g where x > 0, else 0. It vectorises as compare-and-blend, with
+    // no branch on the data's signs (a multiply by a 0/1 factor did not).
+    return std::vector<Tensor>{dispatch_floating(g.dtype(), "relu backward", [&](auto tag) {
+      using T = decltype(tag);
+      return map_binary<T, T>(g, xs, g.shape(), [](T gv, T xv) { return xv > T(0) ? gv : T(0); });
+    })};
   }, where);
 }
 

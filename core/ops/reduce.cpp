@@ -126,9 +126,9 @@ Tensor sum(const Tensor& x, const std::vector<std::int64_t>& dims, bool keepdim,
 
 // out = sum / count;  dx = g / count broadcast back
 Tensor mean(const Tensor& x, const std::vector<std::int64_t>& dims, bool keepdim, std::source_location where) {
-  Tensor s = sum(x, dims, keepdim);
+  Tensor s = sum(x, dims, keepdim, where);
   const std::int64_t count = s.numel() == 0 ? 0 : x.numel() / s.numel();
-  return mul(s, 1.0 / static_cast<double>(count));
+  return mul(s, 1.0 / static_cast<double>(count), where);
 }
 
 // out = max along dim;  dx = g at the (first) maximal element of each slice, 0 elsewhere
@@ -167,7 +167,8 @@ Tensor max(const Tensor& x, std::int64_t dim, bool keepdim, std::source_location
   }, where);
 }
 
-Tensor argmax(const Tensor& x, std::int64_t dim, bool keepdim, std::source_location where) {
+// Not differentiable: nothing is recorded, so `where` is not needed.
+Tensor argmax(const Tensor& x, std::int64_t dim, bool keepdim, [[maybe_unused]] std::source_location where) {
   ReducePlan p = plan_reduce(x, {dim}, keepdim, "argmax");
   if (p.inner == 0) throw std::invalid_argument("argmax: cannot reduce an empty dim of shape " + shape_str(x.shape()));
   Tensor out = Tensor::empty(p.out_shape, DType::Int64);

@@ -130,7 +130,7 @@ Tensor stack(const std::vector<Tensor>& xs, std::int64_t dim, std::source_locati
                                   " but tensor 0 has " + shape_str(xs[0].shape()) + "; all must be equal");
     parts.push_back(xs[i].unsqueeze(d));
   }
-  return cat(parts, d);
+  return cat(parts, d, where);
 }
 
 // x: (A.., S, B..) with S at dim  index: (I) -> (A.., I, B..);  dx = zeros with g's rows added back at index
@@ -252,7 +252,7 @@ Tensor embedding(const Tensor& weight, const Tensor& ids, std::source_location w
                               std::to_string(V) + " rows");
   Shape out_shape = ids.shape();
   out_shape.push_back(weight.shape()[1]);
-  return index_select(weight, 0, ids.reshape({-1})).reshape(out_shape);
+  return reshape(index_select(weight, 0, ids.reshape({-1}), where), out_shape, where);
 }
 
 }  // namespace cppgrad

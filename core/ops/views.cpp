@@ -50,8 +50,8 @@ Tensor view(const Tensor& x, const Shape& shape, std::source_location where) {
 }
 
 Tensor reshape(const Tensor& x, const Shape& shape, std::source_location where) {
-  if (x.is_contiguous()) return view(x, shape);
-  return view(contiguous(x), shape);
+  if (x.is_contiguous()) return view(x, shape, where);
+  return view(contiguous(x, where), shape, where);
 }
 
 // x: (.., A, .., B, ..) -> (.., B, .., A, ..)
