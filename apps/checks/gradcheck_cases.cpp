@@ -565,7 +565,10 @@ GradcheckCase broken_case() {
 
 std::string describe_inputs(const Prepared& p, std::size_t shown) {
   std::string s;
-  for (std::size_t i = 0; i < p.inputs.size() && i < shown; ++i) s += (i ? " " : "") + shape_str(p.inputs[i].shape());
+  for (std::size_t i = 0; i < p.inputs.size() && i < shown; ++i) {
+    if (i) s += ' ';
+    s += shape_str(p.inputs[i].shape());
+  }
   if (p.inputs.size() > shown) s += " +" + std::to_string(p.inputs.size() - shown) + " params";
   return s;
 }
