@@ -169,12 +169,6 @@ std::vector<Tensor> topological_order(const Tensor& root) {
   return order;
 }
 
-double norm2(const Tensor& t) {
-  double sum = 0;
-  for (double v : t.to_double_vector()) sum += v * v;
-  return std::sqrt(sum);
-}
-
 }  // namespace
 
 void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph, bool record_grad_norms) {
@@ -217,7 +211,7 @@ void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph, boo
       continue;
     }
     Node& node = *t.grad_fn();
-    if (record_grad_norms) node.grad_norm = norm2(g);
+    if (record_grad_norms) node.grad_norm = std::sqrt(squared_norm(g));
     std::vector<Tensor> grads = node.backward(g);
     if (grads.size() != node.inputs.size())
       throw std::logic_error("backward of '" + node.name + "' returned " + std::to_string(grads.size()) +

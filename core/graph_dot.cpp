@@ -6,18 +6,13 @@
 #include <vector>
 
 #include "core/autograd.h"
+#include "core/ops.h"
 
 namespace cppgrad {
 
 namespace {
 
-double grad_norm_of_leaf(const Tensor& t) {
-  const Tensor g = t.grad();
-  if (!g.defined()) return -1;
-  double sum = 0;
-  for (double v : g.to_double_vector()) sum += v * v;
-  return std::sqrt(sum);
-}
+double grad_norm_of_leaf(const Tensor& t) { return t.grad().defined() ? std::sqrt(squared_norm(t.grad())) : -1; }
 
 std::string norm_line(double norm) {
   if (norm < 0) return "";

@@ -61,6 +61,9 @@ Tensor sum(const Tensor& x, const std::vector<std::int64_t>& dims = {}, bool kee
 Tensor mean(const Tensor& x, const std::vector<std::int64_t>& dims = {}, bool keepdim = false, std::source_location where = std::source_location::current());
 // Maximum over one dim; the gradient goes to the first maximal element, as PyTorch's max(dim).
 Tensor max(const Tensor& x, std::int64_t dim, bool keepdim = false, std::source_location where = std::source_location::current());
+// The sum of the squares of all elements, in double, any layout and dtype; a value for norms and logs, not an op
+// (nothing is recorded). 2-norm: std::sqrt(squared_norm(x)).
+double squared_norm(const Tensor& x);
 // Index of the first maximum along dim, int64, not differentiable.
 Tensor argmax(const Tensor& x, std::int64_t dim, bool keepdim = false, std::source_location where = std::source_location::current());
 

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "core/ops.h"
+
 namespace cppgrad::optim {
 
 double clip_grad_norm(const std::vector<Tensor>& params, double max_norm) {
@@ -9,7 +11,7 @@ double clip_grad_norm(const std::vector<Tensor>& params, double max_norm) {
   for (const Tensor& p : params) {
     const Tensor g = p.grad();
     if (!g.defined()) continue;
-    for (double v : g.to_double_vector()) sum_sq += v * v;
+    sum_sq += squared_norm(g);
   }
   const double total = std::sqrt(sum_sq);
   const double coef = max_norm / (total + 1e-6);

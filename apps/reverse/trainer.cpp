@@ -136,8 +136,7 @@ EpochMetrics Trainer::run_epoch(const StepCallback& on_step) {
 double Trainer::global_grad_norm(const nn::Module& model) {
   double sum = 0;
   for (const Tensor& p : model.parameters())
-    if (p.grad().defined())
-      for (double v : p.grad().to_double_vector()) sum += v * v;
+    if (p.grad().defined()) sum += squared_norm(p.grad());
   return std::sqrt(sum);
 }
 
@@ -149,14 +148,14 @@ void Trainer::log_gradients(const std::string& path, std::int64_t every) {
 
 // One JSON line: the step, and per parameter |grad|, |w| and |w_after - w_before| / |w_before|.
 void Trainer::append_grad_log(std::int64_t epoch, const std::vector<std::pair<std::string, Tensor>>& before) const {
+  NoGradGuard no_grad;  // the update below is arithmetic for the log, not part of training
   nlohmann::json params = nlohmann::json::object();
   const auto now = model_->named_parameters();
   for (std::size_t i = 0; i < now.size(); ++i) {
-    const auto w0 = before[i].second.to_double_vector(), w1 = now[i].second.to_double_vector();
-    const auto g = now[i].second.grad().defined() ? now[i].second.grad().to_double_vector() : std::vector<double>{};
-    double gn = 0, wn = 0, un = 0;
-    for (double v : g) gn += v * v;
-    for (std::size_t j = 0; j < w0.size(); ++j) wn += w0[j] * w0[j], un += (w1[j] - w0[j]) * (w1[j] - w0[j]);
+    const Tensor& w0 = before[i].second;
+    const Tensor& w1 = now[i].second;
+    const double gn = w1.grad().defined() ? squared_norm(w1.grad()) : 0.0;
+    const double wn = squared_norm(w0), un = squared_norm(sub(w1, w0));
     params[now[i].first] = {{"grad_norm", std::sqrt(gn)}, {"weight_norm", std::sqrt(wn)},
                             {"update_ratio", wn > 0 ? std::sqrt(un / wn) : 0.0}};
   }

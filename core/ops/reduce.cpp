@@ -5,6 +5,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "core/kernels/strided.h"
 #include "core/ops.h"
 
 namespace cppgrad {
@@ -165,6 +166,23 @@ Tensor max(const Tensor& x, std::int64_t dim, bool keepdim, std::source_location
     });
     return std::vector<Tensor>{rows.reshape(permuted_shape).permute(inverse_permutation(perm))};
   }, where);
+}
+
+// Reads the storage in place through the strides: no copy, no graph (autograd and anomaly checks call it too).
+double squared_norm(const Tensor& x) {
+  double total = 0;
+  dispatch_all(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* base = reinterpret_cast<const T*>(x.impl().storage->data()) + x.offset();
+    kernels::for_each_row<1>(x.shape(), {x.strides()}, [&](const std::array<std::int64_t, 1>& off, std::int64_t n,
+                                                           const std::array<std::int64_t, 1>& inner) {
+      for (std::int64_t i = 0; i < n; ++i) {
+        const double v = static_cast<double>(base[off[0] + i * inner[0]]);
+        total += v * v;
+      }
+    });
+  });
+  return total;
 }
 
 // Not differentiable: nothing is recorded, so `where` is not needed.
