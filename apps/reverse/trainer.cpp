@@ -179,8 +179,10 @@ void Trainer::save(const std::string& path) const {
   write_safetensors(path, tensors, meta);
 }
 
-TrainConfig read_checkpoint_config(const std::string& path) {
-  const SafetensorsFile f = read_safetensors(path);
+namespace {
+
+// The config stored in an already-read checkpoint; throws std::runtime_error naming the file.
+TrainConfig checkpoint_config(const SafetensorsFile& f, const std::string& path) {
   auto format = f.metadata.find("format");
   if (format == f.metadata.end() || format->second != kFormat)
     throw std::runtime_error("checkpoint " + path + ": not a cppgrad-reverse checkpoint (metadata 'format' is missing or "
@@ -194,8 +196,13 @@ TrainConfig read_checkpoint_config(const std::string& path) {
   }
 }
 
+}  // namespace
+
+TrainConfig read_checkpoint_config(const std::string& path) { return checkpoint_config(read_safetensors(path), path); }
+
 void Trainer::load(const std::string& path) {
-  const TrainConfig saved = read_checkpoint_config(path);
+  const SafetensorsFile f = read_safetensors(path);  // read once: the config and the tensors come from it
+  const TrainConfig saved = checkpoint_config(f, path);
   const auto differ = config_.mismatched_for_resume(saved);
   if (!differ.empty()) {
     std::string keys;
@@ -203,7 +210,6 @@ void Trainer::load(const std::string& path) {
     throw std::runtime_error("checkpoint " + path + " was trained with another configuration (" + keys +
                              " differ); resume with the same flags or start a new run");
   }
-  const SafetensorsFile f = read_safetensors(path);
   nn::StateDict model_state, optim_state;
   for (const auto& [name, t] : f.tensors) {
     if (name.rfind("model.", 0) == 0) model_state[name.substr(6)] = t;
