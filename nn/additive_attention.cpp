@@ -18,11 +18,6 @@ std::string AdditiveAttention::extra_repr() const {
   return fmt::format("d_query={}, d_key={}, d_hidden={}", options_.d_query, options_.d_key, options_.d_hidden);
 }
 
-// A [B, 1, 1, S] key-padding mask (multi-head layout) loses its head dim here.
-static Tensor without_head_dim(const Tensor& mask) {
-  return mask.defined() && mask.dim() == 4 ? mask.squeeze(1) : mask;
-}
-
 AttentionResult AdditiveAttention::attend(const Tensor& query, const Tensor& key, const Tensor& value,
                                           const Tensor& mask) const {
   if (query.dim() != 3 || key.dim() != 3 || value.dim() != 3 || key.shape()[1] != value.shape()[1])

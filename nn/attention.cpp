@@ -43,6 +43,10 @@ AttentionResult scaled_dot_product_attention(const Tensor& q, const Tensor& k, c
   return {matmul(weights, v), weights};  // [.., Lq, dv]
 }
 
+Tensor without_head_dim(const Tensor& mask) {
+  return mask.defined() && mask.dim() == 4 ? mask.squeeze(1) : mask;
+}
+
 Tensor causal_mask(std::int64_t L) {
   Tensor m = Tensor::zeros({L, L}, DType::Bool);
   bool* p = m.data<bool>();

@@ -25,6 +25,10 @@ AttentionResult scaled_dot_product_attention(const Tensor& q, const Tensor& k, c
 // scores: [.., Lq, Lk]; the mask must broadcast to the scores' shape. `who` names the caller in errors.
 Tensor apply_attention_mask(const Tensor& scores, const Tensor& mask, const char* who);
 
+// A multi-head key-padding mask [B, 1, 1, Lk] without its head dim, [B, 1, Lk], for the single-head variants
+// (additive, multiplicative) whose scores are [B, Lq, Lk]; any other mask is returned as it is.
+Tensor without_head_dim(const Tensor& mask);
+
 // [L, L] bool, true on and below the diagonal: position i may attend to positions <= i.
 Tensor causal_mask(std::int64_t L);
 // [B, 1, 1, Lk] bool, true where position < length[b] (lengths: [B] int64).

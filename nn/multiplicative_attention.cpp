@@ -25,8 +25,7 @@ AttentionResult MultiplicativeAttention::attend(const Tensor& query, const Tenso
                                 shape_str(value.shape()));
   Tensor wk = W_->forward(key);                                  // [B, S, dq]
   Tensor scores = matmul(query, wk.transpose(-2, -1));           // [B, Lq, S]
-  const Tensor m = mask.defined() && mask.dim() == 4 ? mask.squeeze(1) : mask;
-  scores = apply_attention_mask(scores, m, "MultiplicativeAttention");
+  scores = apply_attention_mask(scores, without_head_dim(mask), "MultiplicativeAttention");
   Tensor weights = softmax(scores, -1);                          // [B, Lq, S]
   return {remember_output(matmul(weights, value)), weights};     // [B, Lq, dv]
 }
