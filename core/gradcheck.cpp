@@ -97,19 +97,20 @@ GradcheckResult gradcheck(const GradcheckFn& f, const std::vector<Tensor>& input
   // Analytical Jacobian, one row per output element: backward from a one-hot upstream gradient.
   double worst_ratio = -1;
   const auto out_indices = all_indices(out0.shape());
+  std::vector<std::vector<std::vector<std::int64_t>>> in_indices;  // [input][element]: for messages
+  for (std::size_t i : checked) in_indices.push_back(all_indices(inputs[i].shape()));
   for (std::int64_t j = 0; j < n_out; ++j) {
     Tensor onehot = Tensor::zeros(out0.shape(), DType::Float64);
     onehot.set(out_indices[j], 1.0);
     const auto rows = backward_grads(f, inputs, checked, onehot);
     for (std::size_t c = 0; c < checked.size(); ++c) {
-      const auto in_indices = all_indices(inputs[checked[c]].shape());
       for (std::size_t e = 0; e < rows[c].size(); ++e) {
         const double a = rows[c][e], n = numerical[c][e][j];
         const double abs_err = std::abs(a - n), rel_err = abs_err / std::max(std::abs(n), 1e-300);
         const double ratio = abs_err / (opt.atol + opt.rtol * std::abs(n));  // > 1: outside the tolerance
         if (ratio > worst_ratio || result.worst.empty()) {
           worst_ratio = ratio;
-          result.worst = "input " + std::to_string(checked[c]) + " " + index_str(in_indices[e]) + " / out " +
+          result.worst = "input " + std::to_string(checked[c]) + " " + index_str(in_indices[c][e]) + " / out " +
                          index_str(out_indices[j]);
         }
         result.max_abs_error = std::max(result.max_abs_error, abs_err);
@@ -118,7 +119,7 @@ GradcheckResult gradcheck(const GradcheckFn& f, const std::vector<Tensor>& input
           std::ostringstream os;
           os.precision(10);
           os << "Jacobian mismatch for input " << checked[c] << " " << shape_str(inputs[checked[c]].shape())
-             << " at element " << index_str(in_indices[e]) << ", output element " << index_str(out_indices[j])
+             << " at element " << index_str(in_indices[c][e]) << ", output element " << index_str(out_indices[j])
              << ": backward gives " << a << ", finite differences give " << n;
           result.ok = false;
           result.message = os.str();
