@@ -52,24 +52,31 @@ Tensor greedy_decode_full(const nn::Seq2SeqTransformer& model, const Tensor& src
   });
 }
 
-Accuracy accuracy(const Tensor& predictions, const Tensor& target) {
+AccuracyCounts count_correct(const Tensor& predictions, const Tensor& target) {
   const std::int64_t B = target.shape()[0], T = target.shape()[1];
   const Tensor p = predictions.contiguous(), y = target.contiguous();
   const auto* pp = p.data<std::int64_t>();
   const auto* py = y.data<std::int64_t>();
-  std::int64_t right_rows = 0, right_tokens = 0, tokens = 0;
+  AccuracyCounts c;
+  c.rows = B;
   for (std::int64_t b = 0; b < B; ++b) {
     bool row_ok = true;
     for (std::int64_t t = 0; t < T; ++t) {
       const bool same = pp[b * T + t] == py[b * T + t];
       row_ok = row_ok && same;
       if (py[b * T + t] == data::kPad) continue;
-      ++tokens;
-      right_tokens += same;
+      ++c.tokens;
+      c.right_tokens += same;
     }
-    right_rows += row_ok;
+    c.right_rows += row_ok;
   }
-  return {B ? static_cast<double>(right_rows) / B : 0.0, tokens ? static_cast<double>(right_tokens) / tokens : 0.0};
+  return c;
+}
+
+Accuracy accuracy(const Tensor& predictions, const Tensor& target) {
+  const AccuracyCounts c = count_correct(predictions, target);
+  return {c.rows ? static_cast<double>(c.right_rows) / c.rows : 0.0,
+          c.tokens ? static_cast<double>(c.right_tokens) / c.tokens : 0.0};
 }
 
 Accuracy greedy_accuracy(const nn::Seq2SeqTransformer& model, const data::ReversalSet& set,

@@ -20,8 +20,15 @@ struct Accuracy {
   double token = 0;     // fraction of target tokens (non-PAD, EOS included) predicted correctly
 };
 
+// The counts behind Accuracy, to add up over batches.
+struct AccuracyCounts {
+  std::int64_t right_rows = 0, rows = 0;
+  std::int64_t right_tokens = 0, tokens = 0;
+};
+
 // predictions, target: [B, T]; PAD positions of the target are not counted as tokens, but a sequence is only
 // right when the prediction also stops where the target does.
+AccuracyCounts count_correct(const Tensor& predictions, const Tensor& target);
 Accuracy accuracy(const Tensor& predictions, const Tensor& target);
 
 // Greedy accuracy over a whole set, decoded in chunks of `chunk` rows.

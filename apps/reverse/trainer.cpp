@@ -32,21 +32,6 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const TrainConfig& c, nn::Named
                                                           .decoupled_weight_decay = c.optimizer == "adamw"});
 }
 
-// Teacher-forced token accuracy counts: argmax(logits) == target at non-PAD positions.
-std::pair<std::int64_t, std::int64_t> token_hits(const Tensor& logits, const Tensor& target) {
-  const Tensor pred = argmax(logits, -1);  // [B, T]
-  const auto* p = pred.data<std::int64_t>();
-  const Tensor y = target.contiguous();
-  const auto* t = y.data<std::int64_t>();
-  std::int64_t hits = 0, total = 0;
-  for (std::int64_t i = 0; i < y.numel(); ++i) {
-    if (t[i] == data::kPad) continue;
-    ++total;
-    hits += p[i] == t[i];
-  }
-  return {hits, total};
-}
-
 nlohmann::json history_json(const std::vector<EpochMetrics>& history) {
   nlohmann::json arr = nlohmann::json::array();
   for (const auto& m : history)
@@ -115,8 +100,8 @@ EpochMetrics Trainer::run_epoch(const StepCallback& on_step) {
     ++global_step_;
     const double l = loss.item();
     loss_sum += l;
-    const auto [h, n] = token_hits(logits.detach(), b.target);
-    hits += h, tokens += n;
+    const AccuracyCounts c = count_correct(argmax(logits.detach(), -1), b.target);  // teacher-forced tokens
+    hits += c.right_tokens, tokens += c.tokens;
     if (on_step) on_step(++done, static_cast<std::int64_t>(batches.size()), l);
   }
   EpochMetrics m;

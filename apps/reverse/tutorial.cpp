@@ -64,8 +64,8 @@ TutorialEpoch TutorialTrainer::run_epoch(const Trainer::StepCallback& on_step) {
     loss.backward();
     optimizer_->step();
     loss_sum += loss.item();
-    const Accuracy a = accuracy(argmax(logits.detach(), -1), b.target);
-    hits += static_cast<std::int64_t>(a.token * b.target.numel() + 0.5), tokens += b.target.numel();
+    const AccuracyCounts c = count_correct(argmax(logits.detach(), -1), b.target);
+    hits += c.right_tokens, tokens += c.tokens;
     if (on_step) on_step(++done, static_cast<std::int64_t>(batches.size()), loss.item());
   }
   TutorialEpoch e;
