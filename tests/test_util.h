@@ -10,6 +10,7 @@
 #include "core/generator.h"
 #include "core/gradcheck.h"
 #include "core/ops.h"
+#include "test_paths.h"
 
 namespace cppgrad::test {
 
@@ -17,19 +18,7 @@ namespace cppgrad::test {
 using checks::leaf;
 using checks::leaf_away_from_zero;
 
-// The golden directory: $CPPGRAD_GOLDEN_DIR, else ../shared/golden next to the source tree.
-inline std::string golden_dir() {
-  if (const char* env = std::getenv("CPPGRAD_GOLDEN_DIR"); env && *env) return env;
-  return CPPGRAD_DEFAULT_GOLDEN_DIR;
-}
-
 }  // namespace cppgrad::test
-
-#define EXPECT_GRADCHECK(fn, inputs)                              \
-  do {                                                            \
-    const auto gc_result_ = ::cppgrad::gradcheck((fn), (inputs)); \
-    EXPECT_TRUE(gc_result_.ok) << gc_result_.message;             \
-  } while (0)
 
 // Asserts that `stmt` throws an exception of `type` whose message contains `text`.
 #define EXPECT_THROW_MSG(stmt, type, text)                                          \

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/safetensors.h"
+#include "test_paths.h"
 
 namespace cppgrad {
 namespace {
@@ -26,27 +27,8 @@ namespace {
 namespace fs = std::filesystem;
 using testing::HasSubstr;
 
-fs::path golden_dir() {
-  if (const char* env = std::getenv("CPPGRAD_GOLDEN_DIR"); env && *env) return env;
-  return CPPGRAD_DEFAULT_GOLDEN_DIR;
-}
-
-// A fresh directory under the system temp dir, removed with everything in it when the test ends.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::random_device rd;
-    do {
-      path = fs::temp_directory_path() / ("cppgrad_parity_" + std::to_string(::getpid()) + "_" + std::to_string(rd()));
-    } while (!fs::create_directory(path));
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-};
+using test::golden_dir;
+using test::TempDir;
 
 struct RunResult {
   int exit_code;       // -1 when the runner did not exit normally

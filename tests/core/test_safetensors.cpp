@@ -17,35 +17,16 @@
 #include <string>
 #include <vector>
 
+#include "test_paths.h"
+
 namespace cppgrad {
 namespace {
 
 namespace fs = std::filesystem;
 using testing::HasSubstr;
 
-// The PyTorch-written cases: $CPPGRAD_GOLDEN_DIR if set, else the directory CMake baked in.
-fs::path golden_dir() {
-  if (const char* env = std::getenv("CPPGRAD_GOLDEN_DIR"); env && *env) return env;
-  return CPPGRAD_DEFAULT_GOLDEN_DIR;
-}
-
-// A fresh directory under the system temp dir, removed with everything in it when the test ends.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::random_device rd;
-    do {
-      path = fs::temp_directory_path() /
-             ("cppgrad_safetensors_" + std::to_string(::getpid()) + "_" + std::to_string(rd()));
-    } while (!fs::create_directory(path));
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-};
+using test::golden_dir;
+using test::TempDir;
 
 std::vector<std::byte> read_bytes(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);

@@ -38,7 +38,7 @@ TEST(Module, Seq2SeqNamesMatchThePyTorchGoldenModel) {
   Seq2SeqTransformer model(golden_options(), gen);
   std::set<std::string> ours, theirs;
   for (const auto& [n, p] : model.named_parameters()) ours.insert(n);
-  for (const auto& [n, t] : read_safetensors(test::golden_dir() + "/seq2seq_reversal.safetensors").tensors)
+  for (const auto& [n, t] : read_safetensors((test::golden_dir() / "seq2seq_reversal.safetensors").string()).tensors)
     if (n.rfind("param.", 0) == 0) theirs.insert(n.substr(6));
   EXPECT_EQ(ours, theirs);
 }
