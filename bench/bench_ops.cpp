@@ -8,6 +8,7 @@
 #include "core/generator.h"
 #include "core/ops.h"
 #include "core/tensor.h"
+#include "nn/attention.h"
 
 namespace {
 
@@ -83,6 +84,24 @@ void BM_LayerNormFwdBwd(benchmark::State& state, std::int64_t N, std::int64_t D)
 }
 BENCHMARK_CAPTURE(BM_LayerNormFwdBwd, 512x32, 512, 32)->UseRealTime();
 BENCHMARK_CAPTURE(BM_LayerNormFwdBwd, 4096x256, 4096, 256)->UseRealTime();
+
+// Attention forward + backward at the default model's shape: x [B=64, L=8, D=32] split into 4 heads of 8, q = k =
+// v = the head views, causal mask, and the head merge after it, as MultiHeadAttention does.
+void BM_AttentionFwdBwd(benchmark::State& state) {
+  Generator gen(0);
+  Tensor x = Tensor::randn({64, 8, 4, 8}, gen);
+  x.set_requires_grad(true);
+  const Tensor mask = cppgrad::nn::causal_mask(8);
+  const Tensor upstream = Tensor::randn({64, 8, 32}, gen);
+  for (auto _ : state) {
+    x.zero_grad();
+    const Tensor h = x.transpose(1, 2);  // [B, H, L, dh]
+    const auto r = cppgrad::nn::scaled_dot_product_attention(h, h, h, mask);  // [B, H, L, dh]
+    r.output.transpose(1, 2).reshape({64, 8, 32}).backward(upstream);
+    benchmark::DoNotOptimize(x.grad().data<float>());
+  }
+}
+BENCHMARK(BM_AttentionFwdBwd)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

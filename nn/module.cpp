@@ -61,6 +61,28 @@ void Module::zero_grad() {
   for (auto& [_, p] : named_parameters()) p.zero_grad();
 }
 
+void Module::share_parameters_with(const Module& source) {
+  const NamedTensors mine = named_parameters(), theirs = source.named_parameters();
+  if (mine.size() != theirs.size())
+    throw std::invalid_argument("share_parameters_with: " + std::to_string(mine.size()) + " parameters here, " +
+                                std::to_string(theirs.size()) + " in the source");
+  for (std::size_t i = 0; i < mine.size(); ++i) {
+    const auto& [name, p] = mine[i];
+    const Tensor& q = theirs[i].second;
+    if (name != theirs[i].first || p.shape() != q.shape() || p.dtype() != q.dtype())
+      throw std::invalid_argument("share_parameters_with: parameter '" + name + "' " + shape_str(p.shape()) +
+                                  " does not match the source's '" + theirs[i].first + "' " + shape_str(q.shape()));
+  }
+  for (std::size_t i = 0; i < mine.size(); ++i) {
+    TensorImpl& impl = mine[i].second.impl();
+    const TensorImpl& from = theirs[i].second.impl();
+    impl.storage = from.storage;
+    impl.strides = from.strides;
+    impl.offset = from.offset;
+    impl.grad.reset();
+  }
+}
+
 void Module::to(DType dtype) {
   for (auto& [name, p] : named_parameters()) {
     if (p.dtype() == dtype) continue;

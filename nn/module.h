@@ -59,6 +59,12 @@ class Module {
   void save(const std::string& path, const std::map<std::string, std::string>& metadata = {}) const;
   void load(const std::string& path);
 
+  // Makes every parameter of this module read and write the storage of the same-named parameter of `source`
+  // (names, shapes and dtypes must agree), while keeping gradients of its own. The result is a replica for
+  // data-parallel training: it runs forward and backward on its slice of a batch on another thread, and an
+  // optimizer stepping `source` updates it too. Throws std::invalid_argument naming the first mismatch.
+  void share_parameters_with(const Module& source);
+
   // The output shape of the latest forward, for summaries (empty before any forward).
   const Shape& last_output_shape() const { return last_output_shape_; }
 

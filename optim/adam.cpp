@@ -24,20 +24,25 @@ void Adam::step() {
     Tensor g = grad.contiguous();
     dispatch_floating(p.dtype(), "Adam", [&](auto tag) {
       using T = decltype(tag);
-      T *w = p.data<T>(), *pm = m.data<T>(), *pv = v.data<T>();
-      const T* gr = g.data<T>();
+      // Four distinct buffers: __restrict lets the compiler vectorise the loop (sqrt and divide included).
+      T* __restrict w = p.data<T>();
+      T* __restrict pm = m.data<T>();
+      T* __restrict pv = v.data<T>();
+      const T* __restrict gr = g.data<T>();
       const T b1 = static_cast<T>(options_.beta1), b2 = static_cast<T>(options_.beta2);
-      const T wd = static_cast<T>(options_.weight_decay), eps = static_cast<T>(options_.eps);
-      const T decay = static_cast<T>(1 - lr_ * options_.weight_decay);
-      const T ss = static_cast<T>(step_size), sb2 = static_cast<T>(sqrt_bc2);
-      const bool decoupled = options_.decoupled_weight_decay;
-      for (std::int64_t i = 0; i < p.numel(); ++i) {
-        T d = gr[i];
-        if (decoupled) w[i] *= decay;
-        else d += wd * w[i];
+      const T eps = static_cast<T>(options_.eps), ss = static_cast<T>(step_size), sb2 = static_cast<T>(sqrt_bc2);
+      // Decoupled (AdamW): w shrinks by lr * wd and the gradient is left alone; coupled (Adam): wd * w is
+      // added to the gradient. One of the two factors is neutral, so one loop serves both.
+      const T decay = static_cast<T>(options_.decoupled_weight_decay ? 1 - lr_ * options_.weight_decay : 1);
+      const T wd = static_cast<T>(options_.decoupled_weight_decay ? 0 : options_.weight_decay);
+      const std::int64_t n = p.numel();
+#pragma omp simd
+      for (std::int64_t i = 0; i < n; ++i) {
+        const T wi = w[i] * decay;
+        const T d = gr[i] + wd * wi;
         pm[i] = b1 * pm[i] + (1 - b1) * d;  // PyTorch: exp_avg.lerp_(grad, 1 - beta1)
         pv[i] = b2 * pv[i] + (1 - b2) * d * d;
-        w[i] -= ss * pm[i] / (std::sqrt(pv[i]) / sb2 + eps);
+        w[i] = wi - ss * pm[i] / (std::sqrt(pv[i]) / sb2 + eps);
       }
     });
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/ops.h"
+#include "core/parallel.h"
 
 namespace cppgrad::reverse {
 
@@ -81,15 +82,33 @@ Accuracy accuracy(const Tensor& predictions, const Tensor& target) {
 
 Accuracy greedy_accuracy(const nn::Seq2SeqTransformer& model, const data::ReversalSet& set,
                          const data::ReversalConfig& config, std::int64_t chunk) {
+  return greedy_accuracy(std::vector<const nn::Seq2SeqTransformer*>{&model}, set, config, chunk);
+}
+
+Accuracy greedy_accuracy(const std::vector<const nn::Seq2SeqTransformer*>& models, const data::ReversalSet& set,
+                         const data::ReversalConfig& config, std::int64_t chunk) {
   const std::int64_t N = set.size();
-  std::vector<Tensor> parts;
-  for (std::int64_t i = 0; i < N; i += chunk) {
-    std::vector<std::int64_t> rows;
-    for (std::int64_t r = i; r < std::min(N, i + chunk); ++r) rows.push_back(r);
-    const data::Batch b = data::gather_batch(set, rows, config.variable_length());
-    parts.push_back(greedy_decode(model, b.src, b.src_mask, config));
+  const int n = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(std::ssize(models), N)));
+  std::vector<AccuracyCounts> counts(static_cast<std::size_t>(n));
+  // Model w decodes rows [N*w/n, N*(w+1)/n), in chunks.
+  run_in_parallel(n, [&](int w) {
+    const std::int64_t end = N * (w + 1) / n;
+    for (std::int64_t i = N * w / n; i < end; i += chunk) {
+      std::vector<std::int64_t> rows;
+      for (std::int64_t r = i; r < std::min(end, i + chunk); ++r) rows.push_back(r);
+      const data::Batch b = data::gather_batch(set, rows, config.variable_length());
+      const AccuracyCounts c = count_correct(greedy_decode(*models[w], b.src, b.src_mask, config), b.target);
+      counts[w].right_rows += c.right_rows, counts[w].rows += c.rows;
+      counts[w].right_tokens += c.right_tokens, counts[w].tokens += c.tokens;
+    }
+  });
+  AccuracyCounts total;
+  for (const AccuracyCounts& c : counts) {
+    total.right_rows += c.right_rows, total.rows += c.rows;
+    total.right_tokens += c.right_tokens, total.tokens += c.tokens;
   }
-  return accuracy(cat(parts, 0), set.target);
+  return {total.rows ? static_cast<double>(total.right_rows) / total.rows : 0.0,
+          total.tokens ? static_cast<double>(total.right_tokens) / total.tokens : 0.0};
 }
 
 }  // namespace cppgrad::reverse

@@ -31,8 +31,12 @@ struct AccuracyCounts {
 AccuracyCounts count_correct(const Tensor& predictions, const Tensor& target);
 Accuracy accuracy(const Tensor& predictions, const Tensor& target);
 
-// Greedy accuracy over a whole set, decoded in chunks of `chunk` rows.
+// Greedy accuracy over a whole set, decoded in chunks of at most `chunk` rows.
 Accuracy greedy_accuracy(const nn::Seq2SeqTransformer& model, const data::ReversalSet& set,
+                         const data::ReversalConfig& config, std::int64_t chunk = 500);
+// The same with several models holding the same parameters (a model and its replicas): the set is split into
+// contiguous parts, one per model, decoded at the same time on one thread each.
+Accuracy greedy_accuracy(const std::vector<const nn::Seq2SeqTransformer*>& models, const data::ReversalSet& set,
                          const data::ReversalConfig& config, std::int64_t chunk = 500);
 
 }  // namespace cppgrad::reverse

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -11,6 +12,7 @@
 
 #include "core/graph_dot.h"
 #include "core/ops.h"
+#include "core/parallel.h"
 #include "reverse/report.h"
 #include "core/safetensors.h"
 #include "optim/adam.h"
@@ -51,6 +53,14 @@ Trainer::Trainer(const TrainConfig& config) : config_(config) {
   Generator init(config_.seed);
   model_ = std::make_unique<nn::Seq2SeqTransformer>(config_.model_options(), init);
   optimizer_ = make_optimizer(config_, model_->named_parameters());
+  workers_.push_back(model_.get());
+  const int threads = config_.threads > 0 ? static_cast<int>(config_.threads) : max_parallel_workers();
+  for (int w = 1; w < threads; ++w) {
+    Generator scratch(0);  // the replica's own initial values are dropped: it uses the model's storage
+    replicas_.push_back(std::make_unique<nn::Seq2SeqTransformer>(config_.model_options(), scratch));
+    replicas_.back()->share_parameters_with(*model_);
+    workers_.push_back(replicas_.back().get());
+  }
   schedule_ = {.kind = optim::parse_schedule_kind(config_.schedule),
                .base_lr = config_.lr,
                .step_size = steps_per_epoch() * 10,
@@ -65,7 +75,6 @@ std::int64_t Trainer::steps_per_epoch() const {
 
 EpochMetrics Trainer::run_epoch(const StepCallback& on_step) {
   const auto start = std::chrono::steady_clock::now();
-  const data::ReversalConfig dcfg = config_.data_config();
   const std::int64_t epoch = epochs_done() + 1;
   const auto batches = data::batch_rows(data::epoch_order(data_.train.size(), config_.seed, epoch), config_.batch_size);
   model_->train();
@@ -73,49 +82,119 @@ EpochMetrics Trainer::run_epoch(const StepCallback& on_step) {
   std::int64_t hits = 0, tokens = 0, done = 0;
   grad_norms_.clear();
   for (const auto& rows : batches) {
-    const data::Batch b = data::gather_batch(data_.train, rows, dcfg.variable_length());
-    optimizer_->set_lr(schedule_.lr_at(global_step_));
-    optimizer_->zero_grad();
-    Tensor logits = model_->forward(b.src, b.dec_in, b.src_mask);       // [B, T, V]
-    Tensor loss = cross_entropy(logits, b.target, /*ignore_index=*/data::kPad);
-    if (!trace_graph_path_.empty()) {
-      run_backward(loss, Tensor(), /*retain_graph=*/true, /*record_grad_norms=*/true);  // keep the graph to draw it
-      std::map<const TensorImpl*, std::string> names;
-      for (const auto& [name, p] : model_->named_parameters()) names[p.impl_ptr().get()] = name;
-      std::ostringstream dot;
-      write_graph_dot(loss, dot, names);
-      write_text_file(trace_graph_path_, dot.str());
-      trace_graph_path_.clear();
-    } else {
-      loss.backward();
-    }
-    grad_norms_.push_back(global_grad_norm(*model_));
-    const bool log_now = grad_log_every_ > 0 && global_step_ % grad_log_every_ == 0;
-    std::vector<std::pair<std::string, Tensor>> before;
-    if (log_now)
-      for (const auto& [name, p] : model_->named_parameters()) before.emplace_back(name, p.detach().clone());
-    if (config_.clip_grad > 0) optim::clip_grad_norm(model_->parameters(), config_.clip_grad);
-    optimizer_->step();
-    if (log_now) append_grad_log(epoch, before);
-    ++global_step_;
-    const double l = loss.item();
-    loss_sum += l;
-    const AccuracyCounts c = count_correct(argmax(logits.detach(), -1), b.target);  // teacher-forced tokens
-    hits += c.right_tokens, tokens += c.tokens;
-    if (on_step) on_step(++done, static_cast<std::int64_t>(batches.size()), l);
+    const StepResult r = train_step(rows);
+    loss_sum += r.loss;
+    hits += r.teacher_forced.right_tokens, tokens += r.teacher_forced.tokens;
+    if (on_step) on_step(++done, static_cast<std::int64_t>(batches.size()), r.loss);
   }
   EpochMetrics m;
   m.epoch = epoch;
   m.loss = loss_sum / static_cast<double>(batches.size());
   m.train_token_acc = tokens ? static_cast<double>(hits) / tokens : 0.0;
   m.lr = optimizer_->lr();
-  model_->eval();
-  const Accuracy acc = greedy_accuracy(*model_, data_.test, dcfg);
+  const Accuracy acc = evaluate();
   m.test_seq_acc = acc.sequence;
   m.test_token_acc = acc.token;
   m.epoch_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   history_.push_back(m);
   return m;
+}
+
+Trainer::StepResult Trainer::train_step(const std::vector<std::int64_t>& rows) {
+  const bool variable = config_.data_config().variable_length();
+  const int n = static_cast<int>(std::min<std::size_t>(workers_.size(), rows.size()));
+  // Worker w takes a contiguous slice of the rows. Its loss is the mean over its slice's target tokens, so it is
+  // weighted by its share of the batch's tokens: the summed gradients are then those of the batch's mean loss.
+  std::vector<data::Batch> slices;
+  std::vector<double> share(static_cast<std::size_t>(n));
+  std::int64_t batch_tokens = 0;
+  for (int w = 0; w < n; ++w) {
+    const std::size_t begin = rows.size() * w / n, end = rows.size() * (w + 1) / n;
+    const std::vector<std::int64_t> slice(rows.begin() + begin, rows.begin() + end);
+    slices.push_back(data::gather_batch(data_.train, slice, variable));
+    const Tensor& y = slices.back().target;  // [b, T], contiguous
+    const std::int64_t count = std::count_if(y.data<std::int64_t>(), y.data<std::int64_t>() + y.numel(),
+                                             [](std::int64_t v) { return v != data::kPad; });
+    share[w] = static_cast<double>(count);
+    batch_tokens += count;
+  }
+  for (double& s : share) s /= static_cast<double>(batch_tokens);
+
+  optimizer_->set_lr(schedule_.lr_at(global_step_));
+  optimizer_->zero_grad();
+  for (int w = 1; w < n; ++w) {
+    workers_[w]->train(model_->is_training());
+    if (config_.dropout > 0) workers_[w]->dropout_generator().manual_seed(model_->dropout_generator().next_u64());
+  }
+  std::vector<double> losses(static_cast<std::size_t>(n));
+  std::vector<AccuracyCounts> counts(static_cast<std::size_t>(n));
+  run_in_parallel(n, [&](int w) {
+    nn::Seq2SeqTransformer& m = *workers_[w];
+    if (w > 0) m.zero_grad();  // on the thread that owns this replica's gradient memory
+    const data::Batch& b = slices[w];
+    Tensor logits = m.forward(b.src, b.dec_in, b.src_mask);  // [b, T, V]
+    Tensor loss = cross_entropy(logits, b.target, /*ignore_index=*/data::kPad);
+    const Tensor seed = n == 1 ? Tensor() : Tensor::scalar(share[w], loss.dtype());
+    if (w == 0 && !trace_graph_path_.empty()) {
+      run_backward(loss, seed, /*retain_graph=*/true, /*record_grad_norms=*/true);  // keep the graph to draw it
+      std::map<const TensorImpl*, std::string> names;
+      for (const auto& [name, p] : m.named_parameters()) names[p.impl_ptr().get()] = name;
+      std::ostringstream dot;
+      write_graph_dot(loss, dot, names);
+      write_text_file(trace_graph_path_, dot.str());
+    } else {
+      loss.backward(seed);
+    }
+    losses[w] = loss.item();
+    counts[w] = count_correct(argmax(logits.detach(), -1), b.target);
+  });
+  trace_graph_path_.clear();
+  sum_replica_gradients(n);
+
+  grad_norms_.push_back(global_grad_norm(*model_));
+  const bool log_now = grad_log_every_ > 0 && global_step_ % grad_log_every_ == 0;
+  std::vector<std::pair<std::string, Tensor>> before;
+  if (log_now)
+    for (const auto& [name, p] : model_->named_parameters()) before.emplace_back(name, p.detach().clone());
+  if (config_.clip_grad > 0) optim::clip_grad_norm(model_->parameters(), config_.clip_grad);
+  optimizer_->step();
+  if (log_now) append_grad_log(epochs_done() + 1, before);
+  ++global_step_;
+
+  StepResult result;
+  for (int w = 0; w < n; ++w) {
+    result.loss += n == 1 ? losses[w] : share[w] * losses[w];
+    result.teacher_forced.right_tokens += counts[w].right_tokens;
+    result.teacher_forced.tokens += counts[w].tokens;
+    result.teacher_forced.right_rows += counts[w].right_rows;
+    result.teacher_forced.rows += counts[w].rows;
+  }
+  return result;
+}
+
+// Adds the replicas' gradients into the model's, in worker order (a fixed order: the sum is reproducible).
+void Trainer::sum_replica_gradients(int n) {
+  if (n <= 1) return;
+  NoGradGuard no_grad;
+  const auto master = model_->parameters();
+  for (int w = 1; w < n; ++w) {
+    const auto replica = workers_[w]->parameters();
+    for (std::size_t i = 0; i < master.size(); ++i) {
+      const Tensor g = replica[i].grad();
+      if (!g.defined()) continue;
+      const Tensor mine = master[i].grad();
+      master[i].set_grad(mine.defined() ? add(mine, g) : g.clone());
+    }
+  }
+}
+
+Accuracy Trainer::evaluate() {
+  std::vector<const nn::Seq2SeqTransformer*> models;
+  for (nn::Seq2SeqTransformer* m : workers_) {
+    m->eval();
+    models.push_back(m);
+  }
+  return greedy_accuracy(models, data_.test, config_.data_config());
 }
 
 double Trainer::global_grad_norm(const nn::Module& model) {

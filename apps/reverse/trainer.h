@@ -31,6 +31,22 @@ class Trainer {
   // Trains one epoch, evaluates greedily on the test set, appends to history() and returns the metrics.
   EpochMetrics run_epoch(const StepCallback& on_step = nullptr);
 
+  // What one optimisation step saw: the batch's mean loss and its teacher-forced token counts.
+  struct StepResult {
+    double loss = 0;
+    AccuracyCounts teacher_forced;
+  };
+  // One optimisation step on these rows of the training set: forward and backward split across the workers
+  // (one contiguous slice of the rows each, on its own thread), their gradients summed into the model, then
+  // clipping and the optimizer step. The same seed and worker count give bit-identical results.
+  StepResult train_step(const std::vector<std::int64_t>& rows);
+  // Greedy accuracy on the test set, its rows split across the workers.
+  Accuracy evaluate();
+
+  // The models that run the slices of a batch: the model itself, then one replica per further thread. A
+  // replica shares the model's parameter storage (Module::share_parameters_with) and owns its gradients.
+  int workers() const { return static_cast<int>(workers_.size()); }
+
   const TrainConfig& config() const { return config_; }
   const data::ReversalData& data() const { return data_; }
   nn::Seq2SeqTransformer& model() { return *model_; }
@@ -56,11 +72,14 @@ class Trainer {
 
  private:
   static double global_grad_norm(const nn::Module& model);
+  void sum_replica_gradients(int n);
   void append_grad_log(std::int64_t epoch, const std::vector<std::pair<std::string, Tensor>>& before) const;
 
   TrainConfig config_;
   data::ReversalData data_;
   std::unique_ptr<nn::Seq2SeqTransformer> model_;
+  std::vector<std::unique_ptr<nn::Seq2SeqTransformer>> replicas_;
+  std::vector<nn::Seq2SeqTransformer*> workers_;  // model_, then the replicas
   std::unique_ptr<optim::Optimizer> optimizer_;
   optim::Schedule schedule_;
   std::int64_t global_step_ = 0;

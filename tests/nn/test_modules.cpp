@@ -99,6 +99,21 @@ TEST(Module, ToFloat64KeepsHandlesValid) {
   EXPECT_EQ(lin.forward(Tensor::ones({1, 2}, DType::Float64)).dtype(), DType::Float64);
 }
 
+TEST(Module, AReplicaSharesParameterValuesButKeepsItsOwnGradients) {
+  Generator gen(5), other(6);
+  Linear model({.in = 3, .out = 2}, gen), replica({.in = 3, .out = 2}, other);
+  replica.share_parameters_with(model);
+  EXPECT_EQ(replica.weight().to_vector<float>(), model.weight().to_vector<float>());
+  model.weight().fill_(0.5);  // an optimizer step on the model: the replica sees it
+  EXPECT_EQ(replica.weight().to_vector<float>(), std::vector<float>(6, 0.5f));
+  sum(replica.forward(Tensor::ones({4, 3}))).backward();
+  EXPECT_TRUE(replica.weight().grad().defined());
+  EXPECT_FALSE(model.weight().grad().defined()) << "the replica's backward must not touch the model's gradients";
+
+  Linear wider({.in = 4, .out = 2}, other);
+  EXPECT_THROW_MSG(wider.share_parameters_with(model), std::invalid_argument, "parameter 'weight' [2, 4]");
+}
+
 TEST(Module, TrainAndEvalReachEverySubmoduleAndDropoutObeys) {
   Generator gen(5);
   Seq2SeqOptions o = golden_options();
