@@ -75,7 +75,7 @@ void add_config_flags(cxxopts::Options& o, bool sweep = false) {
       ("warmup-steps", "linear warm-up steps for --schedule cosine", cxxopts::value<std::int64_t>()->default_value("0"))
       ("clip-grad", "clip the global gradient norm to this (0: off)", cxxopts::value<double>()->default_value("0"))
       ("seed", "seed of the data, the initial weights and the shuffles", cxxopts::value<std::uint64_t>()->default_value(std::to_string(d.seed)))
-      ("threads", "OpenMP threads (0: default)", cxxopts::value<std::int64_t>()->default_value("0"));
+      ("threads", "threads; each runs a slice of every batch on its own model replica (0: OpenMP's default)", cxxopts::value<std::int64_t>()->default_value("0"));
 }
 
 // Copies flags into a config; with `only_explicit`, only those the user typed (resuming keeps the rest).
@@ -290,7 +290,7 @@ int cmd_eval(int argc, char** argv) {
   o.add_options()("checkpoint", "checkpoint to evaluate", cxxopts::value<std::string>())
       ("seed", "seed of the fresh test set", cxxopts::value<std::uint64_t>()->default_value("1"))
       ("examples", "examples to print", cxxopts::value<std::int64_t>()->default_value("5"))
-      ("threads", "OpenMP threads (0: default)", cxxopts::value<std::int64_t>()->default_value("0"))
+      ("threads", "threads; each runs a slice of every batch on its own model replica (0: OpenMP's default)", cxxopts::value<std::int64_t>()->default_value("0"))
       ("h,help", "this help");
   const auto r = parse(o, argc, argv);
   if (!r.count("checkpoint")) throw UsageError("eval needs --checkpoint PATH");

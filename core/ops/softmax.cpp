@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "core/kernels/exp.h"
 #include "core/ops.h"
 
 namespace cppgrad {
@@ -84,8 +85,15 @@ Tensor softmax(const Tensor& x, std::int64_t dim, std::source_location where) {
       for (std::int64_t j = 0; j < n; ++j) yi[j] = 0;
       return;
     }
+    // Vectorised: exp for every lane (a masked -inf gets an exact 0 by selection, not by a branch), and a
+    // sum whose lane order is fixed at compile time (omp simd reduction), so results stay reproducible.
     T total = 0;
-    for (std::int64_t j = 0; j < n; ++j) total += (yi[j] = std::exp(xi[j] - m));
+#pragma omp simd reduction(+ : total)
+    for (std::int64_t j = 0; j < n; ++j) {
+      const T e = kernels::exp_fast(xi[j] - m);
+      yi[j] = xi[j] == -std::numeric_limits<T>::infinity() ? T(0) : e;
+      total += yi[j];
+    }
     const T inv = T(1) / total;
     for (std::int64_t j = 0; j < n; ++j) yi[j] *= inv;
   });

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/kernels/exp.h"
 #include "core/kernels/gemm.h"
 #include "test_util.h"
 
@@ -233,6 +234,36 @@ void expect_gemm_matches_reference(std::int64_t M, std::int64_t N, std::int64_t 
   for (std::size_t i = 0; i < fast.size(); ++i)
     ASSERT_NEAR(fast[i], ref[i], tol * std::sqrt(static_cast<double>(K)) * (1 + std::abs(ref[i])))
         << "M=" << M << " N=" << N << " K=" << K << " at " << i;
+}
+
+TEST(Kernels, ExpFloatMatchesLibm) {
+  // Every 1/1000 across the range softmax sees after subtracting the row maximum, and up to the overflow edge.
+  double worst = 0;
+  for (int i = -87000; i <= 88000; ++i) {
+    const float x = static_cast<float>(i) / 1000.0f;
+    const double want = std::exp(static_cast<double>(x));
+    worst = std::max(worst, std::abs(kernels::exp_float(x) - want) / want);
+  }
+  EXPECT_LT(worst, 2.5e-7) << "more than about 2 ulp from the exact value";  // float ulp: 1.19e-7 relative
+  EXPECT_EQ(kernels::exp_float(0.0f), 1.0f);
+  EXPECT_LT(kernels::exp_float(-std::numeric_limits<float>::infinity()), 1e-37f);
+}
+
+TEST(OpValues, FloatSoftmaxGivesMaskedEntriesExactZerosAndMatchesFloat64) {
+  Generator gen(8);
+  Tensor x = Tensor::randn({4, 37}, gen, DType::Float64);  // 37: vector lanes and a remainder
+  x = mul(x, 6.0);
+  Tensor mask = Tensor::zeros({4, 37}, DType::Bool);
+  for (std::int64_t j = 0; j < 37; j += 3) mask.set({1, j}, 1);
+  x = masked_fill(x, mask, -std::numeric_limits<double>::infinity());
+  const auto want = softmax(x, -1).to_vector<double>();
+  const auto got = softmax(x.to(DType::Float32), -1).to_vector<float>();
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    if (want[i] == 0.0) {
+      EXPECT_EQ(got[i], 0.0f) << i;
+    }
+    EXPECT_NEAR(got[i], want[i], 1e-6 * std::max(1.0, want[i])) << i;
+  }
 }
 
 TEST(Kernels, GemmMatchesReference) {
