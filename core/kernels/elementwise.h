@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/kernels/parallel_for.h"
 #include "core/kernels/strided.h"
 #include "core/tensor.h"
 
@@ -21,8 +22,7 @@ Tensor map_unary(const Tensor& x, F f) {
   const T* px = xc.data<T>();
   T* po = out.data<T>();
   const std::int64_t n = out.numel();
-#pragma omp parallel for simd if (parallel : n > kParallelGrain)  // "parallel:": a bare if() would also switch simd off
-  for (std::int64_t i = 0; i < n; ++i) po[i] = f(px[i]);
+  parallel_for_simd(n, n > kParallelGrain, [&](std::int64_t i) { po[i] = f(px[i]); });
   return out;
 }
 
@@ -35,8 +35,7 @@ Tensor map_binary(const Tensor& a, const Tensor& b, const Shape& out_shape, F f)
   if (a.shape() == out_shape && b.shape() == out_shape && a.is_contiguous() && b.is_contiguous()) {
     const T* pa = a.data<T>();
     const T* pb = b.data<T>();
-#pragma omp parallel for simd if (parallel : n > kParallelGrain)  // "parallel:": a bare if() would also switch simd off
-    for (std::int64_t i = 0; i < n; ++i) po[i] = f(pa[i], pb[i]);
+    parallel_for_simd(n, n > kParallelGrain, [&](std::int64_t i) { po[i] = f(pa[i], pb[i]); });
     return out;
   }
   const T* pa = a.data<T>();

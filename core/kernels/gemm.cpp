@@ -1,4 +1,5 @@
 #include "core/kernels/gemm.h"
+#include "core/kernels/parallel_for.h"
 
 #include <algorithm>
 #include <cstring>
@@ -188,15 +189,14 @@ void gemm_tiled(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<T> A, 
       pack_b(B, k0, kc, j0, nc, packed);
       // Each thread owns whole rows of C, and every element sums over k in the same order: the result does not
       // depend on the number of threads.
-#pragma omp parallel for schedule(static) if (parallel)
-      for (std::int64_t ib = 0; ib < row_blocks; ++ib) {
+      parallel_for(row_blocks, parallel, [&](std::int64_t ib) {
         const std::int64_t i = ib * TL::MR, rows = std::min(TL::MR, M - i);
         const MicroKernel<T> kernel = micro_kernel_for<T>(rows);
         const T* a = A.data + i * A.row_stride + k0 * A.col_stride;
         for (std::int64_t p = 0; p < panels; ++p)
           kernel(kc, a, A.row_stride, A.col_stride, packed + p * kc * TL::NR, C + i * N + j0 + p * TL::NR, N,
                  std::min(TL::NR, nc - p * TL::NR), k0 > 0);
-      }
+      });
     }
   }
 }
@@ -257,8 +257,7 @@ void batched_gemm(std::int64_t batch, std::int64_t M, std::int64_t N, std::int64
                  MatrixRef<T>{B.data + b_offsets[b], B.row_stride, B.col_stride}, C + b * M * N, threads_inside);
     };
     if (batch == 1) return one(0, parallel);
-#pragma omp parallel for schedule(static) if (parallel)
-    for (std::int64_t b = 0; b < batch; ++b) one(b, false);
+    parallel_for(batch, parallel, [&](std::int64_t b) { one(b, false); });
     return;
   }
   // Work is split into (matrix, block of rows) tasks; each task writes its own rows of C, so the result
@@ -266,13 +265,12 @@ void batched_gemm(std::int64_t batch, std::int64_t M, std::int64_t N, std::int64
   constexpr std::int64_t kRowBlock = 16;
   const std::int64_t blocks = (M + kRowBlock - 1) / kRowBlock;
   const std::int64_t tasks = batch * blocks;
-#pragma omp parallel for schedule(static) if (parallel)
-  for (std::int64_t task = 0; task < tasks; ++task) {
+  parallel_for(tasks, parallel, [&](std::int64_t task) {
     const std::int64_t b = task / blocks, i0 = (task % blocks) * kRowBlock, i1 = std::min(M, i0 + kRowBlock);
     MatrixRef<T> Ab{A.data + a_offsets[b], A.row_stride, A.col_stride};
     MatrixRef<T> Bb{B.data + b_offsets[b], B.row_stride, B.col_stride};
     gemm_rows(i0, i1, N, K, Ab, Bb, C + b * M * N);
-  }
+  });
 }
 
 template void gemm_reference<float>(std::int64_t, std::int64_t, std::int64_t, MatrixRef<float>, MatrixRef<float>, float*);

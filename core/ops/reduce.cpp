@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "core/kernels/strided.h"
+#include "core/kernels/parallel_for.h"
 #include "core/ops.h"
 
 namespace cppgrad {
@@ -107,8 +108,7 @@ Tensor sum(const Tensor& x, const std::vector<std::int64_t>& dims, bool keepdim,
     using T = decltype(tag);
     const T* in = p.rows.data<T>();
     T* o = out.data<T>();
-#pragma omp parallel for if (p.outer * p.inner > (1 << 16))
-    for (std::int64_t i = 0; i < p.outer; ++i) {
+    kernels::parallel_for(p.outer, p.outer * p.inner > (1 << 16), [&](std::int64_t i) {
       // Four partial sums let the loop vectorise without reassociating across the whole row.
       T acc[4] = {0, 0, 0, 0};
       const T* row = in + i * p.inner;
@@ -117,7 +117,7 @@ Tensor sum(const Tensor& x, const std::vector<std::int64_t>& dims, bool keepdim,
         for (int k = 0; k < 4; ++k) acc[k] += row[j + k];
       for (; j < p.inner; ++j) acc[0] += row[j];
       o[i] = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-    }
+    });
   });
   const Shape keep = p.keep_shape, in_shape = x.shape();
   return record_op(out, "sum", {x}, [keep, in_shape](const Tensor& g) {

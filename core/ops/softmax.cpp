@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "core/kernels/exp.h"
+#include "core/kernels/parallel_for.h"
 #include "core/ops.h"
 
 namespace cppgrad {
@@ -50,8 +51,7 @@ Tensor map_rows(const Tensor& in, std::int64_t outer, std::int64_t n, const char
     using T = decltype(tag);
     const T* pin = in.data<T>();
     T* pout = out.data<T>();
-#pragma omp parallel for if (outer * n > (1 << 15))
-    for (std::int64_t i = 0; i < outer; ++i) row(pin + i * n, pout + i * n, n);
+    kernels::parallel_for(outer, outer * n > (1 << 15), [&](std::int64_t i) { row(pin + i * n, pout + i * n, n); });
   });
   return out;
 }
