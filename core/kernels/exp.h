@@ -8,26 +8,51 @@
 // of std::exp (Kernels.ExpFloatMatchesLibm). Inputs below -87.3 (-inf included) give about 1e-38, not 0:
 // callers that need exact zeros (masked entries) select them.
 // exp_fast<double> is std::exp: float64 is for gradient checks and parity, which want libm's precision.
-#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
 
 namespace cppgrad::kernels {
 
-inline float exp_float(float x) {
-  x = std::min(std::max(x, -87.3f), 88.3f);
+// 8 lanes of float as one value: GCC vector extensions, which compile to AVX where the build enables it and to
+// narrower vectors or scalar code elsewhere. The library is built with AVX2 and a file including this header
+// may not be (the tests): the vector functions are static and always inlined, so no two files can share a copy
+// compiled for different vector ABIs, and GCC's warning about that ABI difference does not apply.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+using float8 = float __attribute__((vector_size(32)));
+using int8 = std::int32_t __attribute__((vector_size(32)));
+
+namespace detail {
+
+[[gnu::always_inline]] static inline std::int32_t to_int(float x) { return static_cast<std::int32_t>(x); }
+[[gnu::always_inline]] static inline int8 to_int(float8 x) { return __builtin_convertvector(x, int8); }
+[[gnu::always_inline]] static inline float as_float(std::int32_t bits) { return std::bit_cast<float>(bits); }
+[[gnu::always_inline]] static inline float8 as_float(int8 bits) { return std::bit_cast<float8>(bits); }
+
+// F is float or float8; every step is lane-wise, and the clamps are selects, so the vector form has no branch.
+template <typename F>
+[[gnu::always_inline]] static inline F exp_cephes(F x) {
+  x = x < -87.3f ? F{} - 87.3f : x;
+  x = x > 88.3f ? F{} + 88.3f : x;
   constexpr float kRound = 12582912.0f;  // 1.5 * 2^23: adding then subtracting it rounds to the nearest integer
-  const float n = (x * 1.44269504088896341f + kRound) - kRound;
-  const float r = (x - n * 0.693359375f) - n * -2.12194440e-4f;
-  float p = r * 1.9875691500e-4f + 1.3981999507e-3f;
+  const F n = (x * 1.44269504088896341f + kRound) - kRound;
+  const F r = (x - n * 0.693359375f) - n * -2.12194440e-4f;
+  F p = r * 1.9875691500e-4f + 1.3981999507e-3f;
   p = p * r + 8.3334519073e-3f;
   p = p * r + 4.1665795894e-2f;
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.0f;
-  return p * std::bit_cast<float>((static_cast<std::int32_t>(n) + 127) << 23);  // times 2^n, n in [-126, 127]
+  return p * as_float((to_int(n) + 127) << 23);  // times 2^n, n in [-126, 127]
 }
+
+}  // namespace detail
+
+inline float exp_float(float x) { return detail::exp_cephes(x); }
+// The same on 8 lanes at once, for loops the compiler would not vectorise by itself (rows of exactly 8).
+[[gnu::always_inline]] static inline float8 exp_float8(float8 x) { return detail::exp_cephes(x); }
+#pragma GCC diagnostic pop
 
 template <typename T>
 inline T exp_fast(T x) {

@@ -1,6 +1,7 @@
 // softmax, log_softmax and cross_entropy: row kernels over the normalised dim, made the last, contiguous one.
 // Each subtracts the row maximum before exponentiating, so large logits never overflow.
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <type_traits>
@@ -73,6 +74,38 @@ Tensor rows_backward(const Tensor& g, const Tensor& y, const Tensor& like, std::
   return from_rows(gx, like, d);
 }
 
+// Attention rows are short (8 keys in the default model, 1 to 9 while decoding), and a vectorised loop of
+// unknown length spends more on its set-up and remainder than on 8 elements. A row of at most kShortRow
+// elements is padded to exactly kShortRow with -inf, so every loop below has a compile-time length and
+// becomes a few vector instructions.
+constexpr std::int64_t kShortRow = 8;
+
+template <typename T>
+void softmax_short_row(const T* xi, T* yi, std::int64_t n) {
+  constexpr T minus_inf = -std::numeric_limits<T>::infinity();
+  T x[kShortRow], e[kShortRow];
+  for (std::int64_t j = 0; j < kShortRow; ++j) x[j] = j < n ? xi[j] : minus_inf;
+  T m = minus_inf;
+  for (std::int64_t j = 0; j < kShortRow; ++j) m = x[j] > m ? x[j] : m;
+  if (m == minus_inf) {  // every entry masked: no distribution, all zeros
+    for (std::int64_t j = 0; j < n; ++j) yi[j] = 0;
+    return;
+  }
+  if constexpr (std::is_same_v<T, float>) {  // one 8-lane value: GCC does not vectorise the scalar form
+    kernels::float8 v;
+    std::memcpy(&v, x, sizeof v);
+    const kernels::float8 ev = kernels::exp_float8(v - m);
+    const kernels::float8 w = v == minus_inf ? kernels::float8{} : ev;
+    std::memcpy(e, &w, sizeof w);
+  } else {
+    for (std::int64_t j = 0; j < kShortRow; ++j) e[j] = x[j] == minus_inf ? T(0) : std::exp(x[j] - m);
+  }
+  T total = 0;
+  for (std::int64_t j = 0; j < kShortRow; ++j) total += e[j];
+  const T inv = T(1) / total;
+  for (std::int64_t j = 0; j < n; ++j) yi[j] = e[j] * inv;
+}
+
 }  // namespace
 
 // y_j = e^(x_j - m) / sum_k e^(x_k - m);  dx = y * (g - sum_k g_k y_k)
@@ -80,6 +113,7 @@ Tensor softmax(const Tensor& x, std::int64_t dim, std::source_location where) {
   Rows r = as_rows(x, dim, "softmax");
   Tensor y = map_rows(r.data, r.outer, r.n, "softmax", [](const auto* xi, auto* yi, std::int64_t n) {
     using T = std::remove_cvref_t<decltype(*xi)>;
+    if (n <= kShortRow) return softmax_short_row(xi, yi, n);
     const T m = row_max(xi, n);
     if (m == -std::numeric_limits<T>::infinity()) {  // every entry masked: no distribution, all zeros
       for (std::int64_t j = 0; j < n; ++j) yi[j] = 0;
