@@ -67,11 +67,14 @@ void gemm_rows(std::int64_t i0, std::int64_t i1, std::int64_t N, std::int64_t K,
     rows_one_vector(i0, i1, K, A, B, C);
   } else if (B.col_stride == 1 || N == 1) {
     rows_axpy(i0, i1, N, K, A, B, C);
-  } else if (B.row_stride == 1 && A.col_stride == 1 && K >= 32) {
-    rows_dot(i0, i1, N, K, A, B, C);  // long dot products amortise their horizontal sums
+  } else if (B.row_stride == 1 && A.col_stride == 1 && (K >= 32 || i1 - i0 <= 2)) {
+    // Long dot products amortise their horizontal sums; and for one or two rows (a decoding step's query
+    // against its cached keys) packing B would cost more than the product itself.
+    rows_dot(i0, i1, N, K, A, B, C);
   } else {
-    // Neither layout streams: pack B row-major once (K*N work against M*N*K).
-    std::vector<T> packed(static_cast<std::size_t>(K * N));
+    // Neither layout streams: pack B row-major once (K*N work against M*N*K), into this thread's buffer.
+    thread_local std::vector<T> packed;
+    packed.resize(static_cast<std::size_t>(K * N));
     for (std::int64_t k = 0; k < K; ++k)
       for (std::int64_t j = 0; j < N; ++j) packed[k * N + j] = B(k, j);
     rows_axpy(i0, i1, N, K, A, MatrixRef<T>{packed.data(), N, 1}, C);
