@@ -225,11 +225,17 @@ void rows_one_vector(std::int64_t i0, std::int64_t i1, std::int64_t K, MatrixRef
       }
     return;
   }
-  for (std::int64_t k = 0; k < K; ++k)
-    for (std::int64_t j = 0; j < W; ++j) rows[k * W + j] = B(k, j);
+  // B's rows are read in place when each is contiguous (v in attention); otherwise they are gathered once.
+  const T* b = B.data;
+  std::int64_t b_row = B.row_stride;
+  if (B.col_stride != 1) {
+    for (std::int64_t k = 0; k < K; ++k)
+      for (std::int64_t j = 0; j < W; ++j) rows[k * W + j] = B(k, j);
+    b = rows, b_row = W;
+  }
   for (std::int64_t i = i0; i < i1; ++i) {
     V acc{};
-    for (std::int64_t k = 0; k < K; ++k) acc += A(i, k) * load<V>(rows + k * W);
+    for (std::int64_t k = 0; k < K; ++k) acc += A(i, k) * load<V>(b + k * b_row);
     __builtin_memcpy(C + i * W, &acc, sizeof(V));
   }
 }
