@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 
+#include "core/autograd.h"
 #include "core/ops.h"
 
 namespace cppgrad::nn {
@@ -50,8 +52,30 @@ MultiHeadAttention::KeyValues MultiHeadAttention::project_key_values(const Tenso
 }
 
 MultiHeadAttention::KeyValues MultiHeadAttention::append(const KeyValues& cache, const KeyValues& new_kv) {
-  if (!cache.k.defined()) return new_kv;
-  return {cat({cache.k, new_kv.k}, 2), cat({cache.v, new_kv.v}, 2)};
+  if (grad_enabled() && (cache.k.requires_grad() || new_kv.k.requires_grad() || cache.v.requires_grad() ||
+                         new_kv.v.requires_grad())) {
+    if (!cache.k.defined()) return new_kv;
+    return {cat({cache.k, new_kv.k}, 2), cat({cache.v, new_kv.v}, 2)};
+  }
+  const std::int64_t used = cache.k.defined() ? cache.k.shape()[2] : 0, n = new_kv.k.shape()[2];
+  KeyValues out = cache;
+  const std::int64_t capacity = cache.k_buffer.defined() ? cache.k_buffer.shape()[2] : 0;
+  if (used + n > capacity) {  // grow: a new buffer with room for twice the positions, the old ones copied in
+    Shape shape = new_kv.k.shape();
+    shape[2] = std::max<std::int64_t>(2 * (used + n), 8);
+    out.k_buffer = Tensor::empty(shape, new_kv.k.dtype());
+    shape[3] = new_kv.v.shape()[3];
+    out.v_buffer = Tensor::empty(shape, new_kv.v.dtype());
+    if (used > 0) {
+      out.k_buffer.slice(2, 0, used).copy_(cache.k);
+      out.v_buffer.slice(2, 0, used).copy_(cache.v);
+    }
+  }
+  out.k_buffer.slice(2, used, used + n).copy_(new_kv.k);
+  out.v_buffer.slice(2, used, used + n).copy_(new_kv.v);
+  out.k = out.k_buffer.slice(2, 0, used + n);  // [B, H, used + n, dh], views
+  out.v = out.v_buffer.slice(2, 0, used + n);
+  return out;
 }
 
 AttentionResult MultiHeadAttention::attend_projected(const Tensor& query, const KeyValues& kv, const Tensor& mask) const {

@@ -1,7 +1,9 @@
 #pragma once
 #include <memory>
+#include <utility>
 
 #include "nn/attention_module.h"
+
 #include "nn/linear.h"
 
 namespace cppgrad::nn {
@@ -32,10 +34,17 @@ class MultiHeadAttention : public AttentionModule {
   // Keys and values projected and split into heads once, so a decoder generating one position at a time can
   // reuse them (the memory's for cross-attention; its own past positions', growing, for self-attention).
   struct KeyValues {
+    KeyValues() = default;
+    KeyValues(Tensor keys, Tensor values) : k(std::move(keys)), v(std::move(values)) {}
     Tensor k, v;  // [B, H, Lk, dh]
+    // Decoding caches only: [B, H, capacity, dh] buffers that k and v are views into (see append).
+    Tensor k_buffer, v_buffer;
   };
   KeyValues project_key_values(const Tensor& key, const Tensor& value) const;  // key, value: [B, Lk, D]
   // Appends new positions' keys and values to a cache (an empty cache starts it). new_kv: [B, H, n, dh]
+  // Outside grad mode (decoding) the cache keeps buffers with room to spare, doubling when full as std::vector
+  // does, and writes only the new positions: T steps copy O(T) values, where concatenating would copy O(T^2).
+  // With grad mode on it concatenates, so gradients flow to every cached position.
   static KeyValues append(const KeyValues& cache, const KeyValues& new_kv);
   // attend() with projected keys and values: query [B, Lq, D] -> output [B, Lq, D], weights [B, H, Lq, Lk]
   AttentionResult attend_projected(const Tensor& query, const KeyValues& kv, const Tensor& mask = Tensor()) const;

@@ -114,6 +114,28 @@ TEST(Module, AReplicaSharesParameterValuesButKeepsItsOwnGradients) {
   EXPECT_THROW_MSG(wider.share_parameters_with(model), std::invalid_argument, "parameter 'weight' [2, 4]");
 }
 
+TEST(Module, DecodingKeyValueCacheAppendsInPlaceAndEqualsConcatenation) {
+  Generator gen(9);
+  using KV = MultiHeadAttention::KeyValues;
+  std::vector<KV> steps;
+  for (int t = 0; t < 11; ++t) steps.push_back({Tensor::randn({2, 3, 1, 4}, gen), Tensor::randn({2, 3, 1, 4}, gen)});
+  NoGradGuard no_grad;
+  KV cache;
+  const void* buffer_before = nullptr;
+  for (int t = 0; t < 11; ++t) {
+    cache = MultiHeadAttention::append(cache, steps[t]);
+    if (t == 1) buffer_before = cache.k_buffer.data<float>();
+    if (t == 5) {
+      EXPECT_EQ(cache.k_buffer.data<float>(), buffer_before) << "appending within capacity must not reallocate";
+    }
+  }
+  std::vector<Tensor> ks, vs;
+  for (const KV& s : steps) ks.push_back(s.k), vs.push_back(s.v);
+  EXPECT_EQ(cache.k.shape(), (Shape{2, 3, 11, 4}));
+  EXPECT_EQ(cache.k.contiguous().to_vector<float>(), cat(ks, 2).to_vector<float>());
+  EXPECT_EQ(cache.v.contiguous().to_vector<float>(), cat(vs, 2).to_vector<float>());
+}
+
 TEST(Module, TrainAndEvalReachEverySubmoduleAndDropoutObeys) {
   Generator gen(5);
   Seq2SeqOptions o = golden_options();
