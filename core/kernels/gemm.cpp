@@ -22,9 +22,9 @@ namespace {
 // Rows [i0, i1) of C. B rows contiguous: C[i, :] += A[i, k] * B[k, :], a unit-stride loop over j.
 template <typename T>
 void rows_axpy(std::int64_t i0, std::int64_t i1, std::int64_t N, std::int64_t K, MatrixRef<T> A, MatrixRef<T> B,
-               T* C) {
+               T* C, std::int64_t ldc) {
   for (std::int64_t i = i0; i < i1; ++i) {
-    T* __restrict c = C + i * N;
+    T* __restrict c = C + i * ldc;
     std::fill(c, c + N, T(0));
     for (std::int64_t k = 0; k < K; ++k) {
       const T a = A(i, k);
@@ -37,7 +37,7 @@ void rows_axpy(std::int64_t i0, std::int64_t i1, std::int64_t N, std::int64_t K,
 // B columns contiguous (B is a transposed view) and A rows contiguous: C[i, j] = dot(A[i, :], B[:, j]).
 template <typename T>
 void rows_dot(std::int64_t i0, std::int64_t i1, std::int64_t N, std::int64_t K, MatrixRef<T> A, MatrixRef<T> B,
-              T* C) {
+              T* C, std::int64_t ldc) {
   for (std::int64_t i = i0; i < i1; ++i) {
     const T* __restrict a = A.data + i * A.row_stride;
     for (std::int64_t j = 0; j < N; ++j) {
@@ -49,35 +49,36 @@ void rows_dot(std::int64_t i0, std::int64_t i1, std::int64_t N, std::int64_t K, 
         for (int u = 0; u < 8; ++u) acc[u] += a[k + u] * b[k + u];
       T total = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
       for (; k < K; ++k) total += a[k] * b[k];
-      C[i * N + j] = total;
+      C[i * ldc + j] = total;
     }
   }
 }
 
 template <typename T>
-void rows_one_vector(std::int64_t i0, std::int64_t i1, std::int64_t K, MatrixRef<T> A, MatrixRef<T> B, T* C);
+void rows_one_vector(std::int64_t i0, std::int64_t i1, std::int64_t K, MatrixRef<T> A, MatrixRef<T> B, T* C,
+                     std::int64_t ldc);
 
 template <typename T>
 bool is_one_vector_wide(std::int64_t N);
 
 template <typename T>
 void gemm_rows(std::int64_t i0, std::int64_t i1, std::int64_t N, std::int64_t K, MatrixRef<T> A, MatrixRef<T> B,
-               T* C) {
+               T* C, std::int64_t ldc) {
   if (is_one_vector_wide<T>(N)) {
-    rows_one_vector(i0, i1, K, A, B, C);
+    rows_one_vector(i0, i1, K, A, B, C, ldc);
   } else if (B.col_stride == 1 || N == 1) {
-    rows_axpy(i0, i1, N, K, A, B, C);
+    rows_axpy(i0, i1, N, K, A, B, C, ldc);
   } else if (B.row_stride == 1 && A.col_stride == 1 && (K >= 32 || i1 - i0 <= 2)) {
     // Long dot products amortise their horizontal sums; and for one or two rows (a decoding step's query
     // against its cached keys) packing B would cost more than the product itself.
-    rows_dot(i0, i1, N, K, A, B, C);
+    rows_dot(i0, i1, N, K, A, B, C, ldc);
   } else {
     // Neither layout streams: pack B row-major once (K*N work against M*N*K), into this thread's buffer.
     thread_local std::vector<T> packed;
     packed.resize(static_cast<std::size_t>(K * N));
     for (std::int64_t k = 0; k < K; ++k)
       for (std::int64_t j = 0; j < N; ++j) packed[k * N + j] = B(k, j);
-    rows_axpy(i0, i1, N, K, A, MatrixRef<T>{packed.data(), N, 1}, C);
+    rows_axpy(i0, i1, N, K, A, MatrixRef<T>{packed.data(), N, 1}, C, ldc);
   }
 }
 
@@ -181,7 +182,8 @@ T* pack_buffer() {
 }
 
 template <typename T>
-void gemm_tiled(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<T> A, MatrixRef<T> B, T* C, bool parallel) {
+void gemm_tiled(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<T> A, MatrixRef<T> B, T* C, std::int64_t ldc,
+                bool parallel) {
   using TL = Tile<T>;
   T* packed = pack_buffer<T>();
   const std::int64_t row_blocks = (M + TL::MR - 1) / TL::MR;
@@ -197,7 +199,7 @@ void gemm_tiled(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<T> A, 
         const MicroKernel<T> kernel = micro_kernel_for<T>(rows);
         const T* a = A.data + i * A.row_stride + k0 * A.col_stride;
         for (std::int64_t p = 0; p < panels; ++p)
-          kernel(kc, a, A.row_stride, A.col_stride, packed + p * kc * TL::NR, C + i * N + j0 + p * TL::NR, N,
+          kernel(kc, a, A.row_stride, A.col_stride, packed + p * kc * TL::NR, C + i * ldc + j0 + p * TL::NR, ldc,
                  std::min(TL::NR, nc - p * TL::NR), k0 > 0);
       });
     }
@@ -212,7 +214,8 @@ bool is_one_vector_wide(std::int64_t N) {
 }
 
 template <typename T>
-void rows_one_vector(std::int64_t i0, std::int64_t i1, std::int64_t K, MatrixRef<T> A, MatrixRef<T> B, T* C) {
+void rows_one_vector(std::int64_t i0, std::int64_t i1, std::int64_t K, MatrixRef<T> A, MatrixRef<T> B, T* C,
+                     std::int64_t ldc) {
   using V = typename Tile<T>::V;
   constexpr std::int64_t W = Tile<T>::W;
   T rows[64 * W];  // B as K contiguous vectors (K <= 64 here; longer products take the general path below)
@@ -221,7 +224,7 @@ void rows_one_vector(std::int64_t i0, std::int64_t i1, std::int64_t K, MatrixRef
       for (std::int64_t j = 0; j < W; ++j) {
         T acc = 0;
         for (std::int64_t k = 0; k < K; ++k) acc += A(i, k) * B(k, j);
-        C[i * W + j] = acc;
+        C[i * ldc + j] = acc;
       }
     return;
   }
@@ -236,7 +239,7 @@ void rows_one_vector(std::int64_t i0, std::int64_t i1, std::int64_t K, MatrixRef
   for (std::int64_t i = i0; i < i1; ++i) {
     V acc{};
     for (std::int64_t k = 0; k < K; ++k) acc += A(i, k) * load<V>(b + k * b_row);
-    __builtin_memcpy(C + i * W, &acc, sizeof(V));
+    __builtin_memcpy(C + i * ldc, &acc, sizeof(V));
   }
 }
 
@@ -250,20 +253,21 @@ bool worth_tiling(std::int64_t M, std::int64_t N, std::int64_t K) {
 
 template <typename T>
 void gemm(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<T> A, MatrixRef<T> B, T* C) {
-  if (worth_tiling<T>(M, N, K)) return gemm_tiled(M, N, K, A, B, C, /*parallel=*/false);
-  gemm_rows(0, M, N, K, A, B, C);
+  if (worth_tiling<T>(M, N, K)) return gemm_tiled(M, N, K, A, B, C, N, /*parallel=*/false);
+  gemm_rows(0, M, N, K, A, B, C, N);
 }
 
 template <typename T>
 void batched_gemm(std::int64_t batch, std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<T> A,
-                  const std::int64_t* a_offsets, MatrixRef<T> B, const std::int64_t* b_offsets, T* C) {
+                  const std::int64_t* a_offsets, MatrixRef<T> B, const std::int64_t* b_offsets, T* C,
+                  const std::int64_t* c_offsets, std::int64_t ldc) {
   // Waking a second thread costs a few microseconds; below ~2M multiply-adds (the reversal model's products are
   // at most 1M) the split does not pay for it, measured with the training step at 1 and 2 threads.
   const bool parallel = batch * M * N * K >= (1 << 21);
   if (worth_tiling<T>(M, N, K)) {
     auto one = [&](std::int64_t b, bool threads_inside) {
       gemm_tiled(M, N, K, MatrixRef<T>{A.data + a_offsets[b], A.row_stride, A.col_stride},
-                 MatrixRef<T>{B.data + b_offsets[b], B.row_stride, B.col_stride}, C + b * M * N, threads_inside);
+                 MatrixRef<T>{B.data + b_offsets[b], B.row_stride, B.col_stride}, C + c_offsets[b], ldc, threads_inside);
     };
     if (batch == 1) return one(0, parallel);
     parallel_for(batch, parallel, [&](std::int64_t b) { one(b, false); });
@@ -278,7 +282,7 @@ void batched_gemm(std::int64_t batch, std::int64_t M, std::int64_t N, std::int64
     const std::int64_t b = task / blocks, i0 = (task % blocks) * kRowBlock, i1 = std::min(M, i0 + kRowBlock);
     MatrixRef<T> Ab{A.data + a_offsets[b], A.row_stride, A.col_stride};
     MatrixRef<T> Bb{B.data + b_offsets[b], B.row_stride, B.col_stride};
-    gemm_rows(i0, i1, N, K, Ab, Bb, C + b * M * N);
+    gemm_rows(i0, i1, N, K, Ab, Bb, C + c_offsets[b], ldc);
   });
 }
 
@@ -288,8 +292,10 @@ template void gemm_reference<double>(std::int64_t, std::int64_t, std::int64_t, M
 template void gemm<float>(std::int64_t, std::int64_t, std::int64_t, MatrixRef<float>, MatrixRef<float>, float*);
 template void gemm<double>(std::int64_t, std::int64_t, std::int64_t, MatrixRef<double>, MatrixRef<double>, double*);
 template void batched_gemm<float>(std::int64_t, std::int64_t, std::int64_t, std::int64_t, MatrixRef<float>,
-                                  const std::int64_t*, MatrixRef<float>, const std::int64_t*, float*);
+                                  const std::int64_t*, MatrixRef<float>, const std::int64_t*, float*,
+                                  const std::int64_t*, std::int64_t);
 template void batched_gemm<double>(std::int64_t, std::int64_t, std::int64_t, std::int64_t, MatrixRef<double>,
-                                   const std::int64_t*, MatrixRef<double>, const std::int64_t*, double*);
+                                   const std::int64_t*, MatrixRef<double>, const std::int64_t*, double*,
+                                   const std::int64_t*, std::int64_t);
 
 }  // namespace cppgrad::kernels

@@ -1,6 +1,6 @@
 #pragma once
 // Matrix multiply kernels on raw memory. A matrix is (pointer, row stride, column stride) so that a
-// transposed view is read in place. C is always dense row-major [M, N] and is overwritten.
+// transposed view is read in place. C is overwritten; its rows are contiguous, ldc elements apart.
 #include <cstdint>
 
 namespace cppgrad::kernels {
@@ -22,10 +22,13 @@ void gemm_reference(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<T>
 template <typename T>
 void gemm(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<T> A, MatrixRef<T> B, T* C);
 
-// `batch` independent products C_b = A_b @ B_b, A_b at A.data + a_offsets[b] (likewise B); C_b dense at C + b*M*N.
+// `batch` independent products C_b = A_b @ B_b, A_b at A.data + a_offsets[b] (likewise B); C_b at C + c_offsets[b]
+// with rows ldc elements apart (ldc = N and c_offsets[b] = b*M*N for a dense result; a larger ldc lets the
+// products of several heads interleave their rows, [B, L, H, dh], so merging heads afterwards needs no copy).
 // Threads split the batch and the rows when there is enough work.
 template <typename T>
 void batched_gemm(std::int64_t batch, std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<T> A,
-                  const std::int64_t* a_offsets, MatrixRef<T> B, const std::int64_t* b_offsets, T* C);
+                  const std::int64_t* a_offsets, MatrixRef<T> B, const std::int64_t* b_offsets, T* C,
+                  const std::int64_t* c_offsets, std::int64_t ldc);
 
 }  // namespace cppgrad::kernels

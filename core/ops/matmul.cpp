@@ -1,5 +1,6 @@
 // Matrix multiplication, batched with broadcast batch dims. Operands are read in place when one of their
 // two matrix dims has unit stride (a contiguous tensor or its transposed view); anything else is copied once.
+#include <algorithm>
 #include <stdexcept>
 
 #include "core/kernels/gemm.h"
@@ -34,6 +35,33 @@ Operand<T> as_operand(const Tensor& x, const Shape& batch_shape) {
   return {t, {t.data<T>(), rs, cs}, broadcast_strides(bshape, bstrides, batch_shape)};
 }
 
+// An uninitialised result of `shape` (b's rank, b's batch shape) stored in the memory order of b's dims, when b
+// is a dense permutation of its dims with contiguous rows (attention's values: v = x.view([B, L, H, dh])
+// .transpose(1, 2), stored as [B, L, H, dh]). Then out = weights @ v [B, H, L, dh] is stored as [B, L, H, dh]
+// too, and merging the heads afterwards (transpose(1, 2).reshape) is a view instead of a copy. Any other b
+// gives a contiguous result.
+Tensor empty_like_layout_of(const Shape& shape, const Tensor& b) {
+  const std::size_t r = shape.size();
+  if (b.is_contiguous() || b.dim() != static_cast<std::int64_t>(r) || b.strides().back() != 1 ||
+      !std::equal(shape.begin(), shape.end() - 2, b.shape().begin()))
+    return Tensor::empty(shape, b.dtype());
+  std::vector<std::int64_t> order(r);
+  for (std::size_t i = 0; i < r; ++i) order[i] = static_cast<std::int64_t>(i);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::int64_t x, std::int64_t y) { return b.strides()[x] > b.strides()[y]; });
+  for (std::size_t i = 0; i < r; ++i) {  // dense: each stride is the product of the sizes inside it
+    const std::int64_t inner = i + 1 < r ? b.strides()[order[i + 1]] * b.shape()[order[i + 1]] : 1;
+    if (b.shape()[order[i]] == 1 || b.strides()[order[i]] != inner) return Tensor::empty(shape, b.dtype());
+  }
+  Shape physical(r);
+  std::vector<std::int64_t> inverse(r);
+  for (std::size_t i = 0; i < r; ++i) {
+    physical[i] = shape[order[i]];
+    inverse[order[i]] = static_cast<std::int64_t>(i);
+  }
+  return Tensor::empty(physical, b.dtype()).permute(inverse);
+}
+
 // a: (..Ba, M, K)  b: (..Bb, K, N) -> (broadcast(..Ba, ..Bb), M, N); both of rank >= 2.
 Tensor batched_matmul_forward(const Tensor& a, const Tensor& b) {
   const std::int64_t M = a.shape()[a.dim() - 2], K = a.shape()[a.dim() - 1], N = b.shape()[b.dim() - 1];
@@ -48,30 +76,33 @@ Tensor batched_matmul_forward(const Tensor& a, const Tensor& b) {
   Shape out_shape = batch_shape;
   out_shape.push_back(M);
   out_shape.push_back(N);
-  Tensor out = Tensor::empty(out_shape, a.dtype());
+  Tensor out = empty_like_layout_of(out_shape, b);
   const std::int64_t batch = numel_of(batch_shape);
   if (out.numel() == 0) return out;
   dispatch_floating(a.dtype(), "matmul", [&](auto tag) {
     using T = decltype(tag);
     Operand<T> A = as_operand<T>(a, batch_shape), B = as_operand<T>(b, batch_shape);
-    // Element offset of every batch's matrix, walking the broadcast batch dims.
-    std::vector<std::int64_t> a_off(batch), b_off(batch);
+    // Element offset of every batch's matrix (of a, b and the result), walking the broadcast batch dims.
+    std::vector<std::int64_t> a_off(batch), b_off(batch), c_off(batch);
+    const Strides c_strides(out.strides().begin(), out.strides().end() - 2);
     std::int64_t i = 0;
-    kernels::for_each_row<2>(batch_shape.empty() ? Shape{1} : batch_shape,
-                             batch_shape.empty() ? std::array<Strides, 2>{Strides{0}, Strides{0}}
-                                                 : std::array<Strides, 2>{A.batch_strides, B.batch_strides},
-                             [&](const std::array<std::int64_t, 2>& off, std::int64_t n,
-                                 const std::array<std::int64_t, 2>& in) {
+    kernels::for_each_row<3>(batch_shape.empty() ? Shape{1} : batch_shape,
+                             batch_shape.empty() ? std::array<Strides, 3>{Strides{0}, Strides{0}, Strides{0}}
+                                                 : std::array<Strides, 3>{A.batch_strides, B.batch_strides, c_strides},
+                             [&](const std::array<std::int64_t, 3>& off, std::int64_t n,
+                                 const std::array<std::int64_t, 3>& in) {
                                for (std::int64_t j = 0; j < n; ++j, ++i) {
                                  a_off[i] = off[0] + j * in[0];
                                  b_off[i] = off[1] + j * in[1];
+                                 c_off[i] = off[2] + j * in[2];
                                }
                              });
     if (K == 0) {  // empty sums
       out.fill_(0.0);
       return;
     }
-    kernels::batched_gemm<T>(batch, M, N, K, A.matrix, a_off.data(), B.matrix, b_off.data(), out.data<T>());
+    kernels::batched_gemm<T>(batch, M, N, K, A.matrix, a_off.data(), B.matrix, b_off.data(), out.data<T>(),
+                             c_off.data(), out.strides()[out.dim() - 2]);
   });
   return out;
 }
