@@ -134,10 +134,14 @@ Tensor record_op(Tensor out, const char* name, std::vector<Tensor> inputs, Backw
 
 namespace {
 
-// Adds g into the gradient slot `slot` (allocating a contiguous copy on first use).
-void accumulate(std::shared_ptr<TensorImpl>& slot, const Tensor& g) {
+// Adds g into the gradient slot `slot`. On first use the slot takes g itself when nothing else can see its
+// memory (contiguous, its storage referenced by g alone, as PyTorch steals a gradient whose refcount is 1);
+// otherwise a contiguous copy, since later accumulations write into the slot in place.
+void accumulate(std::shared_ptr<TensorImpl>& slot, Tensor g) {
   if (!slot) {
-    slot = g.clone().impl_ptr();
+    const bool private_memory = g.impl_ptr().use_count() == 1 && g.impl().storage.use_count() == 1 &&
+                                g.offset() == 0 && g.is_contiguous();
+    slot = private_memory ? g.impl_ptr() : g.clone().impl_ptr();
   } else {
     Tensor(slot).copy_(add(Tensor(slot), g));
   }
@@ -148,6 +152,7 @@ void accumulate(std::shared_ptr<TensorImpl>& slot, const Tensor& g) {
 std::vector<Tensor> topological_order(const Tensor& root) {
   std::vector<Tensor> order;
   std::unordered_set<const TensorImpl*> visited;
+  order.reserve(512), visited.reserve(1024);  // a training step's graph: no rehashing on the way
   struct Frame {
     Tensor t;
     std::size_t next_input;
@@ -199,6 +204,7 @@ void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph, boo
                              "/*retain_graph=*/true) the first time if you need to go through it twice");
 
   std::unordered_map<const TensorImpl*, Tensor> pending;  // gradients flowing into non-leaf tensors
+  pending.reserve(order.size());
   pending[root.impl_ptr().get()] = seed;
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const Tensor& t = *it;
@@ -207,7 +213,7 @@ void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph, boo
     Tensor g = std::move(found->second);
     pending.erase(found);
     if (!t.grad_fn()) {  // a leaf: keep the gradient
-      accumulate(t.impl().grad, g);
+      accumulate(t.impl().grad, std::move(g));
       continue;
     }
     Node& node = *t.grad_fn();
