@@ -74,36 +74,59 @@ Tensor rows_backward(const Tensor& g, const Tensor& y, const Tensor& like, std::
   return from_rows(gx, like, d);
 }
 
-// Attention rows are short (8 keys in the default model, 1 to 9 while decoding), and a vectorised loop of
-// unknown length spends more on its set-up and remainder than on 8 elements. A row of at most kShortRow
-// elements is padded to exactly kShortRow with -inf, so every loop below has a compile-time length and
-// becomes a few vector instructions.
-constexpr std::int64_t kShortRow = 8;
-
-template <typename T>
-void softmax_short_row(const T* xi, T* yi, std::int64_t n) {
-  constexpr T minus_inf = -std::numeric_limits<T>::infinity();
-  T x[kShortRow], e[kShortRow];
-  for (std::int64_t j = 0; j < kShortRow; ++j) x[j] = j < n ? xi[j] : minus_inf;
-  T m = minus_inf;
-  for (std::int64_t j = 0; j < kShortRow; ++j) m = x[j] > m ? x[j] : m;
+// Float rows run in chunks of 8 lanes, one kernels::float8 value each, the last chunk padded with -inf (weight
+// 0): every loop has a compile-time width and becomes a few vector instructions, with no loop set-up or scalar
+// remainder, which matters for attention's rows of 8 keys (1 to 9 while decoding). The sums are taken lane by
+// lane and then across lanes in a fixed order, so results are reproducible.
+void softmax_row(const float* xi, float* yi, std::int64_t n) {
+  using kernels::float8;
+  constexpr float minus_inf = -std::numeric_limits<float>::infinity();
+  const std::int64_t full = n / 8, rest = n % 8, chunks = full + (rest ? 1 : 0);
+  auto load = [&](std::int64_t c) {
+    float lanes[8];
+    for (std::int64_t e = 0; e < 8; ++e) lanes[e] = c < full || e < rest ? xi[c * 8 + e] : minus_inf;
+    float8 v;
+    std::memcpy(&v, lanes, sizeof v);
+    return v;
+  };
+  float8 chunk_max = float8{} + minus_inf;
+  for (std::int64_t c = 0; c < chunks; ++c) {
+    const float8 v = load(c);
+    chunk_max = v > chunk_max ? v : chunk_max;
+  }
+  float m = minus_inf;
+  for (int e = 0; e < 8; ++e) m = chunk_max[e] > m ? chunk_max[e] : m;
   if (m == minus_inf) {  // every entry masked: no distribution, all zeros
     for (std::int64_t j = 0; j < n; ++j) yi[j] = 0;
     return;
   }
-  if constexpr (std::is_same_v<T, float>) {  // one 8-lane value: GCC does not vectorise the scalar form
-    kernels::float8 v;
-    std::memcpy(&v, x, sizeof v);
-    const kernels::float8 ev = kernels::exp_float8(v - m);
-    const kernels::float8 w = v == minus_inf ? kernels::float8{} : ev;
-    std::memcpy(e, &w, sizeof w);
-  } else {
-    for (std::int64_t j = 0; j < kShortRow; ++j) e[j] = x[j] == minus_inf ? T(0) : std::exp(x[j] - m);
+  float8 sums{};
+  for (std::int64_t c = 0; c < chunks; ++c) {
+    const float8 v = load(c);
+    const float8 ev = kernels::exp_float8(v - m);
+    const float8 w = v == minus_inf ? float8{} : ev;  // masked entries: exactly 0
+    sums += w;
+    float lanes[8];
+    std::memcpy(lanes, &w, sizeof w);
+    const std::int64_t count = c < full ? 8 : rest;
+    for (std::int64_t e = 0; e < count; ++e) yi[c * 8 + e] = lanes[e];
   }
-  T total = 0;
-  for (std::int64_t j = 0; j < kShortRow; ++j) total += e[j];
-  const T inv = T(1) / total;
-  for (std::int64_t j = 0; j < n; ++j) yi[j] = e[j] * inv;
+  const float total = ((sums[0] + sums[1]) + (sums[2] + sums[3])) + ((sums[4] + sums[5]) + (sums[6] + sums[7]));
+  const float inv = 1.0f / total;
+  for (std::int64_t j = 0; j < n; ++j) yi[j] *= inv;
+}
+
+// Double rows (gradient checks, parity): libm's exp, plain loops.
+void softmax_row(const double* xi, double* yi, std::int64_t n) {
+  const double m = row_max(xi, n);
+  if (m == -std::numeric_limits<double>::infinity()) {  // every entry masked: no distribution, all zeros
+    for (std::int64_t j = 0; j < n; ++j) yi[j] = 0;
+    return;
+  }
+  double total = 0;
+  for (std::int64_t j = 0; j < n; ++j) total += (yi[j] = std::exp(xi[j] - m));
+  const double inv = 1.0 / total;
+  for (std::int64_t j = 0; j < n; ++j) yi[j] *= inv;
 }
 
 }  // namespace
@@ -111,26 +134,8 @@ void softmax_short_row(const T* xi, T* yi, std::int64_t n) {
 // y_j = e^(x_j - m) / sum_k e^(x_k - m);  dx = y * (g - sum_k g_k y_k)
 Tensor softmax(const Tensor& x, std::int64_t dim, std::source_location where) {
   Rows r = as_rows(x, dim, "softmax");
-  Tensor y = map_rows(r.data, r.outer, r.n, "softmax", [](const auto* xi, auto* yi, std::int64_t n) {
-    using T = std::remove_cvref_t<decltype(*xi)>;
-    if (n <= kShortRow) return softmax_short_row(xi, yi, n);
-    const T m = row_max(xi, n);
-    if (m == -std::numeric_limits<T>::infinity()) {  // every entry masked: no distribution, all zeros
-      for (std::int64_t j = 0; j < n; ++j) yi[j] = 0;
-      return;
-    }
-    // Vectorised: exp for every lane (a masked -inf gets an exact 0 by selection, not by a branch), and a
-    // sum whose lane order is fixed at compile time (omp simd reduction), so results stay reproducible.
-    T total = 0;
-#pragma omp simd reduction(+ : total)
-    for (std::int64_t j = 0; j < n; ++j) {
-      const T e = kernels::exp_fast(xi[j] - m);
-      yi[j] = xi[j] == -std::numeric_limits<T>::infinity() ? T(0) : e;
-      total += yi[j];
-    }
-    const T inv = T(1) / total;
-    for (std::int64_t j = 0; j < n; ++j) yi[j] *= inv;
-  });
+  Tensor y = map_rows(r.data, r.outer, r.n, "softmax",
+                      [](const auto* xi, auto* yi, std::int64_t n) { softmax_row(xi, yi, n); });
   const std::int64_t d = r.dim;
   return record_op(from_rows(y, x, d), "softmax", {x}, [y, d, like = x.detach()](const Tensor& g) {
     return std::vector<Tensor>{rows_backward(g, y, like, d, "softmax backward",
