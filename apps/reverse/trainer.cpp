@@ -61,6 +61,7 @@ Trainer::Trainer(const TrainConfig& config) : config_(config) {
     replicas_.back()->share_parameters_with(*model_);
     workers_.push_back(replicas_.back().get());
   }
+  for (nn::Seq2SeqTransformer* m : workers_) worker_params_.push_back(m->parameters());
   schedule_ = {.kind = optim::parse_schedule_kind(config_.schedule),
                .base_lr = config_.lr,
                .step_size = steps_per_epoch() * 10,
@@ -151,12 +152,12 @@ Trainer::StepResult Trainer::train_step(const std::vector<std::int64_t>& rows) {
   trace_graph_path_.clear();
   sum_replica_gradients(n);
 
-  grad_norms_.push_back(global_grad_norm(*model_));
+  grad_norms_.push_back(global_grad_norm(worker_params_[0]));
   const bool log_now = grad_log_every_ > 0 && global_step_ % grad_log_every_ == 0;
   std::vector<std::pair<std::string, Tensor>> before;
   if (log_now)
     for (const auto& [name, p] : model_->named_parameters()) before.emplace_back(name, p.detach().clone());
-  if (config_.clip_grad > 0) optim::clip_grad_norm(model_->parameters(), config_.clip_grad);
+  if (config_.clip_grad > 0) optim::clip_grad_norm(worker_params_[0], config_.clip_grad);
   optimizer_->step();
   if (log_now) append_grad_log(epochs_done() + 1, before);
   ++global_step_;
@@ -172,18 +173,26 @@ Trainer::StepResult Trainer::train_step(const std::vector<std::int64_t>& rows) {
   return result;
 }
 
-// Adds the replicas' gradients into the model's, in worker order (a fixed order: the sum is reproducible).
+// Adds the replicas' gradients into the model's, in worker order (a fixed order: the sum is reproducible), in
+// place: no allocation, and every block stays with the thread that allocated it.
 void Trainer::sum_replica_gradients(int n) {
-  if (n <= 1) return;
   NoGradGuard no_grad;
-  const auto master = model_->parameters();
+  const std::vector<Tensor>& master = worker_params_[0];
   for (int w = 1; w < n; ++w) {
-    const auto replica = workers_[w]->parameters();
+    const std::vector<Tensor>& replica = worker_params_[w];
     for (std::size_t i = 0; i < master.size(); ++i) {
-      const Tensor g = replica[i].grad();
+      const Tensor g = replica[i].grad(), mine = master[i].grad();
       if (!g.defined()) continue;
-      const Tensor mine = master[i].grad();
-      master[i].set_grad(mine.defined() ? add(mine, g) : g.clone());
+      if (!mine.defined() || !mine.is_contiguous() || !g.is_contiguous()) {
+        master[i].set_grad(mine.defined() ? add(mine, g) : g.clone());
+        continue;
+      }
+      dispatch_floating(g.dtype(), "sum_replica_gradients", [&](auto tag) {
+        using T = decltype(tag);
+        T* __restrict dst = mine.data<T>();
+        const T* __restrict src = g.data<T>();
+        for (std::int64_t k = 0; k < g.numel(); ++k) dst[k] += src[k];
+      });
     }
   }
 }
@@ -197,9 +206,9 @@ Accuracy Trainer::evaluate() {
   return greedy_accuracy(models, data_.test, config_.data_config());
 }
 
-double Trainer::global_grad_norm(const nn::Module& model) {
+double Trainer::global_grad_norm(const std::vector<Tensor>& params) {
   double sum = 0;
-  for (const Tensor& p : model.parameters())
+  for (const Tensor& p : params)
     if (p.grad().defined()) sum += squared_norm(p.grad());
   return std::sqrt(sum);
 }

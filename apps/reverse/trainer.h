@@ -71,7 +71,7 @@ class Trainer {
   void load(const std::string& path);
 
  private:
-  static double global_grad_norm(const nn::Module& model);
+  static double global_grad_norm(const std::vector<Tensor>& params);
   void sum_replica_gradients(int n);
   void append_grad_log(std::int64_t epoch, const std::vector<std::pair<std::string, Tensor>>& before) const;
 
@@ -80,6 +80,7 @@ class Trainer {
   std::unique_ptr<nn::Seq2SeqTransformer> model_;
   std::vector<std::unique_ptr<nn::Seq2SeqTransformer>> replicas_;
   std::vector<nn::Seq2SeqTransformer*> workers_;  // model_, then the replicas
+  std::vector<std::vector<Tensor>> worker_params_;  // each worker's parameters (handles), in the same order
   std::unique_ptr<optim::Optimizer> optimizer_;
   optim::Schedule schedule_;
   std::int64_t global_step_ = 0;
