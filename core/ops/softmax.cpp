@@ -83,10 +83,14 @@ void softmax_row(const float* xi, float* yi, std::int64_t n) {
   constexpr float minus_inf = -std::numeric_limits<float>::infinity();
   const std::int64_t full = n / 8, rest = n % 8, chunks = full + (rest ? 1 : 0);
   auto load = [&](std::int64_t c) {
-    float lanes[8];
-    for (std::int64_t e = 0; e < 8; ++e) lanes[e] = c < full || e < rest ? xi[c * 8 + e] : minus_inf;
     float8 v;
-    std::memcpy(&v, lanes, sizeof v);
+    if (c < full) {
+      std::memcpy(&v, xi + c * 8, sizeof v);
+    } else {
+      float lanes[8];
+      for (std::int64_t e = 0; e < 8; ++e) lanes[e] = e < rest ? xi[c * 8 + e] : minus_inf;
+      std::memcpy(&v, lanes, sizeof v);
+    }
     return v;
   };
   float8 chunk_max = float8{} + minus_inf;
@@ -106,10 +110,13 @@ void softmax_row(const float* xi, float* yi, std::int64_t n) {
     const float8 ev = kernels::exp_float8(v - m);
     const float8 w = v == minus_inf ? float8{} : ev;  // masked entries: exactly 0
     sums += w;
-    float lanes[8];
-    std::memcpy(lanes, &w, sizeof w);
-    const std::int64_t count = c < full ? 8 : rest;
-    for (std::int64_t e = 0; e < count; ++e) yi[c * 8 + e] = lanes[e];
+    if (c < full) {
+      std::memcpy(yi + c * 8, &w, sizeof w);
+    } else {
+      float lanes[8];
+      std::memcpy(lanes, &w, sizeof w);
+      for (std::int64_t e = 0; e < rest; ++e) yi[c * 8 + e] = lanes[e];
+    }
   }
   const float total = ((sums[0] + sums[1]) + (sums[2] + sums[3])) + ((sums[4] + sums[5]) + (sums[6] + sums[7]));
   const float inv = 1.0f / total;
