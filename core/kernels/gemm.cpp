@@ -218,28 +218,26 @@ void rows_one_vector(std::int64_t i0, std::int64_t i1, std::int64_t K, MatrixRef
                      std::int64_t ldc) {
   using V = typename Tile<T>::V;
   constexpr std::int64_t W = Tile<T>::W;
-  T rows[64 * W];  // B as K contiguous vectors (K <= 64 here; longer products take the general path below)
-  if (K > 64) {
-    for (std::int64_t i = i0; i < i1; ++i)
-      for (std::int64_t j = 0; j < W; ++j) {
-        T acc = 0;
-        for (std::int64_t k = 0; k < K; ++k) acc += A(i, k) * B(k, j);
-        C[i * ldc + j] = acc;
-      }
-    return;
-  }
-  // B's rows are read in place when each is contiguous (v in attention); otherwise they are gathered once.
+  // B's rows are read in place when each is contiguous (v in attention); otherwise they are gathered once into
+  // this thread's buffer as K contiguous vectors.
   const T* b = B.data;
   std::int64_t b_row = B.row_stride;
   if (B.col_stride != 1) {
+    thread_local std::vector<T> rows;
+    rows.resize(static_cast<std::size_t>(K * W));
     for (std::int64_t k = 0; k < K; ++k)
       for (std::int64_t j = 0; j < W; ++j) rows[k * W + j] = B(k, j);
-    b = rows, b_row = W;
+    b = rows.data(), b_row = W;
   }
   for (std::int64_t i = i0; i < i1; ++i) {
-    V acc{};
-    for (std::int64_t k = 0; k < K; ++k) acc += A(i, k) * load<V>(b + k * b_row);
-    __builtin_memcpy(C + i * ldc, &acc, sizeof(V));
+    // Four accumulators in a fixed order: four FMA chains in flight instead of one waiting on the last.
+    V acc[4] = {};
+    std::int64_t k = 0;
+    for (; k + 4 <= K; k += 4)
+      for (int u = 0; u < 4; ++u) acc[u] += A(i, k + u) * load<V>(b + (k + u) * b_row);
+    for (; k < K; ++k) acc[0] += A(i, k) * load<V>(b + k * b_row);
+    const V total = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    __builtin_memcpy(C + i * ldc, &total, sizeof(V));
   }
 }
 
