@@ -34,6 +34,7 @@ void run_train_steps(benchmark::State& state, reverse::TrainConfig config) {
   reverse::Trainer trainer(config);
   std::vector<std::int64_t> rows(static_cast<std::size_t>(config.batch_size));
   for (std::int64_t i = 0; i < config.batch_size; ++i) rows[i] = i;
+  for (int i = 0; i < 2; ++i) trainer.train_step(rows);  // warm-up, as PyTorch's script does: caches fill, Adam's moments appear
   for (auto _ : state) benchmark::DoNotOptimize(trainer.train_step(rows).loss);
   state.counters["steps/s"] = benchmark::Counter(1, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["workers"] = trainer.workers();
