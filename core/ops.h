@@ -72,6 +72,9 @@ Tensor argmax(const Tensor& x, std::int64_t dim, bool keepdim = false, std::sour
 // A 1-D a is a row (1, K) and a 1-D b a column (K, 1); that dim is dropped from the result, as in PyTorch.
 // Inputs may be non-contiguous views (a transposed operand is not copied when its rows are contiguous).
 Tensor matmul(const Tensor& a, const Tensor& b, std::source_location where = std::source_location::current());
+// y = x W^T + b as one op (PyTorch's F.linear). x: [.., in]  weight: [out, in]  bias: [out] or undefined -> [.., out].
+// Equal to add(matmul(x, weight.t()), bias), which records five graph nodes where this records one.
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(), std::source_location where = std::source_location::current());
 
 // ---------------------------------------------------------------- softmax family (core/ops/softmax.cpp)
 // x: (..) -> (..), normalised along dim. A slice whose entries are all -inf (every key masked) has no

@@ -24,9 +24,7 @@ std::string Linear::extra_repr() const {
 Tensor Linear::forward(const Tensor& x) const {
   if (x.dim() < 1 || x.shape().back() != options_.in)
     throw std::invalid_argument("Linear: input " + shape_str(x.shape()) + " must end in in=" + std::to_string(options_.in));
-  Tensor y = matmul(x, weight_.t());  // [.., in] @ [in, out] -> [.., out]
-  if (bias_.defined()) y = add(y, bias_);
-  return remember_output(y);
+  return remember_output(linear(x, weight_, bias_));  // [.., in] @ [in, out] + [out] -> [.., out]
 }
 
 }  // namespace cppgrad::nn

@@ -174,6 +174,19 @@ std::vector<GradcheckCase> build() {
   check("MaxKeepdim", "op", [](std::uint64_t seed) {
     return Prepared{[](const Inputs& in) { return max(in[0], -1, true); }, Inputs{leaf({3, 4}, seed + 29)}};
   });
+  check("Linear", "op", [](std::uint64_t seed) {
+    return Prepared{[](const Inputs& in) { return linear(in[0], in[1], in[2]); },
+                    Inputs{leaf({2, 3, 4}, seed + 300), leaf({5, 4}, seed + 301), leaf({5}, seed + 302)}};
+  });
+  check("LinearWithoutBias", "op", [](std::uint64_t seed) {
+    return Prepared{[](const Inputs& in) { return linear(in[0], in[1]); },
+                    Inputs{leaf({3, 4}, seed + 303), leaf({2, 4}, seed + 304)}};
+  });
+  check("LinearTransposedInputAndWeight", "op", [](std::uint64_t seed) {
+    // x and W as transposed views: x is copied to rows, W is read in place through its strides.
+    return Prepared{[](const Inputs& in) { return linear(in[0].t(), in[1].t(), in[2]); },
+                    Inputs{leaf({4, 3}, seed + 305), leaf({4, 2}, seed + 306), leaf({2}, seed + 307)}};
+  });
   check("Matmul2D", "op", [](std::uint64_t seed) {
     return Prepared{[](const Inputs& in) { return matmul(in[0], in[1]); }, Inputs{leaf({3, 4}, seed + 30), leaf({4, 2}, seed + 31)}};
   });

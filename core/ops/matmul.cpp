@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "core/kernels/elementwise.h"
 #include "core/kernels/gemm.h"
+#include "core/kernels/parallel_for.h"
 #include "core/kernels/strided.h"
 #include "core/ops.h"
 
@@ -141,6 +143,77 @@ Tensor matmul(const Tensor& a, const Tensor& b, std::source_location where) {
   return record_op(out, "matmul", {a, b}, [=](const Tensor& g) {
     return std::vector<Tensor>{need_a ? sum_to(matmul(g, bs.transpose(-2, -1)), sa) : Tensor(),
                                need_b ? sum_to(matmul(as.transpose(-2, -1), g), sb) : Tensor()};
+  }, where);
+}
+
+// y = x W^T + b, PyTorch's F.linear, as one op: one GEMM over all rows, the bias added in the same pass over y,
+// and one graph node where matmul + add would record five (W's transpose, x's reshape, the product, the view
+// back, the add). Nodes are most of the cost of a small model's step.
+// x: [.., in]  weight: [out, in]  bias: [out] or undefined -> [.., out]
+// dx = g W;  dW = g^T x;  db = g summed over the rows  (g and x seen as [rows, out] and [rows, in])
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, std::source_location where) {
+  if (weight.dim() != 2 || x.dim() < 1 || x.shape().back() != weight.shape()[1] ||
+      (bias.defined() && (bias.dim() != 1 || bias.shape()[0] != weight.shape()[0])))
+    throw std::invalid_argument("linear: expected x [.., in], weight [out, in] and bias [out], got x " +
+                                shape_str(x.shape()) + ", weight " + shape_str(weight.shape()) +
+                                (bias.defined() ? ", bias " + shape_str(bias.shape()) : std::string(", no bias")));
+  if (weight.dtype() != x.dtype() || (bias.defined() && bias.dtype() != x.dtype()))
+    throw std::invalid_argument(std::string("linear: x, weight and bias must share a dtype, got x ") +
+                                dtype_name(x.dtype()) + " and weight " + dtype_name(weight.dtype()));
+  const std::int64_t in = weight.shape()[1], out = weight.shape()[0];
+  const Tensor xs = x.detach().contiguous(), ws = weight.detach(), bs = bias.defined() ? bias.detach().contiguous() : Tensor();
+  const std::int64_t rows = in == 0 ? 0 : xs.numel() / in;
+  Shape out_shape = x.shape();
+  out_shape.back() = out;
+  Tensor y = Tensor::empty(out_shape, x.dtype());
+  const std::int64_t zero = 0;
+  dispatch_floating(x.dtype(), "linear", [&](auto tag) {
+    using T = decltype(tag);
+    T* py = y.data<T>();
+    if (in == 0) {
+      std::fill(py, py + y.numel(), T(0));
+    } else if (rows > 0 && out > 0) {
+      // y [rows, out] = x [rows, in] @ W^T [in, out]: W^T is W read with its strides swapped, in place.
+      kernels::batched_gemm<T>(1, rows, out, in, {xs.data<T>(), in, 1}, &zero,
+                               {ws.data<T>(), ws.strides()[1], ws.strides()[0]}, &zero, py, &zero, out);
+    }
+    if (bs.defined()) {
+      const T* pb = bs.data<T>();
+      kernels::parallel_for(rows, rows * out > kernels::kParallelGrain, [&](std::int64_t i) {
+        T* yi = py + i * out;
+        for (std::int64_t j = 0; j < out; ++j) yi[j] += pb[j];
+      });
+    }
+  });
+  const bool need_x = x.requires_grad(), need_w = weight.requires_grad(), need_b = bias.defined() && bias.requires_grad();
+  const Shape x_shape = x.shape();
+  return record_op(y, "linear", {x, weight, bias}, [=](const Tensor& g) {
+    const Tensor gs = g.contiguous();  // [rows, out] in memory
+    Tensor dx = need_x ? Tensor::empty(x_shape, g.dtype()) : Tensor();
+    Tensor dw = need_w ? Tensor::empty({out, in}, g.dtype()) : Tensor();
+    Tensor db = need_b ? Tensor::zeros({out}, g.dtype()) : Tensor();
+    dispatch_floating(g.dtype(), "linear backward", [&](auto tag) {
+      using T = decltype(tag);
+      const T* pg = gs.data<T>();
+      if (need_x && dx.numel() > 0) {
+        if (out == 0) std::fill(dx.data<T>(), dx.data<T>() + dx.numel(), T(0));
+        else  // dx [rows, in] = g [rows, out] @ W [out, in]
+          kernels::batched_gemm<T>(1, rows, in, out, {pg, out, 1}, &zero,
+                                   {ws.data<T>(), ws.strides()[0], ws.strides()[1]}, &zero, dx.data<T>(), &zero, in);
+      }
+      if (need_w && dw.numel() > 0) {
+        if (rows == 0) std::fill(dw.data<T>(), dw.data<T>() + dw.numel(), T(0));
+        else  // dW [out, in] = g^T [out, rows] @ x [rows, in]
+          kernels::batched_gemm<T>(1, out, in, rows, {pg, 1, out}, &zero, {xs.data<T>(), in, 1}, &zero,
+                                   dw.data<T>(), &zero, in);
+      }
+      if (need_b) {  // column sums, row after row (a fixed order), each row a vector loop
+        T* pdb = db.data<T>();
+        for (std::int64_t i = 0; i < rows; ++i)
+          for (std::int64_t j = 0; j < out; ++j) pdb[j] += pg[i * out + j];
+      }
+    });
+    return std::vector<Tensor>{dx, dw, db};
   }, where);
 }
 

@@ -236,6 +236,28 @@ void expect_gemm_matches_reference(std::int64_t M, std::int64_t N, std::int64_t 
         << "M=" << M << " N=" << N << " K=" << K << " at " << i;
 }
 
+TEST(OpValues, LinearEqualsMatmulPlusBiasWithTheSameGradients) {
+  for (const DType dtype : {DType::Float64, DType::Float32}) {
+    const double tol = dtype == DType::Float64 ? 1e-12 : 1e-5;
+    Generator gen(21);
+    const Tensor x0 = Tensor::randn({3, 5, 7}, gen, dtype), w0 = Tensor::randn({6, 7}, gen, dtype),
+                 b0 = Tensor::randn({6}, gen, dtype), up = Tensor::randn({3, 5, 6}, gen, dtype);
+    std::vector<std::vector<double>> results[2];
+    for (int fused = 0; fused < 2; ++fused) {
+      Tensor x = x0.clone(), w = w0.clone(), b = b0.clone();
+      for (Tensor* t : {&x, &w, &b}) t->set_requires_grad(true);
+      const Tensor y = fused ? linear(x, w, b) : add(matmul(x, w.t()), b);
+      sum(mul(y, up)).backward();
+      for (const Tensor& t : {y, x.grad(), w.grad(), b.grad()}) results[fused].push_back(t.to(DType::Float64).to_vector<double>());
+    }
+    for (std::size_t k = 0; k < results[0].size(); ++k)
+      for (std::size_t i = 0; i < results[0][k].size(); ++i)
+        ASSERT_NEAR(results[1][k][i], results[0][k][i], tol) << "tensor " << k << " element " << i;
+  }
+  EXPECT_THROW_MSG(linear(Tensor::zeros({2, 3}), Tensor::zeros({4, 5})), std::invalid_argument,
+                   "x [2, 3], weight [4, 5]");
+}
+
 TEST(Kernels, ExpFloatMatchesLibm) {
   // Every 1/1000 across the range softmax sees after subtracting the row maximum, and up to the overflow edge.
   double worst = 0;
