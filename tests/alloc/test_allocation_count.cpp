@@ -1,7 +1,7 @@
 // Counts every heap allocation of a steady-state training step (this executable replaces the global operator
 // new to count them), to hold the line on per-op allocation: tensor storage must come entirely from the
 // per-thread block cache (zero new blocks), and the small graph objects (TensorImpl, Node, backward closures,
-// shape vectors) must stay within a fixed budget per graph node. The budget is where the code is today, not
+// shape vectors) must stay within a fixed budget per step. The budget is where the code is today, not
 // zero: pooling those objects is open work (README, Performance).
 #include <gtest/gtest.h>
 
@@ -69,10 +69,11 @@ TEST(Allocations, ASteadyStateTrainingStepStaysWithinItsBudget) {
   const double per_node = static_cast<double>(per_step) / static_cast<double>(nodes);
   std::printf("heap allocations per training step: %lld over %lld graph nodes (%.1f per node)\n",
               static_cast<long long>(per_step), static_cast<long long>(nodes), per_node);
-  // Measured: 12240 allocations over 256 nodes (47.8 per node) when this test was written, 6942 over 148 (46.9)
-  // once Linear became one op. Views and detach() copy two shape vectors into a new TensorImpl; a node adds
-  // itself, its inputs vector and its closure.
-  EXPECT_LE(per_node, 52.0) << "more small allocations per op than before: pool them or find the new one";
+  // Measured: 12240 allocations over 256 nodes when this test was written; 6942 over 148 once Linear became one
+  // op; 6660 over 124 with one-op head split and merge. Views and detach() copy two shape vectors into a new
+  // TensorImpl; a node adds itself, its inputs vector and its closure. The budget is per step (fusing ops
+  // lowers the node count faster than the allocations), about 10% above today's figure.
+  EXPECT_LE(per_step, 7300) << "more small allocations per step than before: pool them or find the new one";
 }
 
 }  // namespace
