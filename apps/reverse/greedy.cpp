@@ -74,8 +74,9 @@ AccuracyCounts count_correct(const Tensor& predictions, const Tensor& target) {
   return c;
 }
 
-Accuracy accuracy(const Tensor& predictions, const Tensor& target) {
-  const AccuracyCounts c = count_correct(predictions, target);
+Accuracy accuracy(const Tensor& predictions, const Tensor& target) { return accuracy(count_correct(predictions, target)); }
+
+Accuracy accuracy(const AccuracyCounts& c) {
   return {c.rows ? static_cast<double>(c.right_rows) / c.rows : 0.0,
           c.tokens ? static_cast<double>(c.right_tokens) / c.tokens : 0.0};
 }
@@ -97,18 +98,12 @@ Accuracy greedy_accuracy(const std::vector<const nn::Seq2SeqTransformer*>& model
       std::vector<std::int64_t> rows;
       for (std::int64_t r = i; r < std::min(end, i + chunk); ++r) rows.push_back(r);
       const data::Batch b = data::gather_batch(set, rows, config.variable_length());
-      const AccuracyCounts c = count_correct(greedy_decode(*models[w], b.src, b.src_mask, config), b.target);
-      counts[w].right_rows += c.right_rows, counts[w].rows += c.rows;
-      counts[w].right_tokens += c.right_tokens, counts[w].tokens += c.tokens;
+      counts[w] += count_correct(greedy_decode(*models[w], b.src, b.src_mask, config), b.target);
     }
   });
   AccuracyCounts total;
-  for (const AccuracyCounts& c : counts) {
-    total.right_rows += c.right_rows, total.rows += c.rows;
-    total.right_tokens += c.right_tokens, total.tokens += c.tokens;
-  }
-  return {total.rows ? static_cast<double>(total.right_rows) / total.rows : 0.0,
-          total.tokens ? static_cast<double>(total.right_tokens) / total.tokens : 0.0};
+  for (const AccuracyCounts& c : counts) total += c;
+  return accuracy(total);
 }
 
 }  // namespace cppgrad::reverse

@@ -24,12 +24,18 @@ struct Accuracy {
 struct AccuracyCounts {
   std::int64_t right_rows = 0, rows = 0;
   std::int64_t right_tokens = 0, tokens = 0;
+  AccuracyCounts& operator+=(const AccuracyCounts& o) {
+    right_rows += o.right_rows, rows += o.rows;
+    right_tokens += o.right_tokens, tokens += o.tokens;
+    return *this;
+  }
 };
 
 // predictions, target: [B, T]; PAD positions of the target are not counted as tokens, but a sequence is only
 // right when the prediction also stops where the target does.
 AccuracyCounts count_correct(const Tensor& predictions, const Tensor& target);
 Accuracy accuracy(const Tensor& predictions, const Tensor& target);
+Accuracy accuracy(const AccuracyCounts& counts);
 
 // Greedy accuracy over a whole set, decoded in chunks of at most `chunk` rows.
 Accuracy greedy_accuracy(const nn::Seq2SeqTransformer& model, const data::ReversalSet& set,

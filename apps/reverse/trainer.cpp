@@ -80,18 +80,19 @@ EpochMetrics Trainer::run_epoch(const StepCallback& on_step) {
   const auto batches = data::batch_rows(data::epoch_order(data_.train.size(), config_.seed, epoch), config_.batch_size);
   model_->train();
   double loss_sum = 0;
-  std::int64_t hits = 0, tokens = 0, done = 0;
+  AccuracyCounts teacher_forced;  // over the epoch's batches
+  std::int64_t done = 0;
   grad_norms_.clear();
   for (const auto& rows : batches) {
     const StepResult r = train_step(rows);
     loss_sum += r.loss;
-    hits += r.teacher_forced.right_tokens, tokens += r.teacher_forced.tokens;
+    teacher_forced += r.teacher_forced;
     if (on_step) on_step(++done, static_cast<std::int64_t>(batches.size()), r.loss);
   }
   EpochMetrics m;
   m.epoch = epoch;
   m.loss = loss_sum / static_cast<double>(batches.size());
-  m.train_token_acc = tokens ? static_cast<double>(hits) / tokens : 0.0;
+  m.train_token_acc = accuracy(teacher_forced).token;
   m.lr = optimizer_->lr();
   const Accuracy acc = evaluate();
   m.test_seq_acc = acc.sequence;
@@ -165,10 +166,7 @@ Trainer::StepResult Trainer::train_step(const std::vector<std::int64_t>& rows) {
   StepResult result;
   for (int w = 0; w < n; ++w) {
     result.loss += n == 1 ? losses[w] : share[w] * losses[w];
-    result.teacher_forced.right_tokens += counts[w].right_tokens;
-    result.teacher_forced.tokens += counts[w].tokens;
-    result.teacher_forced.right_rows += counts[w].right_rows;
-    result.teacher_forced.rows += counts[w].rows;
+    result.teacher_forced += counts[w];
   }
   return result;
 }
