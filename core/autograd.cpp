@@ -143,7 +143,7 @@ void accumulate(std::shared_ptr<TensorImpl>& slot, Tensor g) {
                                 g.offset() == 0 && g.is_contiguous();
     slot = private_memory ? g.impl_ptr() : g.clone().impl_ptr();
   } else {
-    Tensor(slot).copy_(add(Tensor(slot), g));
+    Tensor(slot).add_(g);
   }
 }
 

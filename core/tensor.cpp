@@ -366,6 +366,25 @@ void Tensor::copy_(const Tensor& src) const {
   });
 }
 
+void Tensor::add_(const Tensor& src) const {
+  if (src.shape() != shape() || src.dtype() != dtype())
+    throw std::invalid_argument("add_: source " + shape_str(src.shape()) + " " + dtype_name(src.dtype()) +
+                                " vs destination " + shape_str(shape()) + " " + dtype_name(dtype()));
+  dispatch_floating(dtype(), "add_", [&](auto tag) {
+    using T = decltype(tag);
+    T* dst = reinterpret_cast<T*>(impl().storage->data());
+    const T* s = reinterpret_cast<const T*>(src.impl().storage->data());
+    const std::int64_t doff = offset(), soff = src.offset();
+    kernels::for_each_row<2>(shape(), {strides(), src.strides()},
+                             [&](const std::array<std::int64_t, 2>& off, std::int64_t n,
+                                 const std::array<std::int64_t, 2>& inner) {
+                               T* d = dst + doff + off[0];
+                               const T* r = s + soff + off[1];
+                               for (std::int64_t i = 0; i < n; ++i) d[i * inner[0]] += r[i * inner[1]];
+                             });
+  });
+}
+
 // ------------------------------------------------------------------------------------------- printing
 std::string Tensor::str() const {
   if (!defined()) return "Tensor(undefined)";

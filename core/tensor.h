@@ -109,6 +109,7 @@ class Tensor {
   // --- in-place, for optimizers and initialisers (never recorded by autograd) ---
   void fill_(double value) const;
   void copy_(const Tensor& src) const;  // same shape and dtype; src may be any layout
+  void add_(const Tensor& src) const;   // this += src, elementwise in place; same shape and dtype, any layouts
 
   TensorImpl& impl() const;
   const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }

@@ -172,25 +172,17 @@ Trainer::StepResult Trainer::train_step(const std::vector<std::int64_t>& rows) {
 }
 
 // Adds the replicas' gradients into the model's, in worker order (a fixed order: the sum is reproducible), in
-// place: no allocation, and every block stays with the thread that allocated it.
+// place as backward accumulates a leaf's gradient: no allocation, and every block stays with the thread that
+// allocated it.
 void Trainer::sum_replica_gradients(int n) {
-  NoGradGuard no_grad;
   const std::vector<Tensor>& master = worker_params_[0];
   for (int w = 1; w < n; ++w) {
     const std::vector<Tensor>& replica = worker_params_[w];
     for (std::size_t i = 0; i < master.size(); ++i) {
       const Tensor g = replica[i].grad(), mine = master[i].grad();
       if (!g.defined()) continue;
-      if (!mine.defined() || !mine.is_contiguous() || !g.is_contiguous()) {
-        master[i].set_grad(mine.defined() ? add(mine, g) : g.clone());
-        continue;
-      }
-      dispatch_floating(g.dtype(), "sum_replica_gradients", [&](auto tag) {
-        using T = decltype(tag);
-        T* __restrict dst = mine.data<T>();
-        const T* __restrict src = g.data<T>();
-        for (std::int64_t k = 0; k < g.numel(); ++k) dst[k] += src[k];
-      });
+      if (mine.defined()) mine.add_(g);
+      else master[i].set_grad(g.clone());
     }
   }
 }

@@ -4,6 +4,13 @@
 namespace cppgrad {
 namespace {
 
+TEST(Tensor, AddInPlaceReadsAnyLayoutAndRefusesMismatches) {
+  Tensor dst = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+  dst.add_(Tensor::from_vector<float>({10, 20, 30, 40, 50, 60}, {3, 2}).t());  // a transposed source
+  EXPECT_EQ(dst.to_vector<float>(), (std::vector<float>{11, 32, 53, 24, 45, 66}));
+  EXPECT_THROW_MSG(dst.add_(Tensor::ones({3, 2})), std::invalid_argument, "add_: source [3, 2]");
+}
+
 TEST(Tensor, FactoriesFillAndShape) {
   Tensor z = Tensor::zeros({2, 3});
   EXPECT_EQ(z.shape(), (Shape{2, 3}));
