@@ -112,32 +112,43 @@ inline V load(const T* p) {
   return v;
 }
 
+template <typename V, typename T>
+inline void store(T* p, V v) {
+  __builtin_memcpy(p, &v, sizeof(V));
+}
+
 // C[0:ROWS, 0:ncols] (+)= A[0:ROWS, 0:kc] @ Bp, with Bp a packed panel [kc][NR].
 template <typename T, int ROWS>
 void micro_kernel(std::int64_t kc, const T* a, std::int64_t a_rs, std::int64_t a_cs, const T* bp, T* c,
                   std::int64_t ldc, std::int64_t ncols, bool accumulate) {
   using V = typename Tile<T>::V;
   constexpr std::int64_t W = Tile<T>::W, NR = Tile<T>::NR;
+  // Every loop over r is unrolled, so the accumulators live in registers (a rolled loop would index them, which
+  // keeps them in memory).
   V acc0[ROWS], acc1[ROWS];
+#pragma GCC unroll 8
   for (int r = 0; r < ROWS; ++r) acc0[r] = V{}, acc1[r] = V{};
   for (std::int64_t k = 0; k < kc; ++k) {
     const V b0 = load<V>(bp + k * NR), b1 = load<V>(bp + k * NR + W);
+#pragma GCC unroll 8
     for (int r = 0; r < ROWS; ++r) {
       const T av = a[r * a_rs + k * a_cs];
       acc0[r] += av * b0;
       acc1[r] += av * b1;
     }
   }
+#pragma GCC unroll 8
   for (int r = 0; r < ROWS; ++r) {
     T* cr = c + r * ldc;
+    V lo = acc0[r], hi = acc1[r];
     if (ncols == NR) {
-      if (accumulate) acc0[r] += load<V>(cr), acc1[r] += load<V>(cr + W);
-      __builtin_memcpy(cr, &acc0[r], sizeof(V));
-      __builtin_memcpy(cr + W, &acc1[r], sizeof(V));
+      if (accumulate) lo += load<V>(cr), hi += load<V>(cr + W);
+      store(cr, lo);
+      store(cr + W, hi);
     } else {
       T tmp[NR];
-      __builtin_memcpy(tmp, &acc0[r], sizeof(V));
-      __builtin_memcpy(tmp + W, &acc1[r], sizeof(V));
+      store(tmp, lo);
+      store(tmp + W, hi);
       for (std::int64_t j = 0; j < ncols; ++j) cr[j] = accumulate ? cr[j] + tmp[j] : tmp[j];
     }
   }
