@@ -34,7 +34,7 @@ void BM_MatmulSquare(benchmark::State& state) {
   }
   set_flops(state, 2.0 * n * n * n);
 }
-BENCHMARK(BM_MatmulSquare)->Arg(64)->Arg(128)->Arg(256)->Arg(512)->UseRealTime();
+BENCHMARK(BM_MatmulSquare)->Arg(64)->Arg(128)->Arg(256)->Arg(512)->Arg(1024)->UseRealTime();
 
 // a: (N, N)  b^T: a transposed view of a contiguous (N, N) -> (N, N). The path of da = g @ b^T.
 void BM_MatmulSquareBT(benchmark::State& state) {

@@ -102,6 +102,19 @@ Tensor gather(const Tensor& x, std::int64_t dim, const Tensor& index, std::sourc
 // Embedding lookup. weight: (V, D)  ids: (..) int64 in [0, V) -> (.., D)
 Tensor embedding(const Tensor& weight, const Tensor& ids, std::source_location where = std::source_location::current());
 
+// ---------------------------------------------------------------- attention (core/ops/attention.cpp)
+// Scaled dot-product attention as one op: weights = softmax(q k^T / sqrt(dk), blocked keys -inf), output = weights v.
+// q: [.., Lq, dk]  k: [.., Lk, dk]  v: [.., Lk, dv] with equal leading dims; mask: bool (true = may attend),
+// broadcast to [.., Lq, Lk], or undefined. -> output [.., Lq, dv], weights [.., Lq, Lk].
+// Gradients flow through the output only: the weights are returned to be read (attention maps), as PyTorch's
+// fused kernels do not return them at all. A row whose keys are all blocked gets zero weights and a zero output.
+struct FusedAttention {
+  Tensor output;
+  Tensor weights;
+};
+FusedAttention fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask = Tensor(),
+                               std::source_location where = std::source_location::current());
+
 // ---------------------------------------------------------------- normalisation, regularisation
 // Normalises over the last dim (core/ops/layer_norm.cpp). x: (.., D)  weight, bias: (D) or undefined -> (.., D)
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps = 1e-5, std::source_location where = std::source_location::current());

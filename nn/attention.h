@@ -6,6 +6,11 @@
 //   weights = softmax(scores, over Lk)                [.., Lq, Lk]   each row sums to 1 (or is all 0 if fully blocked)
 //   output  = weights v                               [.., Lq, dv]   a weighted average of the values
 //
+// scaled_dot_product_attention below composes these steps from core ops (six graph nodes), so every step can be
+// read and differentiated, the weights included. The attention modules run the same computation as one op,
+// core's fused_attention: faster, and equal to this within rounding (tests hold them equal), but their weights are
+// for reading (attention maps) and pass no gradient back.
+//
 // Masks are bool with true = "may attend" (the golden cases' and PyTorch's boolean attn_mask convention),
 // broadcast against the scores [.., Lq, Lk]: causal [L, L], key padding [B, 1, Lk] or [B, 1, 1, Lk].
 #include "core/tensor.h"

@@ -95,7 +95,7 @@ MultiHeadAttention::KeyValues MultiHeadAttention::append(const KeyValues& cache,
 AttentionResult MultiHeadAttention::attend_projected(const Tensor& query, const KeyValues& kv, const Tensor& mask) const {
   Tensor q = split_heads(W_q_->forward(query), options_.n_heads);  // [B, H, Lq, dh]
   const Tensor m = mask.defined() && mask.dim() == 3 ? mask.unsqueeze(1) : mask;  // broadcast over heads
-  AttentionResult r = scaled_dot_product_attention(q, kv.k, kv.v, m);  // out [B, H, Lq, dh], weights [B, H, Lq, Lk]
+  const FusedAttention r = fused_attention(q, kv.k, kv.v, m);  // out [B, H, Lq, dh], weights [B, H, Lq, Lk]
   return {remember_output(W_o_->forward(merge_heads(r.output))), r.weights};  // [B, Lq, D]
 }
 

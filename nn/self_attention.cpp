@@ -20,9 +20,8 @@ std::string SelfAttention::extra_repr() const {
 }
 
 AttentionResult SelfAttention::forward(const Tensor& x, const Tensor& mask) const {
-  AttentionResult r = scaled_dot_product_attention(W_q_->forward(x), W_k_->forward(x), W_v_->forward(x), mask);
-  remember_output(r.output);
-  return r;
+  const FusedAttention r = fused_attention(W_q_->forward(x), W_k_->forward(x), W_v_->forward(x), mask);
+  return {remember_output(r.output), r.weights};
 }
 
 CausalSelfAttention::CausalSelfAttention(const CausalSelfAttentionOptions& options, Generator& gen) : options_(options) {
@@ -43,7 +42,7 @@ AttentionResult CausalSelfAttention::forward(const Tensor& x) const {
   if (x.dim() != 3) throw std::invalid_argument("CausalSelfAttention: expected x [B, L, D], got " + shape_str(x.shape()));
   const std::int64_t H = options_.n_heads, L = x.shape()[1];
   Tensor q = split_heads(W_q_->forward(x), H), k = split_heads(W_k_->forward(x), H), v = split_heads(W_v_->forward(x), H);
-  AttentionResult r = scaled_dot_product_attention(q, k, v, causal_mask(L));  // [B, H, L, dh], [B, H, L, L]
+  const FusedAttention r = fused_attention(q, k, v, causal_mask(L));  // [B, H, L, dh], [B, H, L, L]
   return {remember_output(merge_heads(r.output)), r.weights};
 }
 

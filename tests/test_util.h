@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <string>
 
@@ -17,6 +19,13 @@ namespace cppgrad::test {
 // Float64 leaves requiring grad, the same helpers the gradcheck registry uses.
 using checks::leaf;
 using checks::leaf_away_from_zero;
+
+// Same shape, and every element within tol (relative to the wanted value once it exceeds 1).
+inline void expect_all_close(const Tensor& got, const Tensor& want, double tol) {
+  ASSERT_EQ(got.shape(), want.shape());
+  const auto g = got.to_double_vector(), w = want.to_double_vector();
+  for (std::size_t i = 0; i < w.size(); ++i) EXPECT_NEAR(g[i], w[i], tol * std::max(1.0, std::abs(w[i]))) << "element " << i;
+}
 
 }  // namespace cppgrad::test
 

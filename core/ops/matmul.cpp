@@ -8,6 +8,7 @@
 #include "core/kernels/parallel_for.h"
 #include "core/kernels/strided.h"
 #include "core/ops.h"
+#include "core/ops/layout.h"
 
 namespace cppgrad {
 
@@ -35,33 +36,6 @@ Operand<T> as_operand(const Tensor& x, const Shape& batch_shape) {
   if (t.shape()[r - 1] == 1) cs = 1;
   if (t.shape()[r - 2] == 1 && cs != 1) rs = 1;
   return {t, {t.data<T>(), rs, cs}, broadcast_strides(bshape, bstrides, batch_shape)};
-}
-
-// An uninitialised result of `shape` (b's rank, b's batch shape) stored in the memory order of b's dims, when b
-// is a dense permutation of its dims with contiguous rows (attention's values: v = x.view([B, L, H, dh])
-// .transpose(1, 2), stored as [B, L, H, dh]). Then out = weights @ v [B, H, L, dh] is stored as [B, L, H, dh]
-// too, and merging the heads afterwards (transpose(1, 2).reshape) is a view instead of a copy. Any other b
-// gives a contiguous result.
-Tensor empty_like_layout_of(const Shape& shape, const Tensor& b) {
-  const std::size_t r = shape.size();
-  if (b.is_contiguous() || b.dim() != static_cast<std::int64_t>(r) || b.strides().back() != 1 ||
-      !std::equal(shape.begin(), shape.end() - 2, b.shape().begin()))
-    return Tensor::empty(shape, b.dtype());
-  std::vector<std::int64_t> order(r);
-  for (std::size_t i = 0; i < r; ++i) order[i] = static_cast<std::int64_t>(i);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::int64_t x, std::int64_t y) { return b.strides()[x] > b.strides()[y]; });
-  for (std::size_t i = 0; i < r; ++i) {  // dense: each stride is the product of the sizes inside it
-    const std::int64_t inner = i + 1 < r ? b.strides()[order[i + 1]] * b.shape()[order[i + 1]] : 1;
-    if (b.shape()[order[i]] == 1 || b.strides()[order[i]] != inner) return Tensor::empty(shape, b.dtype());
-  }
-  Shape physical(r);
-  std::vector<std::int64_t> inverse(r);
-  for (std::size_t i = 0; i < r; ++i) {
-    physical[i] = shape[order[i]];
-    inverse[order[i]] = static_cast<std::int64_t>(i);
-  }
-  return Tensor::empty(physical, b.dtype()).permute(inverse);
 }
 
 // a: (..Ba, M, K)  b: (..Bb, K, N) -> (broadcast(..Ba, ..Bb), M, N); both of rank >= 2.

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/kernels/attention.h"
 #include "core/kernels/exp.h"
 #include "core/kernels/gemm.h"
 #include "test_util.h"
@@ -299,6 +300,40 @@ TEST(Kernels, GemmMatchesReference) {
         expect_gemm_matches_reference<float>(M, N, K, ta, tb);
         expect_gemm_matches_reference<double>(M, N, K, ta, tb);
       }
+}
+
+TEST(Kernels, FastAttentionMatchesTheReferenceKernel) {
+  // The 8-lane float kernels against the plain loops, forward and backward, at the model's head size and at sizes
+  // that leave vectors partly padded (Lk, dk, dv not multiples of 8, several vectors per row), with strided rows, a
+  // random mask and one query row with no key at all.
+  Generator gen(12);
+  for (auto [Lq, Lk, dk, dv] : std::vector<std::array<std::int64_t, 4>>{{8, 8, 8, 8}, {1, 9, 8, 8}, {7, 13, 11, 19},
+                                                                       {3, 17, 24, 5}, {5, 1, 3, 2}}) {
+    const std::int64_t rs = 40;  // every matrix's rows are 40 floats apart, as heads inside a wider row are
+    auto rows = [&](std::int64_t n) { return Tensor::randn({n, rs}, gen).to_vector<float>(); };
+    const auto q = rows(Lq), k = rows(Lk), v = rows(Lk), dout = rows(Lq);
+    std::vector<char> mask_bytes(static_cast<std::size_t>(Lq * Lk));
+    const auto coin = Tensor::rand({Lq * Lk}, gen).to_vector<float>();
+    for (std::size_t e = 0; e < mask_bytes.size(); ++e) mask_bytes[e] = coin[e] < 0.7f;
+    for (std::int64_t j = 0; j < Lk; ++j) mask_bytes[static_cast<std::size_t>(j)] = 0;  // query 0: no key
+    bool mask[512];
+    for (std::size_t e = 0; e < mask_bytes.size(); ++e) mask[e] = mask_bytes[e] != 0;
+    const kernels::AttentionDims dims{Lq, Lk, dk, dv, 1.0 / std::sqrt(static_cast<double>(dk))};
+    const kernels::AttentionHead<float> head{q.data(), rs, k.data(), rs, v.data(), rs, mask, Lk, 1};
+    std::vector<float> w_fast(Lq * Lk), w_ref(Lq * Lk), o_fast(Lq * rs, -1), o_ref(Lq * rs, -1);
+    kernels::attention_forward<float>(dims, head, w_fast.data(), o_fast.data(), rs);
+    kernels::attention_forward_reference<float>(dims, head, w_ref.data(), o_ref.data(), rs);
+    for (std::size_t e = 0; e < w_ref.size(); ++e) EXPECT_NEAR(w_fast[e], w_ref[e], 1e-6) << "weight " << e;
+    for (std::size_t e = 0; e < o_ref.size(); ++e) EXPECT_NEAR(o_fast[e], o_ref[e], 1e-5) << "output " << e;
+    std::vector<float> g_fast[3], g_ref[3];
+    for (int t = 0; t < 3; ++t) g_fast[t].assign(std::max(Lq, Lk) * rs, -1), g_ref[t].assign(std::max(Lq, Lk) * rs, -1);
+    kernels::attention_backward<float>(dims, head, w_ref.data(),
+                                       {dout.data(), rs, g_fast[0].data(), rs, g_fast[1].data(), rs, g_fast[2].data(), rs});
+    kernels::attention_backward_reference<float>(dims, head, w_ref.data(),
+                                                 {dout.data(), rs, g_ref[0].data(), rs, g_ref[1].data(), rs, g_ref[2].data(), rs});
+    for (int t = 0; t < 3; ++t)
+      for (std::size_t e = 0; e < g_ref[t].size(); ++e) EXPECT_NEAR(g_fast[t][e], g_ref[t][e], 1e-5) << "grad " << t << " " << e;
+  }
 }
 
 TEST(Kernels, BatchedMatmulMatchesPerMatrixProducts) {

@@ -16,6 +16,7 @@ namespace cppgrad {
 namespace {
 
 using namespace nn;
+using test::expect_all_close;
 using test::random_ids;
 
 Seq2SeqOptions golden_options() {
@@ -207,6 +208,51 @@ TEST(Attention, CausalSelfAttentionSeesNoFuture) {
   for (int h = 0; h < 2; ++h)
     for (int i = 0; i < 4; ++i)
       for (int j = i + 1; j < 4; ++j) EXPECT_EQ(w.at({0, h, i, j}), 0.0);
+}
+
+TEST(Attention, FusedOpEqualsTheComposedOpsWithTheSameGradients) {
+  // float64 through the fused op (one graph node) and through matmul, mul, where, softmax, matmul: the outputs,
+  // weights and gradients agree. Heads are non-contiguous views; the mask combines causal and key padding, and
+  // leaves query 0 of batch item 1 with no key at all.
+  Generator gen(31);
+  const std::int64_t B = 2, H = 3, L = 5, dh = 4;
+  auto heads = [&](const Tensor& x) { return x.view({B, L, H, dh}).transpose(1, 2); };  // [B, H, L, dh]
+  Tensor mask = Tensor::ones({B, 1, L, L}, DType::Bool);
+  for (std::int64_t i = 0; i < L; ++i)
+    for (std::int64_t j = i + 1; j < L; ++j) mask.set({0, 0, i, j}, 0), mask.set({1, 0, i, j}, 0);
+  mask.set({1, 0, 0, 0}, 0);
+  Tensor x[3], grads[2][3], out[2], weights[2];
+  for (auto& t : x) t = Tensor::randn({B, L, H * dh}, gen, DType::Float64).set_requires_grad();
+  const Tensor upstream = Tensor::randn({B, H, L, dh}, gen, DType::Float64);
+  for (int fused = 0; fused < 2; ++fused) {
+    for (auto& t : x) t.zero_grad();
+    if (fused) {
+      FusedAttention r = fused_attention(heads(x[0]), heads(x[1]), heads(x[2]), mask);
+      out[fused] = r.output, weights[fused] = r.weights;
+    } else {
+      AttentionResult r = scaled_dot_product_attention(heads(x[0]), heads(x[1]), heads(x[2]), mask);
+      out[fused] = r.output, weights[fused] = r.weights.detach();
+    }
+    sum(mul(out[fused], upstream)).backward();
+    for (int i = 0; i < 3; ++i) grads[fused][i] = x[i].grad();
+  }
+  EXPECT_FALSE(weights[1].requires_grad());
+  expect_all_close(out[1], out[0], 1e-12);
+  expect_all_close(weights[1], weights[0], 1e-12);
+  for (int i = 0; i < 3; ++i) expect_all_close(grads[1][i], grads[0][i], 1e-12);
+  EXPECT_EQ(out[1].at({1, 0, 0, 0}), 0.0);  // the query with no key: zero output
+}
+
+TEST(Attention, FusedOpRefusesMismatchedShapes) {
+  Tensor q = Tensor::ones({2, 3, 4}), k = Tensor::ones({2, 5, 4});
+  EXPECT_THROW_MSG(fused_attention(q, Tensor::ones({2, 5, 3}), k), std::invalid_argument,
+                   "attention: q and k must share d_k, got q [2, 3, 4], k [2, 5, 3], v [2, 5, 4]");
+  EXPECT_THROW_MSG(fused_attention(q, k, Tensor::ones({2, 4, 4})), std::invalid_argument,
+                   "attention: k and v must have the same length Lk");
+  EXPECT_THROW_MSG(fused_attention(q, Tensor::ones({1, 5, 4}), k), std::invalid_argument,
+                   "attention: q, k and v need the same leading (batch, head) dims");
+  EXPECT_THROW_MSG(fused_attention(q, k, k, Tensor::ones({3, 3}, DType::Bool)), std::invalid_argument,
+                   "attention: mask [3, 3] does not broadcast to the attention scores [2, 3, 5]");
 }
 
 TEST(Attention, MaskMustBroadcastToTheScores) {

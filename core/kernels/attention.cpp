@@ -1,0 +1,362 @@
+#include "core/kernels/attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "core/kernels/exp.h"
+
+namespace cppgrad::kernels {
+
+namespace {
+
+template <typename T>
+bool allowed(const AttentionHead<T>& h, std::int64_t i, std::int64_t j) {
+  return h.mask == nullptr || h.mask[i * h.mask_rs + j * h.mask_cs];
+}
+
+template <typename T>
+T dot(const T* a, const T* b, std::int64_t n) {
+  T acc = 0;
+  for (std::int64_t e = 0; e < n; ++e) acc += a[e] * b[e];
+  return acc;
+}
+
+// Scratch reused by every call on a thread: its contents never outlive a call.
+template <typename V>
+V* scratch(std::size_t n) {
+  thread_local std::vector<V> buffer;
+  if (buffer.size() < n) buffer.resize(n);
+  return buffer.data();
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------------------------------------ reference
+
+template <typename T>
+void attention_forward_reference(const AttentionDims& d, const AttentionHead<T>& h, T* weights, T* out,
+                                 std::int64_t out_rs) {
+  constexpr T minus_inf = -std::numeric_limits<T>::infinity();
+  const T scale = static_cast<T>(d.scale);
+  for (std::int64_t i = 0; i < d.Lq; ++i) {
+    T* p = weights + i * d.Lk;  // scores first, then (in place) the weights
+    T m = minus_inf;
+    for (std::int64_t j = 0; j < d.Lk; ++j) {
+      p[j] = allowed(h, i, j) ? dot(h.q + i * h.q_rs, h.k + j * h.k_rs, d.dk) * scale : minus_inf;
+      m = std::max(m, p[j]);
+    }
+    T total = 0;
+    for (std::int64_t j = 0; j < d.Lk; ++j) total += (p[j] = p[j] == minus_inf ? T(0) : std::exp(p[j] - m));
+    for (std::int64_t j = 0; j < d.Lk; ++j) p[j] = m == minus_inf ? T(0) : p[j] / total;  // all blocked: zeros
+    T* o = out + i * out_rs;
+    for (std::int64_t e = 0; e < d.dv; ++e) {
+      T acc = 0;
+      for (std::int64_t j = 0; j < d.Lk; ++j) acc += p[j] * h.v[j * h.v_rs + e];
+      o[e] = acc;
+    }
+  }
+}
+
+template <typename T>
+void attention_backward_reference(const AttentionDims& d, const AttentionHead<T>& h, const T* weights,
+                                  const AttentionGrads<T>& g) {
+  const T scale = static_cast<T>(d.scale);
+  for (std::int64_t j = 0; j < d.Lk; ++j) {
+    std::fill(g.dk + j * g.dk_rs, g.dk + j * g.dk_rs + d.dk, T(0));
+    std::fill(g.dv + j * g.dv_rs, g.dv + j * g.dv_rs + d.dv, T(0));
+  }
+  T* ds = scratch<T>(static_cast<std::size_t>(d.Lk));
+  for (std::int64_t i = 0; i < d.Lq; ++i) {
+    const T* p = weights + i * d.Lk;
+    const T* dout = g.dout + i * g.dout_rs;
+    // dP[i, j] = dO[i] . V[j];  dS[i, j] = P[i, j] (dP[i, j] - sum_j' P[i, j'] dP[i, j'])
+    T row_dot = 0;
+    for (std::int64_t j = 0; j < d.Lk; ++j) row_dot += p[j] * (ds[j] = dot(dout, h.v + j * h.v_rs, d.dv));
+    for (std::int64_t j = 0; j < d.Lk; ++j) ds[j] = p[j] * (ds[j] - row_dot) * scale;
+    T* dq = g.dq + i * g.dq_rs;
+    for (std::int64_t e = 0; e < d.dk; ++e) {
+      T acc = 0;
+      for (std::int64_t j = 0; j < d.Lk; ++j) acc += ds[j] * h.k[j * h.k_rs + e];
+      dq[e] = acc;
+    }
+    for (std::int64_t j = 0; j < d.Lk; ++j) {
+      for (std::int64_t e = 0; e < d.dk; ++e) g.dk[j * g.dk_rs + e] += ds[j] * h.q[i * h.q_rs + e];
+      for (std::int64_t e = 0; e < d.dv; ++e) g.dv[j * g.dv_rs + e] += p[j] * dout[e];
+    }
+  }
+}
+
+// ----------------------------------------------------------------------------------------- fast, float only
+// Every product in forward and backward (Q K^T, P V, dO V^T, dS K, dS^T Q, P^T dO) has the same form: rows of a
+// matrix A, read one scalar at a time, times a matrix B packed as rows of whole 8-lane vectors (zero-padded). One
+// small kernel computes them all, several rows of A at a time so that independent FMA chains overlap (a single
+// row's chain of 8 dependent FMAs would wait on each one's latency). For the reversal model (8 keys and 8 dims per
+// head) every row of S, P, O, dQ, dK and dV is exactly one register.
+
+namespace {
+
+constexpr std::int64_t kLanes = 8;
+
+std::int64_t vectors_for(std::int64_t n) { return (n + kLanes - 1) / kLanes; }
+
+[[gnu::always_inline]] static inline float8 load8(const float* p) {
+  float8 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// The first n floats at p (all 8 when n >= 8), the other lanes zero. Whole vectors take one fixed-size copy (a
+// single load or store); a copy of variable size would be a call to memcpy.
+[[gnu::always_inline]] static inline float8 load_partial(const float* p, std::int64_t n) {
+  if (n >= kLanes) return load8(p);
+  float8 v{};
+  for (std::int64_t l = 0; l < n; ++l) v[l] = p[l];
+  return v;
+}
+
+[[gnu::always_inline]] static inline void store_partial(float* p, float8 v, std::int64_t n) {
+  if (n >= kLanes) std::memcpy(p, &v, sizeof v);
+  else
+    for (std::int64_t l = 0; l < n; ++l) p[l] = v[l];
+}
+
+// Every lane set to the largest (the sum) of v's lanes: three shuffle steps instead of seven scalar ones.
+[[gnu::always_inline]] static inline float8 all_lanes_max(float8 v) {
+  using idx = int8;
+  v = v > __builtin_shuffle(v, idx{4, 5, 6, 7, 0, 1, 2, 3}) ? v : __builtin_shuffle(v, idx{4, 5, 6, 7, 0, 1, 2, 3});
+  v = v > __builtin_shuffle(v, idx{2, 3, 0, 1, 6, 7, 4, 5}) ? v : __builtin_shuffle(v, idx{2, 3, 0, 1, 6, 7, 4, 5});
+  return v > __builtin_shuffle(v, idx{1, 0, 3, 2, 5, 4, 7, 6}) ? v : __builtin_shuffle(v, idx{1, 0, 3, 2, 5, 4, 7, 6});
+}
+[[gnu::always_inline]] static inline float8 all_lanes_sum(float8 v) {
+  using idx = int8;
+  v += __builtin_shuffle(v, idx{4, 5, 6, 7, 0, 1, 2, 3});
+  v += __builtin_shuffle(v, idx{2, 3, 0, 1, 6, 7, 4, 5});
+  return v + __builtin_shuffle(v, idx{1, 0, 3, 2, 5, 4, 7, 6});
+}
+
+// A call's scratch, carved from one buffer per thread (its contents never outlive the call). Every piece starts on
+// a whole vector (32-byte aligned), so it can be read and written as float8.
+class Scratch {
+ public:
+  explicit Scratch(std::size_t floats)
+      : buffer_(reinterpret_cast<float*>(scratch<float8>(static_cast<std::size_t>(vectors_for(floats)) + 8))) {}
+  float* take(std::int64_t floats) {
+    float* p = buffer_ + used_;
+    used_ += static_cast<std::size_t>(vectors_for(floats) * kLanes);
+    return p;
+  }
+
+ private:
+  float* buffer_;
+  std::size_t used_ = 0;
+};
+
+// A matrix read as rows of whole vectors: row r, vector c at data + r * rs + 8c.
+struct VectorRows {
+  const float* data;
+  std::int64_t rs;
+  std::int64_t vecs;  // vectors per row
+  float8 at(std::int64_t r, std::int64_t c) const { return load8(data + r * rs + c * kLanes); }
+};
+
+// Rows [n, cols] as VectorRows: read in place when cols is a whole number of vectors, otherwise copied into
+// zero-padded rows (reading a partial last vector in place could run past the end of the tensor).
+VectorRows as_vector_rows(const float* src, std::int64_t rs, std::int64_t n, std::int64_t cols, Scratch& scratch) {
+  const std::int64_t vecs = vectors_for(cols);
+  if (cols % kLanes == 0) return {src, rs, vecs};
+  float* out = scratch.take(n * vecs * kLanes);
+  for (std::int64_t r = 0; r < n; ++r)
+    for (std::int64_t c = 0; c < vecs; ++c)
+      store_partial(out + (r * vecs + c) * kLanes, load_partial(src + r * rs + c * kLanes, cols - c * kLanes), kLanes);
+  return {out, vecs * kLanes, vecs};
+}
+
+// 8 rows of 8 floats (rows rs apart) transposed into 8 rows of out (rows out_rs apart): the classic AVX sequence of
+// unpacks, shuffles and 128-bit permutes, written as GCC shuffles.
+void transpose8x8(const float* src, std::int64_t rs, float* out, std::int64_t out_rs) {
+  using idx = int8;
+  float8 r[8], t[8];
+  for (int i = 0; i < 8; ++i) r[i] = load8(src + i * rs);
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = __builtin_shuffle(r[i], r[i + 1], idx{0, 8, 1, 9, 4, 12, 5, 13});
+    t[i + 1] = __builtin_shuffle(r[i], r[i + 1], idx{2, 10, 3, 11, 6, 14, 7, 15});
+  }
+  for (int i = 0; i < 8; i += 4)
+    for (int h = 0; h < 2; ++h) {
+      r[i + h] = __builtin_shuffle(t[i + h], t[i + h + 2], idx{0, 1, 8, 9, 4, 5, 12, 13});
+      r[i + h + 2] = __builtin_shuffle(t[i + h], t[i + h + 2], idx{2, 3, 10, 11, 6, 7, 14, 15});
+    }
+  // r[0], r[2], r[1], r[3] hold columns 0-3 of rows 0-3 (low half) and columns 4-7 (high half); r[4..7] rows 4-7.
+  const int order[4] = {0, 2, 1, 3};
+  for (int c = 0; c < 4; ++c) {
+    const float8 lo = r[order[c]], hi = r[4 + order[c]];
+    const float8 col = __builtin_shuffle(lo, hi, idx{0, 1, 2, 3, 8, 9, 10, 11});
+    const float8 col4 = __builtin_shuffle(lo, hi, idx{4, 5, 6, 7, 12, 13, 14, 15});
+    std::memcpy(out + c * out_rs, &col, sizeof col);
+    std::memcpy(out + (c + 4) * out_rs, &col4, sizeof col4);
+  }
+}
+
+// The transpose of rows [n, cols] as VectorRows: `cols` rows of vectors_for(n) vectors, lane l of vector c in row e
+// holding src[8c + l, e], zero past n. Whole 8 x 8 blocks go through registers; other sizes are written float by
+// float, in order (filling a vector lane by lane on the stack and reading it back whole stalls on store forwarding).
+VectorRows transposed_vector_rows(const float* src, std::int64_t rs, std::int64_t n, std::int64_t cols,
+                                  Scratch& scratch) {
+  const std::int64_t vecs = vectors_for(n), padded = vecs * kLanes;
+  float* out = scratch.take(cols * padded);
+  if (n % kLanes == 0 && cols % kLanes == 0) {
+    for (std::int64_t j = 0; j < n; j += kLanes)
+      for (std::int64_t e = 0; e < cols; e += kLanes) transpose8x8(src + j * rs + e, rs, out + e * padded + j, padded);
+  } else {
+    for (std::int64_t e = 0; e < cols; ++e) {
+      for (std::int64_t j = 0; j < n; ++j) out[e * padded + j] = src[j * rs + e];
+      for (std::int64_t j = n; j < padded; ++j) out[e * padded + j] = 0.0f;
+    }
+  }
+  return {out, padded, vecs};
+}
+
+// A: M x E read as a[i * a_rs + e * a_cs] (so A can be a transposed view);  B: E rows of vectors.
+struct SmallProduct {
+  std::int64_t M, E;
+  const float* a;
+  std::int64_t a_rs, a_cs;
+  VectorRows b;
+};
+
+// Rows [i0, i0 + R) of A B: store(i, c, vector c of row i).
+template <int R, typename Store>
+[[gnu::always_inline]] inline void product_rows(const SmallProduct& p, std::int64_t i0, Store& store) {
+  for (std::int64_t c = 0; c < p.b.vecs; ++c) {
+    float8 acc[R];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) acc[r] = float8{};
+    for (std::int64_t e = 0; e < p.E; ++e) {
+      const float8 bv = p.b.at(e, c);
+      const float* a = p.a + i0 * p.a_rs + e * p.a_cs;
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) acc[r] += a[r * p.a_rs] * bv;
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) store(i0 + r, c, acc[r]);
+  }
+}
+
+template <typename Store>
+void product(const SmallProduct& p, Store store) {
+  std::int64_t i = 0;
+  for (; i + 8 <= p.M; i += 8) product_rows<8>(p, i, store);
+  for (; i + 4 <= p.M; i += 4) product_rows<4>(p, i, store);
+  for (; i < p.M; ++i) product_rows<1>(p, i, store);
+}
+
+// Lanes of keys [8c, 8c + 8) that query i may not attend to (past Lk, or blocked by the mask): all bits set.
+int8 blocked_lanes(const AttentionHead<float>& h, std::int64_t Lk, std::int64_t i, std::int64_t c) {
+  const std::int64_t j0 = c * kLanes;
+  if (h.mask != nullptr && h.mask_cs == 1 && j0 + kLanes <= Lk) {  // 8 mask bytes in a row: compare them at once
+    using bytes8 = char __attribute__((vector_size(8)));
+    bytes8 m;
+    std::memcpy(&m, h.mask + i * h.mask_rs + j0, sizeof m);
+    return __builtin_convertvector(m, int8) == 0;
+  }
+  int8 out;
+  for (std::int64_t l = 0; l < kLanes; ++l) out[l] = j0 + l < Lk && allowed(h, i, j0 + l) ? 0 : -1;
+  return out;
+}
+
+}  // namespace
+
+template <>
+void attention_forward<float>(const AttentionDims& d, const AttentionHead<float>& h, float* weights, float* out,
+                              std::int64_t out_rs) {
+  constexpr float minus_inf = -std::numeric_limits<float>::infinity();
+  const std::int64_t kv = vectors_for(d.Lk), vv = vectors_for(d.dv);
+  const float scale = static_cast<float>(d.scale);
+  Scratch scratch(static_cast<std::size_t>((d.dk + d.Lq) * kv * kLanes + d.Lk * vv * kLanes));
+  const VectorRows kt = transposed_vector_rows(h.k, h.k_rs, d.Lk, d.dk, scratch);  // K^T [dk][kv]
+  const VectorRows v = as_vector_rows(h.v, h.v_rs, d.Lk, d.dv, scratch);            // V [Lk][vv]
+  float8* s = reinterpret_cast<float8*>(scratch.take(d.Lq * kv * kLanes));           // S, then P [Lq][kv]
+  product({d.Lq, d.dk, h.q, h.q_rs, 1, kt}, [&](std::int64_t i, std::int64_t c, float8 x) { s[i * kv + c] = x * scale; });
+  for (std::int64_t i = 0; i < d.Lq; ++i) {  // softmax of each row, blocked keys -inf before and exactly 0 after
+    float8* si = s + i * kv;
+    float8 row_max = float8{} + minus_inf;
+    for (std::int64_t c = 0; c < kv; ++c) {
+      si[c] = blocked_lanes(h, d.Lk, i, c) ? float8{} + minus_inf : si[c];
+      row_max = si[c] > row_max ? si[c] : row_max;
+    }
+    const float8 m = all_lanes_max(row_max);
+    float8 sums{};
+    for (std::int64_t c = 0; c < kv; ++c) {
+      const float8 e = exp_float8(si[c] - m);
+      si[c] = si[c] == minus_inf ? float8{} : e;
+      sums += si[c];
+    }
+    const float8 total = all_lanes_sum(sums);
+    const float8 inv = total > 0.0f ? 1.0f / total : float8{};  // every key blocked: all zeros
+    for (std::int64_t c = 0; c < kv; ++c) {
+      si[c] *= inv;
+      store_partial(weights + i * d.Lk + c * kLanes, si[c], d.Lk - c * kLanes);
+    }
+  }
+  // O = P V, reading P from its padded rows
+  product({d.Lq, d.Lk, reinterpret_cast<const float*>(s), kv * kLanes, 1, v},
+          [&](std::int64_t i, std::int64_t c, float8 x) { store_partial(out + i * out_rs + c * kLanes, x, d.dv - c * kLanes); });
+}
+
+template <>
+void attention_backward<float>(const AttentionDims& d, const AttentionHead<float>& h, const float* weights,
+                               const AttentionGrads<float>& g) {
+  const std::int64_t kv = vectors_for(d.Lk), qv = vectors_for(d.dk), vv = vectors_for(d.dv);
+  const float scale = static_cast<float>(d.scale);
+  Scratch scratch(static_cast<std::size_t>((d.dv + d.Lq) * kv * kLanes + (d.Lk + d.Lq) * qv * kLanes +
+                                           d.Lq * vv * kLanes));
+  const VectorRows vt = transposed_vector_rows(h.v, h.v_rs, d.Lk, d.dv, scratch);  // V^T [dv][kv]
+  const VectorRows k = as_vector_rows(h.k, h.k_rs, d.Lk, d.dk, scratch);            // K [Lk][qv]
+  const VectorRows q = as_vector_rows(h.q, h.q_rs, d.Lq, d.dk, scratch);            // Q [Lq][qv]
+  const VectorRows dout = as_vector_rows(g.dout, g.dout_rs, d.Lq, d.dv, scratch);   // dO [Lq][vv]
+  float8* ds = reinterpret_cast<float8*>(scratch.take(d.Lq * kv * kLanes));          // dP, then dS [Lq][kv]
+  product({d.Lq, d.dv, g.dout, g.dout_rs, 1, vt}, [&](std::int64_t i, std::int64_t c, float8 x) { ds[i * kv + c] = x; });
+  for (std::int64_t i = 0; i < d.Lq; ++i) {  // dS[i] = P[i] (dP[i] - sum_j P[i, j] dP[i, j]), times the scale
+    float8* dsi = ds + i * kv;
+    float8 row_dot{};
+    for (std::int64_t c = 0; c < kv; ++c) row_dot += load_partial(weights + i * d.Lk + c * kLanes, d.Lk - c * kLanes) * dsi[c];
+    const float8 r = all_lanes_sum(row_dot);
+    for (std::int64_t c = 0; c < kv; ++c)
+      dsi[c] = load_partial(weights + i * d.Lk + c * kLanes, d.Lk - c * kLanes) * (dsi[c] - r) * scale;
+  }
+  const float* dsf = reinterpret_cast<const float*>(ds);
+  const std::int64_t ld = kv * kLanes;  // dS's padded row length
+  product({d.Lq, d.Lk, dsf, ld, 1, k},  // dQ = dS K
+          [&](std::int64_t i, std::int64_t c, float8 x) { store_partial(g.dq + i * g.dq_rs + c * kLanes, x, d.dk - c * kLanes); });
+  product({d.Lk, d.Lq, dsf, 1, ld, q},  // dK = dS^T Q
+          [&](std::int64_t j, std::int64_t c, float8 x) { store_partial(g.dk + j * g.dk_rs + c * kLanes, x, d.dk - c * kLanes); });
+  product({d.Lk, d.Lq, weights, 1, d.Lk, dout},  // dV = P^T dO
+          [&](std::int64_t j, std::int64_t c, float8 x) { store_partial(g.dv + j * g.dv_rs + c * kLanes, x, d.dv - c * kLanes); });
+}
+
+// float64 serves gradient checks and parity: the reference is the kernel.
+template <>
+void attention_forward<double>(const AttentionDims& d, const AttentionHead<double>& h, double* weights, double* out,
+                               std::int64_t out_rs) {
+  attention_forward_reference(d, h, weights, out, out_rs);
+}
+
+template <>
+void attention_backward<double>(const AttentionDims& d, const AttentionHead<double>& h, const double* weights,
+                                const AttentionGrads<double>& g) {
+  attention_backward_reference(d, h, weights, g);
+}
+
+template void attention_forward_reference<float>(const AttentionDims&, const AttentionHead<float>&, float*, float*,
+                                                 std::int64_t);
+template void attention_forward_reference<double>(const AttentionDims&, const AttentionHead<double>&, double*, double*,
+                                                  std::int64_t);
+template void attention_backward_reference<float>(const AttentionDims&, const AttentionHead<float>&, const float*,
+                                                  const AttentionGrads<float>&);
+template void attention_backward_reference<double>(const AttentionDims&, const AttentionHead<double>&, const double*,
+                                                   const AttentionGrads<double>&);
+
+}  // namespace cppgrad::kernels

@@ -1,0 +1,63 @@
+#pragma once
+// Scaled dot-product attention for one head, forward and backward, on raw memory: the kernels behind the fused
+// attention op (core/ops/attention.cpp). One head is small (the reversal model's are 8 queries x 8 keys x 8 dims),
+// so the whole computation for a head stays in L1 and the op is one graph node instead of six.
+//
+//   S = scale * Q K^T           [Lq, Lk]
+//   S[i, j] = -inf where the mask blocks key j for query i
+//   P = softmax(S) over keys    [Lq, Lk]   (a row with every key blocked is all zeros)
+//   O = P V                     [Lq, dv]
+//
+// Backward, given dO:
+//   dP = dO V^T;  dS = P * (dP - rowsum(P * dP));  dQ = scale * dS K;  dK = scale * dS^T Q;  dV = P^T dO
+//
+// Each function comes twice: a reference with plain loops, which reads as the formulas above, and a fast one for
+// float that works on 8-lane vectors (the head's rows padded to whole vectors). Tests hold them equal; float64
+// (gradient checks, parity) always runs the reference.
+#include <cstdint>
+
+namespace cppgrad::kernels {
+
+// Below about this many multiply-adds (batch x Lq x Lk x (dk + dv)) the op stays on one thread: waking a second
+// costs more than it saves. The reversal model's calls are 2^18.
+inline constexpr std::int64_t kAttentionParallelGrain = 1 << 20;
+
+struct AttentionDims {
+  std::int64_t Lq, Lk, dk, dv;
+  double scale;
+};
+
+// One head's operands. Every matrix has unit column stride and rows `*_rs` elements apart.
+template <typename T>
+struct AttentionHead {
+  const T* q; std::int64_t q_rs;   // Q [Lq, dk]
+  const T* k; std::int64_t k_rs;   // K [Lk, dk]
+  const T* v; std::int64_t v_rs;   // V [Lk, dv]
+  const bool* mask = nullptr;      // may query i attend to key j: mask[i * mask_rs + j * mask_cs]; null: always
+  std::int64_t mask_rs = 0, mask_cs = 0;
+};
+
+// Forward: writes P [Lq, Lk] (contiguous) and O [Lq, dv] (rows out_rs apart).
+template <typename T>
+void attention_forward_reference(const AttentionDims& d, const AttentionHead<T>& h, T* weights, T* out,
+                                 std::int64_t out_rs);
+template <typename T>
+void attention_forward(const AttentionDims& d, const AttentionHead<T>& h, T* weights, T* out, std::int64_t out_rs);
+
+// Backward: reads P (the forward's weights) and dO [Lq, dv] (rows dout_rs apart); overwrites dQ [Lq, dk],
+// dK [Lk, dk] and dV [Lk, dv], each contiguous-rowed with its own row stride.
+template <typename T>
+struct AttentionGrads {
+  const T* dout; std::int64_t dout_rs;
+  T* dq; std::int64_t dq_rs;
+  T* dk; std::int64_t dk_rs;
+  T* dv; std::int64_t dv_rs;
+};
+
+template <typename T>
+void attention_backward_reference(const AttentionDims& d, const AttentionHead<T>& h, const T* weights,
+                                  const AttentionGrads<T>& g);
+template <typename T>
+void attention_backward(const AttentionDims& d, const AttentionHead<T>& h, const T* weights, const AttentionGrads<T>& g);
+
+}  // namespace cppgrad::kernels

@@ -1,0 +1,164 @@
+// Fused scaled dot-product attention: scores, mask, softmax and the weighted sum of values as one op, computed
+// head by head in L1 by core/kernels/attention.h. The composed version (nn::scaled_dot_product_attention_reference:
+// matmul, mul, where, softmax, matmul) records six graph nodes and five intermediate tensors per call; this records
+// one node and keeps only the weights, which its backward needs anyway.
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "core/kernels/attention.h"
+#include "core/kernels/parallel_for.h"
+#include "core/ops.h"
+#include "core/ops/layout.h"
+
+namespace cppgrad {
+
+namespace {
+
+// Batch item `flat` (row-major over the leading dims `lead`) as a multi-index, computed once per head and shared
+// by every operand (integer division is slow enough to show in a profile when repeated per operand).
+constexpr std::size_t kMaxLeadingDims = 8;
+struct BatchIndex {
+  std::int64_t at[kMaxLeadingDims];
+  std::size_t rank;
+  BatchIndex(std::int64_t flat, const Shape& lead) : rank(lead.size()) {
+    for (std::size_t d = rank; d-- > 0;) {
+      at[d] = flat % lead[d];
+      flat /= lead[d];
+    }
+  }
+  // The element offset of this item in a tensor whose leading dims have `strides`.
+  std::int64_t offset(const Strides& strides) const {
+    std::int64_t off = 0;
+    for (std::size_t d = 0; d < rank; ++d) off += at[d] * strides[d];
+    return off;
+  }
+};
+
+// A view with unit stride along its last dim (what the kernels read), copying only when needed.
+Tensor unit_rows(const Tensor& x) {
+  const Tensor t = x.detach();
+  return t.strides().back() == 1 || t.shape().back() <= 1 ? t : t.contiguous();
+}
+
+// q, k, v and the mask of every head: base pointers and strides, looked up once per call rather than per head.
+template <typename T>
+struct Heads {
+  const Tensor &q, &k, &v;
+  const Strides& mask_strides;
+  const T *q0 = q.template data<T>(), *k0 = k.template data<T>(), *v0 = v.template data<T>();
+  const bool* mask0;
+  std::size_t r = static_cast<std::size_t>(q.dim() - 2);
+
+  Heads(const Tensor& q_, const Tensor& k_, const Tensor& v_, const Tensor& mask, const Strides& ms)
+      : q(q_), k(k_), v(v_), mask_strides(ms), mask0(mask.defined() ? mask.data<bool>() : nullptr) {}
+
+  kernels::AttentionHead<T> at(const BatchIndex& b) const {
+    kernels::AttentionHead<T> h{q0 + b.offset(q.strides()), q.strides()[r], k0 + b.offset(k.strides()), k.strides()[r],
+                                v0 + b.offset(v.strides()), v.strides()[r]};
+    if (mask0 != nullptr) {
+      h.mask = mask0 + b.offset(mask_strides);
+      h.mask_rs = mask_strides[r];
+      h.mask_cs = mask_strides[r + 1];
+    }
+    return h;
+  }
+};
+
+void check_attention_inputs(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask) {
+  auto shapes = [&] {
+    return "q " + shape_str(q.shape()) + ", k " + shape_str(k.shape()) + ", v " + shape_str(v.shape());
+  };
+  if (q.dim() < 2 || k.dim() != q.dim() || v.dim() != q.dim())
+    throw std::invalid_argument("attention: q, k and v need the same rank, at least 2, got " + shapes());
+  if (q.dim() - 2 > static_cast<std::int64_t>(kMaxLeadingDims))
+    throw std::invalid_argument("attention: at most 8 leading (batch, head) dims, got " + shapes());
+  if (!std::equal(q.shape().begin(), q.shape().end() - 2, k.shape().begin()) ||
+      !std::equal(q.shape().begin(), q.shape().end() - 2, v.shape().begin()))
+    throw std::invalid_argument("attention: q, k and v need the same leading (batch, head) dims, got " + shapes());
+  if (q.shape().back() != k.shape().back())
+    throw std::invalid_argument("attention: q and k must share d_k, got " + shapes());
+  if (k.shape()[k.dim() - 2] != v.shape()[v.dim() - 2])
+    throw std::invalid_argument("attention: k and v must have the same length Lk, got " + shapes());
+  if (q.dtype() != k.dtype() || q.dtype() != v.dtype() || !is_floating(q.dtype()))
+    throw std::invalid_argument(std::string("attention: q, k and v must share a floating dtype, got ") +
+                                dtype_name(q.dtype()) + ", " + dtype_name(k.dtype()) + ", " + dtype_name(v.dtype()));
+  if (mask.defined() && mask.dtype() != DType::Bool)
+    throw std::invalid_argument(std::string("attention: mask must be bool (true = may attend), got ") +
+                                dtype_name(mask.dtype()));
+}
+
+}  // namespace
+
+// q: [.., Lq, dk]  k: [.., Lk, dk]  v: [.., Lk, dv]  mask: bool, broadcast to [.., Lq, Lk]
+//   -> output [.., Lq, dv] (stored in v's memory order), weights [.., Lq, Lk] (not differentiable)
+// dq = scale dS k;  dk = scale dS^T q;  dv = P^T g;  with dS = P * (g v^T - rowsum(P * g v^T))
+FusedAttention fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
+                               std::source_location where) {
+  check_attention_inputs(q, k, v, mask);
+  const std::int64_t r = q.dim() - 2;
+  const Shape lead(q.shape().begin(), q.shape().begin() + r);
+  const kernels::AttentionDims dims{q.shape()[r], k.shape()[r], q.shape()[r + 1], v.shape()[r + 1],
+                                    1.0 / std::sqrt(static_cast<double>(q.shape()[r + 1]))};
+  Shape scores_shape = lead;
+  scores_shape.push_back(dims.Lq);
+  scores_shape.push_back(dims.Lk);
+  Strides mask_strides;
+  if (mask.defined()) {
+    Shape combined;
+    try {
+      combined = broadcast_shapes(scores_shape, mask.shape(), "attention");
+    } catch (const std::invalid_argument&) {
+      combined.clear();
+    }
+    if (combined != scores_shape)
+      throw std::invalid_argument("attention: mask " + shape_str(mask.shape()) +
+                                  " does not broadcast to the attention scores " + shape_str(scores_shape));
+    mask_strides = broadcast_strides(mask.shape(), mask.strides(), scores_shape);
+  }
+  const Tensor qs = unit_rows(q), ks = unit_rows(k), vs = unit_rows(v), ms = mask.defined() ? mask.detach() : Tensor();
+  Shape out_shape = lead;
+  out_shape.push_back(dims.Lq);
+  out_shape.push_back(dims.dv);
+  Tensor out = empty_like_layout_of(out_shape, vs);
+  Tensor weights = Tensor::empty(scores_shape, q.dtype());
+  const std::int64_t batch = numel_of(lead);
+  const bool worth_threads = batch * dims.Lq * dims.Lk * (dims.dk + dims.dv) > kernels::kAttentionParallelGrain;
+  dispatch_floating(q.dtype(), "attention", [&](auto tag) {
+    using T = decltype(tag);
+    const Heads<T> heads(qs, ks, vs, ms, mask_strides);
+    T* const w0 = weights.data<T>();
+    T* const out0 = out.data<T>();
+    kernels::parallel_for(batch, worth_threads, [&](std::int64_t b) {
+      const BatchIndex at(b, lead);
+      kernels::attention_forward<T>(dims, heads.at(at), w0 + b * dims.Lq * dims.Lk, out0 + at.offset(out.strides()),
+                                    out.strides()[r]);
+    });
+  });
+  if (!needs_graph({&q, &k, &v})) return {out, weights};
+  const bool need_q = q.requires_grad(), need_k = k.requires_grad(), need_v = v.requires_grad();
+  out = record_op(out, "attention", {q, k, v}, [=, p = weights](const Tensor& g) {
+    const Tensor gs = unit_rows(g);
+    Tensor dq = empty_like_layout_of(qs.shape(), qs), dk = empty_like_layout_of(ks.shape(), ks),
+           dv = empty_like_layout_of(vs.shape(), vs);
+    dispatch_floating(g.dtype(), "attention backward", [&](auto tag) {
+      using T = decltype(tag);
+      const Heads<T> heads(qs, ks, vs, ms, mask_strides);
+      const T* const g0 = gs.data<T>();
+      const T* const p0 = p.data<T>();
+      T *const dq0 = dq.data<T>(), *const dk0 = dk.data<T>(), *const dv0 = dv.data<T>();
+      kernels::parallel_for(batch, worth_threads, [&](std::int64_t b) {
+        const BatchIndex at(b, lead);
+        const kernels::AttentionGrads<T> grads{g0 + at.offset(gs.strides()), gs.strides()[r],
+                                               dq0 + at.offset(dq.strides()), dq.strides()[r],
+                                               dk0 + at.offset(dk.strides()), dk.strides()[r],
+                                               dv0 + at.offset(dv.strides()), dv.strides()[r]};
+        kernels::attention_backward<T>(dims, heads.at(at), p0 + b * dims.Lq * dims.Lk, grads);
+      });
+    });
+    return std::vector<Tensor>{need_q ? dq : Tensor(), need_k ? dk : Tensor(), need_v ? dv : Tensor()};
+  }, where);
+  return {out, weights};
+}
+
+}  // namespace cppgrad
