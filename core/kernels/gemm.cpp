@@ -117,10 +117,11 @@ inline void store(T* p, V v) {
   __builtin_memcpy(p, &v, sizeof(V));
 }
 
-// C[0:ROWS, 0:ncols] (+)= A[0:ROWS, 0:kc] @ Bp, with Bp a packed panel [kc][NR].
+// C[0:ROWS, 0:ncols] (+)= A[0:ROWS, 0:kc] @ Bp, with Bp a panel of kc rows of NR values, rows b_rs apart (a packed
+// panel, b_rs = NR, or NR columns of a row-major B read in place).
 template <typename T, int ROWS>
-void micro_kernel(std::int64_t kc, const T* a, std::int64_t a_rs, std::int64_t a_cs, const T* bp, T* c,
-                  std::int64_t ldc, std::int64_t ncols, bool accumulate) {
+void micro_kernel(std::int64_t kc, const T* a, std::int64_t a_rs, std::int64_t a_cs, const T* bp, std::int64_t b_rs,
+                  T* c, std::int64_t ldc, std::int64_t ncols, bool accumulate) {
   using V = typename Tile<T>::V;
   constexpr std::int64_t W = Tile<T>::W, NR = Tile<T>::NR;
   // Every loop over r is unrolled, so the accumulators live in registers (a rolled loop would index them, which
@@ -129,7 +130,7 @@ void micro_kernel(std::int64_t kc, const T* a, std::int64_t a_rs, std::int64_t a
 #pragma GCC unroll 8
   for (int r = 0; r < ROWS; ++r) acc0[r] = V{}, acc1[r] = V{};
   for (std::int64_t k = 0; k < kc; ++k) {
-    const V b0 = load<V>(bp + k * NR), b1 = load<V>(bp + k * NR + W);
+    const V b0 = load<V>(bp + k * b_rs), b1 = load<V>(bp + k * b_rs + W);
 #pragma GCC unroll 8
     for (int r = 0; r < ROWS; ++r) {
       const T av = a[r * a_rs + k * a_cs];
@@ -155,7 +156,8 @@ void micro_kernel(std::int64_t kc, const T* a, std::int64_t a_rs, std::int64_t a
 }
 
 template <typename T>
-using MicroKernel = void (*)(std::int64_t, const T*, std::int64_t, std::int64_t, const T*, T*, std::int64_t, std::int64_t, bool);
+using MicroKernel = void (*)(std::int64_t, const T*, std::int64_t, std::int64_t, const T*, std::int64_t, T*, std::int64_t,
+                             std::int64_t, bool);
 
 template <typename T>
 MicroKernel<T> micro_kernel_for(std::int64_t rows) {
@@ -192,6 +194,8 @@ T* pack_buffer() {
   return buffer.data();
 }
 
+inline constexpr std::int64_t kMaxInPlaceRowStride = 128;
+
 template <typename T>
 void gemm_tiled(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<T> A, MatrixRef<T> B, T* C, std::int64_t ldc,
                 bool parallel) {
@@ -202,16 +206,22 @@ void gemm_tiled(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<T> A, 
     const std::int64_t nc = std::min(TL::NC, N - j0), panels = (nc + TL::NR - 1) / TL::NR;
     for (std::int64_t k0 = 0; k0 < K; k0 += TL::KC) {
       const std::int64_t kc = std::min(TL::KC, K - k0);
-      pack_b(B, k0, kc, j0, nc, packed);
+      // A narrow row-major B (a weight gradient's x, a layer's W) is read in place, NR columns of each row at a
+      // time: packing it cost a fifth of [32x512]@[512x32], mostly the first read of B that the kernel now makes.
+      // Wide ones are packed, so a panel's rows are not a page apart.
+      const bool b_in_place = B.col_stride == 1 && nc % TL::NR == 0 && B.row_stride <= kMaxInPlaceRowStride;
+      if (!b_in_place) pack_b(B, k0, kc, j0, nc, packed);
       // Each thread owns whole rows of C, and every element sums over k in the same order: the result does not
       // depend on the number of threads.
       parallel_for(row_blocks, parallel, [&](std::int64_t ib) {
         const std::int64_t i = ib * TL::MR, rows = std::min(TL::MR, M - i);
         const MicroKernel<T> kernel = micro_kernel_for<T>(rows);
         const T* a = A.data + i * A.row_stride + k0 * A.col_stride;
-        for (std::int64_t p = 0; p < panels; ++p)
-          kernel(kc, a, A.row_stride, A.col_stride, packed + p * kc * TL::NR, C + i * ldc + j0 + p * TL::NR, ldc,
-                 std::min(TL::NR, nc - p * TL::NR), k0 > 0);
+        for (std::int64_t p = 0; p < panels; ++p) {
+          const T* panel = b_in_place ? B.data + k0 * B.row_stride + j0 + p * TL::NR : packed + p * kc * TL::NR;
+          kernel(kc, a, A.row_stride, A.col_stride, panel, b_in_place ? B.row_stride : TL::NR,
+                 C + i * ldc + j0 + p * TL::NR, ldc, std::min(TL::NR, nc - p * TL::NR), k0 > 0);
+        }
       });
     }
   }
