@@ -2,9 +2,11 @@
 // head by head in L1 by core/kernels/attention.h. The composed version (nn::scaled_dot_product_attention_reference:
 // matmul, mul, where, softmax, matmul) records six graph nodes and five intermediate tensors per call; this records
 // one node and keeps only the weights, which its backward needs anyway.
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "core/kernels/attention.h"
 #include "core/kernels/parallel_for.h"
@@ -27,8 +29,15 @@ struct BatchIndex {
       flat /= lead[d];
     }
   }
+  // The next item in row-major order (no division).
+  void advance(const Shape& lead) {
+    for (std::size_t d = rank; d-- > 0;) {
+      if (++at[d] < lead[d]) return;
+      at[d] = 0;
+    }
+  }
   // The element offset of this item in a tensor whose leading dims have `strides`.
-  std::int64_t offset(const Strides& strides) const {
+  std::int64_t offset(const std::int64_t* strides) const {
     std::int64_t off = 0;
     for (std::size_t d = 0; d < rank; ++d) off += at[d] * strides[d];
     return off;
@@ -41,26 +50,46 @@ Tensor unit_rows(const Tensor& x) {
   return t.strides().back() == 1 || t.shape().back() <= 1 ? t : t.contiguous();
 }
 
-// q, k, v and the mask of every head: base pointers and strides, looked up once per call rather than per head.
+// head(b, index of b) for every batch item b, in chunks split across threads when worth it; within a chunk the
+// index advances item by item, so the divisions that find it happen once per chunk.
+template <typename Head>
+void for_each_head(std::int64_t batch, const Shape& lead, bool worth_threads, Head head) {
+  constexpr std::int64_t kChunk = 64;
+  kernels::parallel_for((batch + kChunk - 1) / kChunk, worth_threads, [&](std::int64_t chunk) {
+    BatchIndex at(chunk * kChunk, lead);
+    for (std::int64_t b = chunk * kChunk; b < std::min(batch, (chunk + 1) * kChunk); ++b, at.advance(lead)) head(b, at);
+  });
+}
+
+// Every head's matrix within one tensor [.., L, d] (or the broadcast mask [.., Lq, Lk]): the base pointer, the
+// strides of the leading dims and the row stride, read from the tensor once per call (per head, the accessors'
+// calls would show in a profile).
+template <typename T>
+struct HeadRows {
+  T* base = nullptr;
+  const std::int64_t* lead_strides = nullptr;
+  std::int64_t rs = 0, cs = 1;
+
+  HeadRows() = default;
+  HeadRows(const Tensor& t, const Strides& strides, std::size_t r)
+      : base(const_cast<T*>(t.data<std::remove_const_t<T>>())), lead_strides(strides.data()), rs(strides[r]),
+        cs(strides[r + 1]) {}
+  HeadRows(const Tensor& t, std::size_t r) : HeadRows(t, t.strides(), r) {}
+  T* at(const BatchIndex& b) const { return base + b.offset(lead_strides); }
+};
+
+// q, k, v and the mask of every head, as the kernels take them.
 template <typename T>
 struct Heads {
-  const Tensor &q, &k, &v;
-  const Strides& mask_strides;
-  const T *q0 = q.template data<T>(), *k0 = k.template data<T>(), *v0 = v.template data<T>();
-  const bool* mask0;
-  std::size_t r = static_cast<std::size_t>(q.dim() - 2);
+  HeadRows<const T> q, k, v;
+  HeadRows<const bool> mask;
 
-  Heads(const Tensor& q_, const Tensor& k_, const Tensor& v_, const Tensor& mask, const Strides& ms)
-      : q(q_), k(k_), v(v_), mask_strides(ms), mask0(mask.defined() ? mask.data<bool>() : nullptr) {}
+  Heads(const Tensor& q_, const Tensor& k_, const Tensor& v_, const Tensor& m, const Strides& mask_strides, std::size_t r)
+      : q(q_, r), k(k_, r), v(v_, r), mask(m.defined() ? HeadRows<const bool>(m, mask_strides, r) : HeadRows<const bool>()) {}
 
   kernels::AttentionHead<T> at(const BatchIndex& b) const {
-    kernels::AttentionHead<T> h{q0 + b.offset(q.strides()), q.strides()[r], k0 + b.offset(k.strides()), k.strides()[r],
-                                v0 + b.offset(v.strides()), v.strides()[r]};
-    if (mask0 != nullptr) {
-      h.mask = mask0 + b.offset(mask_strides);
-      h.mask_rs = mask_strides[r];
-      h.mask_cs = mask_strides[r + 1];
-    }
+    kernels::AttentionHead<T> h{q.at(b), q.rs, k.at(b), k.rs, v.at(b), v.rs};
+    if (mask.base != nullptr) h.mask = mask.at(b), h.mask_rs = mask.rs, h.mask_cs = mask.cs;
     return h;
   }
 };
@@ -126,13 +155,11 @@ FusedAttention fused_attention(const Tensor& q, const Tensor& k, const Tensor& v
   const bool worth_threads = batch * dims.Lq * dims.Lk * (dims.dk + dims.dv) > kernels::kAttentionParallelGrain;
   dispatch_floating(q.dtype(), "attention", [&](auto tag) {
     using T = decltype(tag);
-    const Heads<T> heads(qs, ks, vs, ms, mask_strides);
+    const Heads<T> heads(qs, ks, vs, ms, mask_strides, r);
     T* const w0 = weights.data<T>();
-    T* const out0 = out.data<T>();
-    kernels::parallel_for(batch, worth_threads, [&](std::int64_t b) {
-      const BatchIndex at(b, lead);
-      kernels::attention_forward<T>(dims, heads.at(at), w0 + b * dims.Lq * dims.Lk, out0 + at.offset(out.strides()),
-                                    out.strides()[r]);
+    const HeadRows<T> o(out, r);
+    for_each_head(batch, lead, worth_threads, [&](std::int64_t b, const BatchIndex& at) {
+      kernels::attention_forward<T>(dims, heads.at(at), w0 + b * dims.Lq * dims.Lk, o.at(at), o.rs);
     });
   });
   if (!needs_graph({&q, &k, &v})) return {out, weights};
@@ -143,16 +170,12 @@ FusedAttention fused_attention(const Tensor& q, const Tensor& k, const Tensor& v
            dv = empty_like_layout_of(vs.shape(), vs);
     dispatch_floating(g.dtype(), "attention backward", [&](auto tag) {
       using T = decltype(tag);
-      const Heads<T> heads(qs, ks, vs, ms, mask_strides);
-      const T* const g0 = gs.data<T>();
+      const Heads<T> heads(qs, ks, vs, ms, mask_strides, r);
       const T* const p0 = p.data<T>();
-      T *const dq0 = dq.data<T>(), *const dk0 = dk.data<T>(), *const dv0 = dv.data<T>();
-      kernels::parallel_for(batch, worth_threads, [&](std::int64_t b) {
-        const BatchIndex at(b, lead);
-        const kernels::AttentionGrads<T> grads{g0 + at.offset(gs.strides()), gs.strides()[r],
-                                               dq0 + at.offset(dq.strides()), dq.strides()[r],
-                                               dk0 + at.offset(dk.strides()), dk.strides()[r],
-                                               dv0 + at.offset(dv.strides()), dv.strides()[r]};
+      const HeadRows<const T> go(gs, r);
+      const HeadRows<T> gq(dq, r), gk(dk, r), gv(dv, r);
+      for_each_head(batch, lead, worth_threads, [&](std::int64_t b, const BatchIndex& at) {
+        const kernels::AttentionGrads<T> grads{go.at(at), go.rs, gq.at(at), gq.rs, gk.at(at), gk.rs, gv.at(at), gv.rs};
         kernels::attention_backward<T>(dims, heads.at(at), p0 + b * dims.Lq * dims.Lk, grads);
       });
     });
