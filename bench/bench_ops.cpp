@@ -86,7 +86,8 @@ BENCHMARK_CAPTURE(BM_LayerNormFwdBwd, 512x32, 512, 32)->UseRealTime();
 BENCHMARK_CAPTURE(BM_LayerNormFwdBwd, 4096x256, 4096, 256)->UseRealTime();
 
 // Attention forward + backward at the default model's shape: x [B=64, L=8, D=32] split into 4 heads of 8, q = k =
-// v = the head views, causal mask, and the head merge after it, as MultiHeadAttention does.
+// v = the head views, causal mask, and the head merge after it, as MultiHeadAttention does. Arg 1: the fused op the
+// modules run (fused_attention); 0: the composition of core ops (nn::scaled_dot_product_attention).
 void BM_AttentionFwdBwd(benchmark::State& state) {
   Generator gen(0);
   Tensor x = Tensor::randn({64, 8, 4, 8}, gen);
@@ -96,12 +97,13 @@ void BM_AttentionFwdBwd(benchmark::State& state) {
   for (auto _ : state) {
     x.zero_grad();
     const Tensor h = x.transpose(1, 2);  // [B, H, L, dh]
-    const auto r = cppgrad::nn::scaled_dot_product_attention(h, h, h, mask);  // [B, H, L, dh]
-    r.output.transpose(1, 2).reshape({64, 8, 32}).backward(upstream);
+    const Tensor out = state.range(0) ? cppgrad::fused_attention(h, h, h, mask).output
+                                      : cppgrad::nn::scaled_dot_product_attention(h, h, h, mask).output;
+    out.transpose(1, 2).reshape({64, 8, 32}).backward(upstream);
     benchmark::DoNotOptimize(x.grad().data<float>());
   }
 }
-BENCHMARK(BM_AttentionFwdBwd)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_AttentionFwdBwd)->Arg(1)->Arg(0)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 
