@@ -288,15 +288,42 @@ int8 blocked_lanes(const AttentionHead<float>& h, std::int64_t Lk, std::int64_t 
   const std::int64_t j0 = c * kLanes;
   const int8 past_end = int8{0, 1, 2, 3, 4, 5, 6, 7} >= static_cast<std::int32_t>(Lk - j0);
   if (h.mask == nullptr) return past_end;
-  if (h.mask_cs == 1 && j0 + kLanes <= Lk) {  // 8 mask bytes in a row: compare them at once
-    using bytes8 = char __attribute__((vector_size(8)));
-    bytes8 m;
-    std::memcpy(&m, h.mask + i * h.mask_rs + j0, sizeof m);
-    return __builtin_convertvector(m, int8) == 0;
+  if (h.mask_cs == 1 && j0 + kLanes <= Lk) {  // 8 mask bytes in a row: spread them over the lanes by shifts
+    using words8 = std::uint32_t __attribute__((vector_size(32)));
+    std::uint64_t bytes;
+    std::memcpy(&bytes, h.mask + i * h.mask_rs + j0, sizeof bytes);
+    const auto lo = static_cast<std::uint32_t>(bytes), hi = static_cast<std::uint32_t>(bytes >> 32);
+    const words8 lanes = (words8{lo, lo, lo, lo, hi, hi, hi, hi} >> words8{0, 8, 16, 24, 0, 8, 16, 24}) & 0xffu;
+    return lanes == 0u;
   }
   int8 out;
   for (std::int64_t l = 0; l < kLanes; ++l) out[l] = j0 + l < Lk && allowed(h, i, j0 + l) ? 0 : -1;
   return out;
+}
+
+// One query against at most 8 keys of 8 dims, values of 8 (a decoding step of the reversal model): the whole head
+// in registers, no scratch and no packing, a fifth of the general path's instructions (whose setup is sized for
+// many rows). What is left is mostly the softmax's dependent chain, which the CPU overlaps with the next head's.
+void attention_one_query(const AttentionDims& d, const AttentionHead<float>& h, float* weights, float* out) {
+  constexpr float minus_inf = -std::numeric_limits<float>::infinity();
+  const float8 q = load8(h.q);
+  float8 products[8];  // products[j] = q * k_j, its lanes summed below into score j
+#pragma GCC unroll 8
+  for (int j = 0; j < 8; ++j) products[j] = j < d.Lk ? q * load8(h.k + j * h.k_rs) : float8{};
+  float8 scores = lane_sums(products) * static_cast<float>(d.scale);
+  scores = blocked_lanes(h, d.Lk, 0, 0) ? float8{} + minus_inf : scores;
+  const float8 e = exp_float8(scores - all_lanes_max(scores));
+  const float8 p = scores == minus_inf ? float8{} : e;  // blocked keys: exactly 0
+  const float8 total = all_lanes_sum(p);
+  const float8 w = p * (total > 0.0f ? 1.0f / total : float8{});  // every key blocked: all zeros
+  store_partial(weights, w, d.Lk);
+  float8 even{}, odd{};  // O = sum_j w_j v_j, two FMA chains
+#pragma GCC unroll 8
+  for (int j = 0; j < 8; j += 2) {
+    if (j < d.Lk) even += w[j] * load8(h.v + j * h.v_rs);
+    if (j + 1 < d.Lk) odd += w[j + 1] * load8(h.v + (j + 1) * h.v_rs);
+  }
+  store_partial(out, even + odd, kLanes);
 }
 
 }  // namespace
@@ -304,6 +331,8 @@ int8 blocked_lanes(const AttentionHead<float>& h, std::int64_t Lk, std::int64_t 
 template <>
 void attention_forward<float>(const AttentionDims& d, const AttentionHead<float>& h, float* weights, float* out,
                               std::int64_t out_rs) {
+  if (d.Lq == 1 && d.Lk <= kLanes && d.Lk > 0 && d.dk == kLanes && d.dv == kLanes)
+    return attention_one_query(d, h, weights, out);
   constexpr float minus_inf = -std::numeric_limits<float>::infinity();
   const std::int64_t kv = vectors_for(d.Lk), vv = vectors_for(d.dv);
   const float scale = static_cast<float>(d.scale);

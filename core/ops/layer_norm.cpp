@@ -1,12 +1,50 @@
 // Layer normalisation over the last dim, fused: forward keeps exactly what backward needs (per-row mean and
 // 1/std, as llm.c's layernorm_forward), and backward is the closed form below rather than a chain of ops.
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
+#include <type_traits>
 
+#include "core/kernels/exp.h"
 #include "core/kernels/parallel_for.h"
 #include "core/ops.h"
 
 namespace cppgrad {
+
+namespace {
+
+// The forward of one float row a whole number of 8-lane vectors wide (the reversal model's 32): the same three
+// steps as the loops below, in registers, summed lane-wise and then across lanes. The plain loops (any width, and
+// float64) are its reference; OpValues.FloatLayerNormMatchesFloat64 holds them equal.
+void layer_norm_row_float8(const float* x, const float* w, const float* b, std::int64_t D, float eps, float* y,
+                           float* xhat, float* rstd) {
+  using kernels::float8;
+  auto load = [](const float* p) {
+    float8 v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  };
+  auto lane_total = [](float8 v) { return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7])); };
+  const std::int64_t vecs = D / 8;
+  float8 sum{};
+  for (std::int64_t c = 0; c < vecs; ++c) sum += load(x + 8 * c);
+  const float mu = lane_total(sum) / static_cast<float>(D);
+  float8 sq{};
+  for (std::int64_t c = 0; c < vecs; ++c) {
+    const float8 d = load(x + 8 * c) - mu;
+    sq += d * d;
+  }
+  const float r = 1.0f / std::sqrt(lane_total(sq) / static_cast<float>(D) + eps);
+  if (rstd) *rstd = r;
+  for (std::int64_t c = 0; c < vecs; ++c) {
+    const float8 h = (load(x + 8 * c) - mu) * r;
+    if (xhat) std::memcpy(xhat + 8 * c, &h, sizeof h);
+    const float8 out = h * (w ? load(w + 8 * c) : float8{} + 1.0f) + (b ? load(b + 8 * c) : float8{});
+    std::memcpy(y + 8 * c, &out, sizeof out);
+  }
+}
+
+}  // namespace
 
 // x: (.., D)  weight, bias: (D) or undefined -> (.., D)
 // Per row: mu = mean(x), rstd = 1/sqrt(var(x) + eps) (biased variance, as PyTorch), xhat = (x - mu) * rstd,
@@ -30,8 +68,10 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
   const std::int64_t N = D == 0 ? 0 : x.numel() / D;
   Tensor xc = x.detach().contiguous();
   Tensor y = Tensor::empty(x.shape(), x.dtype());
-  Tensor xhat = Tensor::empty({N, D}, x.dtype());
-  Tensor rstd = Tensor::empty({N}, x.dtype());
+  // What backward reads; not kept when there will be no backward (evaluation, decoding).
+  const bool keep = needs_graph({&x, &weight, &bias});
+  Tensor xhat = keep ? Tensor::empty({N, D}, x.dtype()) : Tensor();
+  Tensor rstd = keep ? Tensor::empty({N}, x.dtype()) : Tensor();
   Tensor w = weight.defined() ? weight.detach().contiguous() : Tensor();
   Tensor b = bias.defined() ? bias.detach().contiguous() : Tensor();
   dispatch_floating(x.dtype(), "layer_norm", [&](auto tag) {
@@ -39,10 +79,17 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
     const T* px = xc.data<T>();
     const T* pw = w.defined() ? w.data<T>() : nullptr;
     const T* pb = b.defined() ? b.data<T>() : nullptr;
-    T *py = y.data<T>(), *ph = xhat.data<T>(), *pr = rstd.data<T>();
+    T* py = y.data<T>();
+    T* ph = keep ? xhat.data<T>() : nullptr;
+    T* pr = keep ? rstd.data<T>() : nullptr;
     // Row sums use omp simd reductions: vectorised, with a lane order fixed at compile time (reproducible).
     kernels::parallel_for(N, N * D > (1 << 15), [&](std::int64_t i) {
       const T* xi = px + i * D;
+      if constexpr (std::is_same_v<T, float>) {
+        if (D % 8 == 0)
+          return layer_norm_row_float8(xi, pw, pb, D, static_cast<float>(eps), py + i * D, ph ? ph + i * D : nullptr,
+                                       pr ? pr + i : nullptr);
+      }
       T mu = 0;
 #pragma omp simd reduction(+ : mu)
       for (std::int64_t j = 0; j < D; ++j) mu += xi[j];
@@ -52,16 +99,17 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
       for (std::int64_t j = 0; j < D; ++j) var += (xi[j] - mu) * (xi[j] - mu);
       var /= static_cast<T>(D);
       const T r = T(1) / std::sqrt(var + static_cast<T>(eps));
-      pr[i] = r;
-      T* hi = ph + i * D;
+      if (pr) pr[i] = r;
       T* yi = py + i * D;
-#pragma omp simd
-      for (std::int64_t j = 0; j < D; ++j) hi[j] = (xi[j] - mu) * r;
       if (pw && pb) {
 #pragma omp simd
-        for (std::int64_t j = 0; j < D; ++j) yi[j] = hi[j] * pw[j] + pb[j];
+        for (std::int64_t j = 0; j < D; ++j) yi[j] = (xi[j] - mu) * r * pw[j] + pb[j];
       } else {
-        for (std::int64_t j = 0; j < D; ++j) yi[j] = hi[j] * (pw ? pw[j] : T(1)) + (pb ? pb[j] : T(0));
+        for (std::int64_t j = 0; j < D; ++j) yi[j] = (xi[j] - mu) * r * (pw ? pw[j] : T(1)) + (pb ? pb[j] : T(0));
+      }
+      if (ph) {
+#pragma omp simd
+        for (std::int64_t j = 0; j < D; ++j) ph[i * D + j] = (xi[j] - mu) * r;
       }
     });
   });

@@ -289,6 +289,30 @@ TEST(OpValues, FloatSoftmaxGivesMaskedEntriesExactZerosAndMatchesFloat64) {
   }
 }
 
+TEST(OpValues, FloatLayerNormMatchesFloat64) {
+  // Rows of 32 (whole 8-lane vectors: the vector kernel) and of 13 (the plain loops), affine, with and without a
+  // graph (without one, the op keeps no normalised copy for backward); gradients too, against float64.
+  Generator gen(21);
+  for (std::int64_t D : {32, 13}) {
+    Tensor x = add(mul(Tensor::randn({9, D}, gen, DType::Float64), 3.0), 1.5);
+    Tensor w = Tensor::randn({D}, gen, DType::Float64), b = Tensor::randn({D}, gen, DType::Float64);
+    const Tensor want = layer_norm(x, w, b);
+    Tensor xf = x.to(DType::Float32).set_requires_grad(), wf = w.to(DType::Float32).set_requires_grad();
+    const Tensor got = layer_norm(xf, wf, b.to(DType::Float32));
+    test::expect_all_close(got, want, 2e-6);
+    {
+      NoGradGuard no_grad;
+      EXPECT_EQ(layer_norm(xf, wf, b.to(DType::Float32)).to_vector<float>(), got.to_vector<float>());
+    }
+    const Tensor upstream = Tensor::randn({9, D}, gen, DType::Float64);
+    sum(mul(got, upstream.to(DType::Float32))).backward();
+    Tensor x64 = x.detach().set_requires_grad(), w64 = w.detach().set_requires_grad();
+    sum(mul(layer_norm(x64, w64, b), upstream)).backward();
+    test::expect_all_close(xf.grad(), x64.grad(), 2e-5);
+    test::expect_all_close(wf.grad(), w64.grad(), 2e-5);
+  }
+}
+
 TEST(Kernels, GemmMatchesReference) {
   // Plain-loop sizes, and tiled sizes with partial micro-tiles (M % 6, N % 16), several k-blocks (K > 256) and
   // several column blocks (N > 256).
@@ -307,15 +331,20 @@ TEST(Kernels, FastAttentionMatchesTheReferenceKernel) {
   // that leave vectors partly padded (Lk, dk, dv not multiples of 8, several vectors per row), with strided rows, a
   // random mask and one query row with no key at all.
   Generator gen(12);
+  // One query against at most 8 keys (a decoding step) has a path of its own: {1, 5, 8, 8}, {1, 8, 16, 16}, {1, 3, 8, 24}.
   for (auto [Lq, Lk, dk, dv] : std::vector<std::array<std::int64_t, 4>>{{8, 8, 8, 8}, {1, 9, 8, 8}, {7, 13, 11, 19},
-                                                                       {3, 17, 24, 5}, {5, 1, 3, 2}}) {
+                                                                       {3, 17, 24, 5}, {5, 1, 3, 2}, {1, 5, 8, 8},
+                                                                       {1, 8, 16, 16}, {1, 3, 8, 24}}) {
     const std::int64_t rs = 40;  // every matrix's rows are 40 floats apart, as heads inside a wider row are
     auto rows = [&](std::int64_t n) { return Tensor::randn({n, rs}, gen).to_vector<float>(); };
     const auto q = rows(Lq), k = rows(Lk), v = rows(Lk), dout = rows(Lq);
     std::vector<char> mask_bytes(static_cast<std::size_t>(Lq * Lk));
     const auto coin = Tensor::rand({Lq * Lk}, gen).to_vector<float>();
     for (std::size_t e = 0; e < mask_bytes.size(); ++e) mask_bytes[e] = coin[e] < 0.7f;
-    for (std::int64_t j = 0; j < Lk; ++j) mask_bytes[static_cast<std::size_t>(j)] = 0;  // query 0: no key
+    if (Lq > 1)
+      for (std::int64_t j = 0; j < Lk; ++j) mask_bytes[static_cast<std::size_t>(j)] = 0;  // query 0: no key
+    else
+      mask_bytes[0] = 1;  // a single query keeps at least one key
     bool mask[512];
     for (std::size_t e = 0; e < mask_bytes.size(); ++e) mask[e] = mask_bytes[e] != 0;
     const kernels::AttentionDims dims{Lq, Lk, dk, dv, 1.0 / std::sqrt(static_cast<double>(dk))};
@@ -333,6 +362,18 @@ TEST(Kernels, FastAttentionMatchesTheReferenceKernel) {
                                                  {dout.data(), rs, g_ref[0].data(), rs, g_ref[1].data(), rs, g_ref[2].data(), rs});
     for (int t = 0; t < 3; ++t)
       for (std::size_t e = 0; e < g_ref[t].size(); ++e) EXPECT_NEAR(g_fast[t][e], g_ref[t][e], 1e-5) << "grad " << t << " " << e;
+  }
+}
+
+TEST(Kernels, FastAttentionGivesAQueryWithNoKeyZeroWeightsAndOutput) {
+  // One query (the decoding path) and a row of eight (the general path), every key blocked.
+  for (std::int64_t Lq : {1, 8}) {
+    std::vector<float> q(Lq * 8, 1.0f), k(5 * 8, 2.0f), v(5 * 8, 3.0f), w(Lq * 5, -1.0f), o(Lq * 8, -1.0f);
+    bool mask[8 * 5] = {};
+    const kernels::AttentionHead<float> head{q.data(), 8, k.data(), 8, v.data(), 8, mask, 5, 1};
+    kernels::attention_forward<float>({Lq, 5, 8, 8, 0.35}, head, w.data(), o.data(), 8);
+    for (float x : w) EXPECT_EQ(x, 0.0f);
+    for (float x : o) EXPECT_EQ(x, 0.0f);
   }
 }
 
