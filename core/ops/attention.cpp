@@ -3,6 +3,7 @@
 // matmul, mul, where, softmax, matmul) records six graph nodes and five intermediate tensors per call; this records
 // one node and keeps only the weights, which its backward needs anyway.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -17,31 +18,38 @@ namespace cppgrad {
 
 namespace {
 
-// Batch item `flat` (row-major over the leading dims `lead`) as a multi-index, computed once per head and shared
-// by every operand (integer division is slow enough to show in a profile when repeated per operand).
 constexpr std::size_t kMaxLeadingDims = 8;
-struct BatchIndex {
-  std::int64_t at[kMaxLeadingDims];
-  std::size_t rank;
-  BatchIndex(std::int64_t flat, const Shape& lead) : rank(lead.size()) {
-    for (std::size_t d = rank; d-- > 0;) {
-      at[d] = flat % lead[d];
+constexpr std::int64_t kNoStrides[kMaxLeadingDims] = {};  // an absent mask: every head reads offset 0
+
+// Consecutive batch items (row-major over the leading dims `lead`) and, for each of N operands, the element offset
+// of the item's matrix. Advancing adds one stride per operand: a decoding step runs 2000 heads per call, and a
+// division or a loop of multiplications per head and operand showed in its profile.
+template <std::size_t N>
+class HeadCursor {
+ public:
+  HeadCursor(std::int64_t flat, const Shape& lead, const std::array<const std::int64_t*, N>& strides)
+      : lead_(lead), strides_(strides) {
+    for (std::size_t d = lead.size(); d-- > 0;) {
+      at_[d] = flat % lead[d];
       flat /= lead[d];
     }
+    for (std::size_t o = 0; o < N; ++o)
+      for (std::size_t d = 0; d < lead.size(); ++d) offset[o] += at_[d] * strides_[o][d];
   }
-  // The next item in row-major order (no division).
-  void advance(const Shape& lead) {
-    for (std::size_t d = rank; d-- > 0;) {
-      if (++at[d] < lead[d]) return;
-      at[d] = 0;
+  void advance() {
+    for (std::size_t d = lead_.size(); d-- > 0;) {
+      for (std::size_t o = 0; o < N; ++o) offset[o] += strides_[o][d];
+      if (++at_[d] < lead_[d]) return;
+      for (std::size_t o = 0; o < N; ++o) offset[o] -= strides_[o][d] * lead_[d];
+      at_[d] = 0;
     }
   }
-  // The element offset of this item in a tensor whose leading dims have `strides`.
-  std::int64_t offset(const std::int64_t* strides) const {
-    std::int64_t off = 0;
-    for (std::size_t d = 0; d < rank; ++d) off += at[d] * strides[d];
-    return off;
-  }
+  std::array<std::int64_t, N> offset{};
+
+ private:
+  const Shape& lead_;
+  std::array<const std::int64_t*, N> strides_;
+  std::int64_t at_[kMaxLeadingDims] = {};
 };
 
 // A view with unit stride along its last dim (what the kernels read), copying only when needed.
@@ -50,24 +58,24 @@ Tensor unit_rows(const Tensor& x) {
   return t.strides().back() == 1 || t.shape().back() <= 1 ? t : t.contiguous();
 }
 
-// head(b, index of b) for every batch item b, in chunks split across threads when worth it; within a chunk the
-// index advances item by item, so the divisions that find it happen once per chunk.
-template <typename Head>
-void for_each_head(std::int64_t batch, const Shape& lead, bool worth_threads, Head head) {
+// head(b, offsets of b's matrices) for every batch item b, in chunks split across threads when worth it; within a
+// chunk the cursor advances item by item, so the divisions that find an item happen once per chunk.
+template <std::size_t N, typename Head>
+void for_each_head(std::int64_t batch, const Shape& lead, bool worth_threads,
+                   const std::array<const std::int64_t*, N>& strides, Head head) {
   constexpr std::int64_t kChunk = 64;
   kernels::parallel_for((batch + kChunk - 1) / kChunk, worth_threads, [&](std::int64_t chunk) {
-    BatchIndex at(chunk * kChunk, lead);
-    for (std::int64_t b = chunk * kChunk; b < std::min(batch, (chunk + 1) * kChunk); ++b, at.advance(lead)) head(b, at);
+    HeadCursor<N> at(chunk * kChunk, lead, strides);
+    for (std::int64_t b = chunk * kChunk; b < std::min(batch, (chunk + 1) * kChunk); ++b, at.advance()) head(b, at.offset);
   });
 }
 
 // Every head's matrix within one tensor [.., L, d] (or the broadcast mask [.., Lq, Lk]): the base pointer, the
-// strides of the leading dims and the row stride, read from the tensor once per call (per head, the accessors'
-// calls would show in a profile).
+// strides of the leading dims and the row stride, read from the tensor once per call.
 template <typename T>
 struct HeadRows {
   T* base = nullptr;
-  const std::int64_t* lead_strides = nullptr;
+  const std::int64_t* lead_strides = kNoStrides;
   std::int64_t rs = 0, cs = 1;
 
   HeadRows() = default;
@@ -75,10 +83,9 @@ struct HeadRows {
       : base(const_cast<T*>(t.data<std::remove_const_t<T>>())), lead_strides(strides.data()), rs(strides[r]),
         cs(strides[r + 1]) {}
   HeadRows(const Tensor& t, std::size_t r) : HeadRows(t, t.strides(), r) {}
-  T* at(const BatchIndex& b) const { return base + b.offset(lead_strides); }
 };
 
-// q, k, v and the mask of every head, as the kernels take them.
+// q, k, v and the mask of every head, as the kernels take them: operands 0-3 of a cursor.
 template <typename T>
 struct Heads {
   HeadRows<const T> q, k, v;
@@ -87,9 +94,10 @@ struct Heads {
   Heads(const Tensor& q_, const Tensor& k_, const Tensor& v_, const Tensor& m, const Strides& mask_strides, std::size_t r)
       : q(q_, r), k(k_, r), v(v_, r), mask(m.defined() ? HeadRows<const bool>(m, mask_strides, r) : HeadRows<const bool>()) {}
 
-  kernels::AttentionHead<T> at(const BatchIndex& b) const {
-    kernels::AttentionHead<T> h{q.at(b), q.rs, k.at(b), k.rs, v.at(b), v.rs};
-    if (mask.base != nullptr) h.mask = mask.at(b), h.mask_rs = mask.rs, h.mask_cs = mask.cs;
+  template <std::size_t N>
+  kernels::AttentionHead<T> at(const std::array<std::int64_t, N>& off) const {
+    kernels::AttentionHead<T> h{q.base + off[0], q.rs, k.base + off[1], k.rs, v.base + off[2], v.rs};
+    if (mask.base != nullptr) h.mask = mask.base + off[3], h.mask_rs = mask.rs, h.mask_cs = mask.cs;
     return h;
   }
 };
@@ -158,9 +166,13 @@ FusedAttention fused_attention(const Tensor& q, const Tensor& k, const Tensor& v
     const Heads<T> heads(qs, ks, vs, ms, mask_strides, r);
     T* const w0 = weights.data<T>();
     const HeadRows<T> o(out, r);
-    for_each_head(batch, lead, worth_threads, [&](std::int64_t b, const BatchIndex& at) {
-      kernels::attention_forward<T>(dims, heads.at(at), w0 + b * dims.Lq * dims.Lk, o.at(at), o.rs);
-    });
+    for_each_head<5>(batch, lead, worth_threads,
+                     {heads.q.lead_strides, heads.k.lead_strides, heads.v.lead_strides, heads.mask.lead_strides,
+                      o.lead_strides},
+                     [&](std::int64_t b, const std::array<std::int64_t, 5>& off) {
+                       kernels::attention_forward<T>(dims, heads.at(off), w0 + b * dims.Lq * dims.Lk, o.base + off[4],
+                                                     o.rs);
+                     });
   });
   if (!needs_graph({&q, &k, &v})) return {out, weights};
   const bool need_q = q.requires_grad(), need_k = k.requires_grad(), need_v = v.requires_grad();
@@ -174,10 +186,14 @@ FusedAttention fused_attention(const Tensor& q, const Tensor& k, const Tensor& v
       const T* const p0 = p.data<T>();
       const HeadRows<const T> go(gs, r);
       const HeadRows<T> gq(dq, r), gk(dk, r), gv(dv, r);
-      for_each_head(batch, lead, worth_threads, [&](std::int64_t b, const BatchIndex& at) {
-        const kernels::AttentionGrads<T> grads{go.at(at), go.rs, gq.at(at), gq.rs, gk.at(at), gk.rs, gv.at(at), gv.rs};
-        kernels::attention_backward<T>(dims, heads.at(at), p0 + b * dims.Lq * dims.Lk, grads);
-      });
+      for_each_head<8>(batch, lead, worth_threads,
+                       {heads.q.lead_strides, heads.k.lead_strides, heads.v.lead_strides, heads.mask.lead_strides,
+                        go.lead_strides, gq.lead_strides, gk.lead_strides, gv.lead_strides},
+                       [&](std::int64_t b, const std::array<std::int64_t, 8>& off) {
+                         const kernels::AttentionGrads<T> grads{go.base + off[4], go.rs, gq.base + off[5], gq.rs,
+                                                                gk.base + off[6], gk.rs, gv.base + off[7], gv.rs};
+                         kernels::attention_backward<T>(dims, heads.at(off), p0 + b * dims.Lq * dims.Lk, grads);
+                       });
     });
     return std::vector<Tensor>{need_q ? dq : Tensor(), need_k ? dk : Tensor(), need_v ? dv : Tensor()};
   }, where);
