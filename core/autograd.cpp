@@ -2,8 +2,8 @@
 
 #include <cmath>
 #include <stdexcept>
-#include <unordered_map>
-#include <unordered_set>
+#include <cstdint>
+#include <vector>
 
 #include "core/kernels/strided.h"
 #include "core/ops.h"
@@ -147,26 +147,73 @@ void accumulate(std::shared_ptr<TensorImpl>& slot, Tensor g) {
   }
 }
 
-// Iterative post-order DFS: returns every tensor that requires grad and is reachable from root,
-// each after all the tensors it was computed from (root last).
-std::vector<Tensor> topological_order(const Tensor& root) {
+// Tensor impls -> an index, by open addressing in one array. backward visits a few hundred tensors per training
+// step; node-based hash containers allocated twice per tensor (the visited set and the pending gradients).
+class ImplIndex {
+ public:
+  static constexpr std::int64_t kNone = -1;
+
+  // Adds p with `value` unless present; returns whether it was added.
+  bool insert(const TensorImpl* p, std::int64_t value) {
+    if (2 * (size_ + 1) > slots_.size()) grow();
+    Slot& s = slots_[slot_of(p)];
+    if (s.key != nullptr) return false;
+    s = {p, value};
+    ++size_;
+    return true;
+  }
+  void set(const TensorImpl* p, std::int64_t value) { slots_[slot_of(p)].value = value; }
+  std::int64_t find(const TensorImpl* p) const {
+    if (slots_.empty()) return kNone;
+    const Slot& s = slots_[slot_of(p)];
+    return s.key == nullptr ? kNone : s.value;
+  }
+
+ private:
+  struct Slot {
+    const TensorImpl* key = nullptr;
+    std::int64_t value = kNone;
+  };
+  // p's slot, or the empty slot where it would go.
+  std::size_t slot_of(const TensorImpl* p) const {
+    const std::size_t mask = slots_.size() - 1;
+    // Impls are heap objects: drop the alignment bits, then spread the rest (Fibonacci hashing).
+    std::size_t i = (((reinterpret_cast<std::uintptr_t>(p) >> 4) * 0x9E3779B97F4A7C15ull) >> 20) & mask;
+    while (slots_[i].key != nullptr && slots_[i].key != p) i = (i + 1) & mask;
+    return i;
+  }
+  void grow() {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(old.empty() ? 1024 : 2 * old.size(), Slot{});
+    size_ = 0;
+    for (const Slot& s : old)
+      if (s.key != nullptr) insert(s.key, s.value);
+  }
+  std::vector<Slot> slots_;
+  std::size_t size_ = 0;
+};
+
+// Iterative post-order DFS: returns every tensor that requires grad and is reachable from root, each after all the
+// tensors it was computed from (root last); `position` maps each one's impl to its index in the result.
+std::vector<Tensor> topological_order(const Tensor& root, ImplIndex& position) {
   std::vector<Tensor> order;
-  std::unordered_set<const TensorImpl*> visited;
-  order.reserve(512), visited.reserve(1024);  // a training step's graph: no rehashing on the way
+  order.reserve(512);  // a training step's graph
   struct Frame {
     Tensor t;
     std::size_t next_input;
   };
   std::vector<Frame> stack;
   stack.push_back({root, 0});
-  visited.insert(root.impl_ptr().get());
+  position.insert(root.impl_ptr().get(), ImplIndex::kNone);
   while (!stack.empty()) {
     Frame& f = stack.back();
     const auto& node = f.t.grad_fn();
     if (node && f.next_input < node->inputs.size()) {
       const Tensor& in = node->inputs[f.next_input++];
-      if (in.defined() && in.requires_grad() && visited.insert(in.impl_ptr().get()).second) stack.push_back({in, 0});
+      if (in.defined() && in.requires_grad() && position.insert(in.impl_ptr().get(), ImplIndex::kNone))
+        stack.push_back({in, 0});
     } else {
+      position.set(f.t.impl_ptr().get(), static_cast<std::int64_t>(order.size()));
       order.push_back(f.t);
       stack.pop_back();
     }
@@ -196,22 +243,20 @@ void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph, boo
   }
 
   NoGradGuard no_grad;  // backward computations are not themselves recorded
-  std::vector<Tensor> order = topological_order(root);
+  ImplIndex position;
+  std::vector<Tensor> order = topological_order(root, position);
   for (const Tensor& t : order)
     if (t.grad_fn() && t.grad_fn()->released)
       throw std::logic_error("backward: trying to go through the graph of '" + t.grad_fn()->name +
                              "' a second time, but it was freed by the first backward; call backward(grad, "
                              "/*retain_graph=*/true) the first time if you need to go through it twice");
 
-  std::unordered_map<const TensorImpl*, Tensor> pending;  // gradients flowing into non-leaf tensors
-  pending.reserve(order.size());
-  pending[root.impl_ptr().get()] = seed;
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    const Tensor& t = *it;
-    auto found = pending.find(t.impl_ptr().get());
-    if (found == pending.end()) continue;  // nothing flowed here
-    Tensor g = std::move(found->second);
-    pending.erase(found);
+  std::vector<Tensor> pending(order.size());  // pending[i]: the gradient flowing into order[i] so far
+  pending.back() = seed;
+  for (std::size_t k = order.size(); k-- > 0;) {
+    const Tensor& t = order[k];
+    if (!pending[k].defined()) continue;  // nothing flowed here
+    Tensor g = std::move(pending[k]);
     if (!t.grad_fn()) {  // a leaf: keep the gradient
       accumulate(t.impl().grad, std::move(g));
       continue;
@@ -238,8 +283,8 @@ void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph, boo
         throw std::logic_error("backward of '" + node.name + "': gradient for input " + std::to_string(i) +
                                " has shape " + shape_str(grads[i].shape()) + " but the input has shape " +
                                shape_str(in.shape()));
-      auto [slot, inserted] = pending.try_emplace(in.impl_ptr().get(), grads[i]);
-      if (!inserted) slot->second = add(slot->second, grads[i]);
+      Tensor& slot = pending[static_cast<std::size_t>(position.find(in.impl_ptr().get()))];
+      slot = slot.defined() ? add(slot, grads[i]) : grads[i];
     }
   }
 
