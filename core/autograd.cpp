@@ -1,5 +1,6 @@
 #include "core/autograd.h"
 
+#include <cassert>
 #include <cmath>
 #include <stdexcept>
 #include <cstdint>
@@ -162,7 +163,11 @@ class ImplIndex {
     ++size_;
     return true;
   }
-  void set(const TensorImpl* p, std::int64_t value) { slots_[slot_of(p)].value = value; }
+  void set(const TensorImpl* p, std::int64_t value) {
+    Slot& s = slots_[slot_of(p)];
+    assert(s.key == p && "ImplIndex::set: the impl was never inserted");
+    s.value = value;
+  }
   std::int64_t find(const TensorImpl* p) const {
     if (slots_.empty()) return kNone;
     const Slot& s = slots_[slot_of(p)];
@@ -283,7 +288,9 @@ void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph, boo
         throw std::logic_error("backward of '" + node.name + "': gradient for input " + std::to_string(i) +
                                " has shape " + shape_str(grads[i].shape()) + " but the input has shape " +
                                shape_str(in.shape()));
-      Tensor& slot = pending[static_cast<std::size_t>(position.find(in.impl_ptr().get()))];
+      const std::int64_t at = position.find(in.impl_ptr().get());
+      assert(at != ImplIndex::kNone && "backward: an input the topological order did not visit");
+      Tensor& slot = pending[static_cast<std::size_t>(at)];
       slot = slot.defined() ? add(slot, grads[i]) : grads[i];
     }
   }

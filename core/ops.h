@@ -107,7 +107,8 @@ Tensor embedding(const Tensor& weight, const Tensor& ids, std::source_location w
 // q: [.., Lq, dk]  k: [.., Lk, dk]  v: [.., Lk, dv] with equal leading dims; mask: bool (true = may attend),
 // broadcast to [.., Lq, Lk], or undefined. -> output [.., Lq, dv], weights [.., Lq, Lk].
 // Gradients flow through the output only: the weights are returned to be read (attention maps), as PyTorch's
-// fused kernels do not return them at all. A row whose keys are all blocked gets zero weights and a zero output.
+// fused kernels do not return them at all. They are the buffer backward reads: do not modify them in place before
+// backward. A row whose keys are all blocked gets zero weights and a zero output.
 struct FusedAttention {
   Tensor output;
   Tensor weights;

@@ -19,7 +19,7 @@ namespace cppgrad::nn {
 
 struct AttentionResult {
   Tensor output;   // [.., Lq, dv]
-  Tensor weights;  // [.., Lq, Lk]
+  Tensor weights;  // [.., Lq, Lk]; from the attention modules (fused_attention) for reading only: not differentiated
 };
 
 // q: [.., Lq, dk]  k: [.., Lk, dk]  v: [.., Lk, dv]  mask: bool broadcastable to [.., Lq, Lk], or undefined.

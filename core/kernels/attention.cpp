@@ -1,6 +1,7 @@
 #include "core/kernels/attention.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -123,7 +124,7 @@ std::int64_t vectors_for(std::int64_t n) { return (n + kLanes - 1) / kLanes; }
     for (std::int64_t l = 0; l < n; ++l) p[l] = v[l];
 }
 
-// Every lane set to the largest (the sum) of v's lanes: three shuffle steps instead of seven scalar ones.
+// Every lane set to the largest (or the sum) of v's lanes: three shuffle steps instead of seven scalar ones.
 [[gnu::always_inline]] static inline float8 all_lanes_max(float8 v) {
   using idx = int8;
   v = v > __builtin_shuffle(v, idx{4, 5, 6, 7, 0, 1, 2, 3}) ? v : __builtin_shuffle(v, idx{4, 5, 6, 7, 0, 1, 2, 3});
@@ -156,14 +157,17 @@ std::int64_t vectors_for(std::int64_t n) { return (n + kLanes - 1) / kLanes; }
 class Scratch {
  public:
   explicit Scratch(std::size_t floats)
-      : buffer_(reinterpret_cast<float*>(scratch<float8>(static_cast<std::size_t>(vectors_for(floats)) + 8))) {}
+      : capacity_(static_cast<std::size_t>(vectors_for(static_cast<std::int64_t>(floats)) * kLanes)),
+        buffer_(reinterpret_cast<float*>(scratch<float8>(capacity_ / kLanes))) {}
   float* take(std::int64_t floats) {
     float* p = buffer_ + used_;
     used_ += static_cast<std::size_t>(vectors_for(floats) * kLanes);
+    assert(used_ <= capacity_ && "attention scratch: a take() the constructor's size does not cover");
     return p;
   }
 
  private:
+  std::size_t capacity_;
   float* buffer_;
   std::size_t used_ = 0;
 };
@@ -342,7 +346,7 @@ void attention_forward<float>(const AttentionDims& d, const AttentionHead<float>
   if (d.Lq >= 4) {  // S = Q K^T as a product: K transposed once, then several query rows at a time
     const VectorRows kt = transposed_vector_rows(h.k, h.k_rs, d.Lk, d.dk, scratch);  // K^T [dk][kv]
     product({d.Lq, d.dk, h.q, h.q_rs, 1, kt}, [&](std::int64_t i, std::int64_t c, float8 x) { s[i * kv + c] = x * scale; });
-  } else {  // a query or two (decoding): dot products with the keys as they are, summed 8 at a time
+  } else {  // fewer than 4 queries (decoding): dot products with the keys as they are, summed 8 at a time
     const VectorRows q = as_vector_rows(h.q, h.q_rs, d.Lq, d.dk, scratch), k = as_vector_rows(h.k, h.k_rs, d.Lk, d.dk, scratch);
     for (std::int64_t i = 0; i < d.Lq; ++i)
       for (std::int64_t c = 0; c < kv; ++c) {

@@ -208,7 +208,8 @@ void gemm_tiled(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<T> A, 
       const std::int64_t kc = std::min(TL::KC, K - k0);
       // A narrow row-major B (a weight gradient's x, a layer's W) is read in place, NR columns of each row at a
       // time: packing it cost a fifth of [32x512]@[512x32], mostly the first read of B that the kernel now makes.
-      // Wide ones are packed, so a panel's rows are not a page apart.
+      // Wider ones stay packed, as the square products measured level with OpenBLAS were: a panel read in place
+      // would touch a new stretch of memory for every k. The limit counts elements (512 bytes of float).
       const bool b_in_place = B.col_stride == 1 && nc % TL::NR == 0 && B.row_stride <= kMaxInPlaceRowStride;
       if (!b_in_place) pack_b(B, k0, kc, j0, nc, packed);
       // Each thread owns whole rows of C, and every element sums over k in the same order: the result does not

@@ -174,7 +174,6 @@ FusedAttention fused_attention(const Tensor& q, const Tensor& k, const Tensor& v
                                                      o.rs);
                      });
   });
-  if (!needs_graph({&q, &k, &v})) return {out, weights};
   const bool need_q = q.requires_grad(), need_k = k.requires_grad(), need_v = v.requires_grad();
   out = record_op(out, "attention", {q, k, v}, [=, p = weights](const Tensor& g) {
     const Tensor gs = unit_rows(g);
