@@ -1,6 +1,8 @@
 // Forward values worked out by hand, the defined behaviour at the edges (fully masked softmax rows, all-ignored
 // targets, dropout modes), and the fast kernels held equal to their readable references.
 #include <cmath>
+#include <tuple>
+#include <memory>
 #include <limits>
 
 #include "core/kernels/attention.h"
@@ -362,6 +364,39 @@ TEST(Kernels, FastAttentionMatchesTheReferenceKernel) {
                                                  {dout.data(), rs, g_ref[0].data(), rs, g_ref[1].data(), rs, g_ref[2].data(), rs});
     for (int t = 0; t < 3; ++t)
       for (std::size_t e = 0; e < g_ref[t].size(); ++e) EXPECT_NEAR(g_fast[t][e], g_ref[t][e], 1e-5) << "grad " << t << " " << e;
+  }
+}
+
+TEST(Kernels, FastAttentionReadsTightRowsAndBroadcastMasks) {
+  // Every matrix exactly its size on the heap, rows packed tight (a read past the last row shows under ASan), and
+  // the two broadcast masks: one row of key padding for every query (row stride 0) and one flag per query for every
+  // key (column stride 0).
+  Generator gen(13);
+  for (auto [Lq, Lk, dk, dv] : std::vector<std::array<std::int64_t, 4>>{{8, 8, 8, 8}, {1, 5, 8, 8}, {3, 9, 5, 11},
+                                                                       {6, 16, 16, 3}}) {
+    auto matrix = [&](std::int64_t rows, std::int64_t cols) { return Tensor::randn({rows, cols}, gen).to_vector<float>(); };
+    const auto q = matrix(Lq, dk), k = matrix(Lk, dk), v = matrix(Lk, dv), dout = matrix(Lq, dv);
+    std::unique_ptr<bool[]> keys(new bool[static_cast<std::size_t>(Lk)]), queries(new bool[static_cast<std::size_t>(Lq)]);
+    for (std::int64_t j = 0; j < Lk; ++j) keys[static_cast<std::size_t>(j)] = j % 3 != 2;
+    for (std::int64_t i = 0; i < Lq; ++i) queries[static_cast<std::size_t>(i)] = i % 2 == 0;
+    const kernels::AttentionDims dims{Lq, Lk, dk, dv, 1.0 / std::sqrt(static_cast<double>(dk))};
+    for (const auto& [mask, rs, cs] : std::vector<std::tuple<const bool*, std::int64_t, std::int64_t>>{
+             {keys.get(), 0, 1}, {queries.get(), 1, 0}}) {
+      const kernels::AttentionHead<float> head{q.data(), dk, k.data(), dk, v.data(), dv, mask, rs, cs};
+      std::vector<float> w_fast(Lq * Lk), w_ref(Lq * Lk), o_fast(Lq * dv), o_ref(Lq * dv);
+      kernels::attention_forward<float>(dims, head, w_fast.data(), o_fast.data(), dv);
+      kernels::attention_forward_reference<float>(dims, head, w_ref.data(), o_ref.data(), dv);
+      for (std::size_t e = 0; e < w_ref.size(); ++e) EXPECT_NEAR(w_fast[e], w_ref[e], 1e-6) << "weight " << e;
+      for (std::size_t e = 0; e < o_ref.size(); ++e) EXPECT_NEAR(o_fast[e], o_ref[e], 1e-5) << "output " << e;
+      std::vector<float> dq_f(Lq * dk), dk_f(Lk * dk), dv_f(Lk * dv), dq_r(Lq * dk), dk_r(Lk * dk), dv_r(Lk * dv);
+      kernels::attention_backward<float>(dims, head, w_ref.data(),
+                                         {dout.data(), dv, dq_f.data(), dk, dk_f.data(), dk, dv_f.data(), dv});
+      kernels::attention_backward_reference<float>(dims, head, w_ref.data(),
+                                                   {dout.data(), dv, dq_r.data(), dk, dk_r.data(), dk, dv_r.data(), dv});
+      for (std::size_t e = 0; e < dq_r.size(); ++e) EXPECT_NEAR(dq_f[e], dq_r[e], 1e-5) << "dq " << e;
+      for (std::size_t e = 0; e < dk_r.size(); ++e) EXPECT_NEAR(dk_f[e], dk_r[e], 1e-5) << "dk " << e;
+      for (std::size_t e = 0; e < dv_r.size(); ++e) EXPECT_NEAR(dv_f[e], dv_r[e], 1e-5) << "dv " << e;
+    }
   }
 }
 
