@@ -340,6 +340,23 @@ void Tensor::fill_(double value) const {
   });
 }
 
+namespace {
+
+// row(d, r, n, d_step, r_step) for every row of dst and src (the same shape, any layouts): the walk copy_ and add_
+// share. d and r point at the row's first elements; each row runs n elements, d_step and r_step apart.
+template <typename T, typename Row>
+void for_each_row_pair(const Tensor& dst, const Tensor& src, Row row) {
+  T* d0 = reinterpret_cast<T*>(dst.impl().storage->data()) + dst.offset();
+  const T* r0 = reinterpret_cast<const T*>(src.impl().storage->data()) + src.offset();
+  kernels::for_each_row<2>(dst.shape(), {dst.strides(), src.strides()},
+                           [&](const std::array<std::int64_t, 2>& off, std::int64_t n,
+                               const std::array<std::int64_t, 2>& inner) {
+                             row(d0 + off[0], r0 + off[1], n, inner[0], inner[1]);
+                           });
+}
+
+}  // namespace
+
 void Tensor::copy_(const Tensor& src) const {
   if (src.shape() != shape())
     throw std::invalid_argument("copy_: source shape " + shape_str(src.shape()) + " vs destination " +
@@ -349,20 +366,13 @@ void Tensor::copy_(const Tensor& src) const {
                                 dtype_name(dtype()));
   dispatch_all(dtype(), [&](auto tag) {
     using T = decltype(tag);
-    T* dst = reinterpret_cast<T*>(impl().storage->data());
-    const T* s = reinterpret_cast<const T*>(src.impl().storage->data());
-    const std::int64_t doff = offset(), soff = src.offset();
-    kernels::for_each_row<2>(shape(), {strides(), src.strides()},
-                             [&](const std::array<std::int64_t, 2>& off, std::int64_t n,
-                                 const std::array<std::int64_t, 2>& inner) {
-                               T* d = dst + doff + off[0];
-                               const T* r = s + soff + off[1];
-                               if (inner[0] == 1 && inner[1] == 1) {
-                                 std::memmove(d, r, static_cast<std::size_t>(n) * sizeof(T));
-                               } else {
-                                 for (std::int64_t i = 0; i < n; ++i) d[i * inner[0]] = r[i * inner[1]];
-                               }
-                             });
+    for_each_row_pair<T>(*this, src, [](T* d, const T* r, std::int64_t n, std::int64_t d_step, std::int64_t r_step) {
+      if (d_step == 1 && r_step == 1) {
+        std::memmove(d, r, static_cast<std::size_t>(n) * sizeof(T));
+      } else {
+        for (std::int64_t i = 0; i < n; ++i) d[i * d_step] = r[i * r_step];
+      }
+    });
   });
 }
 
@@ -372,16 +382,9 @@ void Tensor::add_(const Tensor& src) const {
                                 " vs destination " + shape_str(shape()) + " " + dtype_name(dtype()));
   dispatch_floating(dtype(), "add_", [&](auto tag) {
     using T = decltype(tag);
-    T* dst = reinterpret_cast<T*>(impl().storage->data());
-    const T* s = reinterpret_cast<const T*>(src.impl().storage->data());
-    const std::int64_t doff = offset(), soff = src.offset();
-    kernels::for_each_row<2>(shape(), {strides(), src.strides()},
-                             [&](const std::array<std::int64_t, 2>& off, std::int64_t n,
-                                 const std::array<std::int64_t, 2>& inner) {
-                               T* d = dst + doff + off[0];
-                               const T* r = s + soff + off[1];
-                               for (std::int64_t i = 0; i < n; ++i) d[i * inner[0]] += r[i * inner[1]];
-                             });
+    for_each_row_pair<T>(*this, src, [](T* d, const T* r, std::int64_t n, std::int64_t d_step, std::int64_t r_step) {
+      for (std::int64_t i = 0; i < n; ++i) d[i * d_step] += r[i * r_step];
+    });
   });
 }
 
