@@ -22,8 +22,8 @@ Tensor split_heads(const Tensor& x, std::int64_t n_heads) {
   });
 }
 
-// x: [B, H, L, dh] -> [B, L, H * dh]; a view when x is stored as [B, L, H, dh] (attention's output is, see
-// matmul), a copy otherwise;  dx = split of g, read back as [B, H, L, dh]
+// x: [B, H, L, dh] -> [B, L, H * dh]; a view when x is stored as [B, L, H, dh] (fused_attention's output is: see
+// core/ops/layout.h), a copy otherwise;  dx = split of g, read back as [B, H, L, dh]
 Tensor merge_heads(const Tensor& x) {
   const std::int64_t B = x.shape()[0], H = x.shape()[1], L = x.shape()[2], dh = x.shape()[3];
   Tensor t = x.detach().transpose(1, 2);  // [B, L, H, dh]

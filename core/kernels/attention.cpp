@@ -287,6 +287,25 @@ void product(const SmallProduct& p, Store store) {
   for (; i < p.M; ++i) product_row(p, i, store);
 }
 
+// Softmax, in place, of one row of S held as `vecs` vectors whose blocked lanes are already -inf: blocked keys get
+// exactly 0, and a row with every key blocked all zeros. Shared by the general path and the one-query path (there
+// with vecs = 1, which inlining turns into straight-line code on one register).
+[[gnu::always_inline]] static inline void softmax_vectors(float8* row, std::int64_t vecs) {
+  constexpr float minus_inf = -std::numeric_limits<float>::infinity();
+  float8 row_max = float8{} + minus_inf;
+  for (std::int64_t c = 0; c < vecs; ++c) row_max = row[c] > row_max ? row[c] : row_max;
+  const float8 m = all_lanes_max(row_max);
+  float8 sums{};
+  for (std::int64_t c = 0; c < vecs; ++c) {
+    const float8 e = exp_float8(row[c] - m);
+    row[c] = row[c] == minus_inf ? float8{} : e;
+    sums += row[c];
+  }
+  const float8 total = all_lanes_sum(sums);
+  const float8 inv = total > 0.0f ? 1.0f / total : float8{};  // every key blocked: all zeros
+  for (std::int64_t c = 0; c < vecs; ++c) row[c] *= inv;
+}
+
 // Lanes of keys [8c, 8c + 8) that query i may not attend to (past Lk, or blocked by the mask): all bits set.
 int8 blocked_lanes(const AttentionHead<float>& h, std::int64_t Lk, std::int64_t i, std::int64_t c) {
   const std::int64_t j0 = c * kLanes;
@@ -314,12 +333,10 @@ void attention_one_query(const AttentionDims& d, const AttentionHead<float>& h, 
   float8 products[8];  // products[j] = q * k_j, its lanes summed below into score j
 #pragma GCC unroll 8
   for (int j = 0; j < 8; ++j) products[j] = j < d.Lk ? q * load8(h.k + j * h.k_rs) : float8{};
-  float8 scores = lane_sums(products) * static_cast<float>(d.scale);
-  scores = blocked_lanes(h, d.Lk, 0, 0) ? float8{} + minus_inf : scores;
-  const float8 e = exp_float8(scores - all_lanes_max(scores));
-  const float8 p = scores == minus_inf ? float8{} : e;  // blocked keys: exactly 0
-  const float8 total = all_lanes_sum(p);
-  const float8 w = p * (total > 0.0f ? 1.0f / total : float8{});  // every key blocked: all zeros
+  float8 row[1] = {lane_sums(products) * static_cast<float>(d.scale)};
+  row[0] = blocked_lanes(h, d.Lk, 0, 0) ? float8{} + minus_inf : row[0];
+  softmax_vectors(row, 1);
+  const float8 w = row[0];
   store_partial(weights, w, d.Lk);
   float8 even{}, odd{};  // O = sum_j w_j v_j, two FMA chains
 #pragma GCC unroll 8
@@ -364,24 +381,9 @@ void attention_forward<float>(const AttentionDims& d, const AttentionHead<float>
   }
   for (std::int64_t i = 0; i < d.Lq; ++i) {  // softmax of each row, blocked keys -inf before and exactly 0 after
     float8* si = s + i * kv;
-    float8 row_max = float8{} + minus_inf;
-    for (std::int64_t c = 0; c < kv; ++c) {
-      si[c] = blocked_lanes(h, d.Lk, i, c) ? float8{} + minus_inf : si[c];
-      row_max = si[c] > row_max ? si[c] : row_max;
-    }
-    const float8 m = all_lanes_max(row_max);
-    float8 sums{};
-    for (std::int64_t c = 0; c < kv; ++c) {
-      const float8 e = exp_float8(si[c] - m);
-      si[c] = si[c] == minus_inf ? float8{} : e;
-      sums += si[c];
-    }
-    const float8 total = all_lanes_sum(sums);
-    const float8 inv = total > 0.0f ? 1.0f / total : float8{};  // every key blocked: all zeros
-    for (std::int64_t c = 0; c < kv; ++c) {
-      si[c] *= inv;
-      store_partial(weights + i * d.Lk + c * kLanes, si[c], d.Lk - c * kLanes);
-    }
+    for (std::int64_t c = 0; c < kv; ++c) si[c] = blocked_lanes(h, d.Lk, i, c) ? float8{} + minus_inf : si[c];
+    softmax_vectors(si, kv);
+    for (std::int64_t c = 0; c < kv; ++c) store_partial(weights + i * d.Lk + c * kLanes, si[c], d.Lk - c * kLanes);
   }
   // O = P V, reading P from its padded rows
   product({d.Lq, d.Lk, reinterpret_cast<const float*>(s), kv * kLanes, 1, v},
