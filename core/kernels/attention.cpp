@@ -390,6 +390,64 @@ void attention_forward<float>(const AttentionDims& d, const AttentionHead<float>
           [&](std::int64_t i, std::int64_t c, float8 x) { store_partial(out + i * out_rs + c * kLanes, x, d.dv - c * kLanes); });
 }
 
+void attention_forward_one_query_group(const AttentionDims& d, const AttentionHead<float> (&h)[kHeadGroup],
+                                       float* weights, float* const (&out)[kHeadGroup]) {
+  constexpr float minus_inf = -std::numeric_limits<float>::infinity();
+  assert(one_query_group_applies(d));
+  const std::int64_t Lk = d.Lk;
+  const float scale = static_cast<float>(d.scale);
+  bool any_mask = false;
+  float8 q[kHeadGroup];
+#pragma GCC unroll 8
+  for (int i = 0; i < kHeadGroup; ++i) q[i] = load8(h[i].q), any_mask = any_mask || h[i].mask != nullptr;
+  // s[j], lane i: head i's score for key j. Each key's eight dot products (one per head) are summed across lanes in
+  // one lane_sums, which lands score i in lane i.
+  float8 s[kMaxGroupedKeys];
+  float8 m = float8{} + minus_inf;
+  for (std::int64_t j = 0; j < Lk; ++j) {
+    float8 products[kHeadGroup];
+#pragma GCC unroll 8
+    for (int i = 0; i < kHeadGroup; ++i) products[i] = q[i] * load8(h[i].k + j * h[i].k_rs);
+    float8 sj = lane_sums(products) * scale;
+    if (any_mask) {
+      int8 blocked;
+      for (int i = 0; i < kHeadGroup; ++i) blocked[i] = h[i].mask != nullptr && !h[i].mask[j * h[i].mask_cs] ? -1 : 0;
+      sj = blocked ? float8{} + minus_inf : sj;
+    }
+    s[j] = sj;
+    m = sj > m ? sj : m;
+  }
+  // Softmax down the lanes: blocked keys exactly 0, a head with every key blocked all zeros (as softmax_vectors).
+  float8 total{};
+  for (std::int64_t j = 0; j < Lk; ++j) {
+    const float8 e = exp_float8(s[j] - m);
+    s[j] = s[j] == minus_inf ? float8{} : e;
+    total += s[j];
+  }
+  const float8 inv = total > 0.0f ? 1.0f / total : float8{};
+  for (std::int64_t j = 0; j < Lk; ++j) s[j] *= inv;
+  // Head i's weights are lane i of every s[j]: a transpose (in registers when Lk = 8).
+  const auto* p = reinterpret_cast<const float*>(s);  // p[j * 8 + i]
+  if (Lk == kLanes) {
+    transpose8x8(p, kLanes, weights, kLanes);
+  } else {
+    for (int i = 0; i < kHeadGroup; ++i)
+      for (std::int64_t j = 0; j < Lk; ++j) weights[i * Lk + j] = p[j * kLanes + i];
+  }
+  // O_i = sum_j P[i, j] v_i[j]: the weight read as a broadcast from memory (a load, not a shuffle), two FMA chains.
+#pragma GCC unroll 8
+  for (int i = 0; i < kHeadGroup; ++i) {
+    float8 even{}, odd{};
+    std::int64_t j = 0;
+    for (; j + 2 <= Lk; j += 2) {
+      even += p[j * kLanes + i] * load8(h[i].v + j * h[i].v_rs);
+      odd += p[(j + 1) * kLanes + i] * load8(h[i].v + (j + 1) * h[i].v_rs);
+    }
+    if (j < Lk) even += p[j * kLanes + i] * load8(h[i].v + j * h[i].v_rs);
+    store_partial(out[i], even + odd, kLanes);
+  }
+}
+
 template <>
 void attention_backward<float>(const AttentionDims& d, const AttentionHead<float>& h, const float* weights,
                                const AttentionGrads<float>& g) {

@@ -44,6 +44,19 @@ void attention_forward_reference(const AttentionDims& d, const AttentionHead<T>&
 template <typename T>
 void attention_forward(const AttentionDims& d, const AttentionHead<T>& h, T* weights, T* out, std::int64_t out_rs);
 
+// Eight heads with one query each (a decoding step), computed together: lane i of every vector belongs to head i, so
+// the softmax runs down the lanes (no reductions across lanes) and the eight heads' dependent chains overlap instead
+// of each waiting on its own. For float heads with dk = dv = 8 and 1 <= Lk <= kMaxGroupedKeys
+// (one_query_group_applies). Writes P as weights [8][Lk] (head i's row at weights + i * Lk) and head i's output row
+// at out[i]; the same values as attention_forward head by head, within float rounding.
+inline constexpr int kHeadGroup = 8;
+inline constexpr std::int64_t kMaxGroupedKeys = 64;
+inline bool one_query_group_applies(const AttentionDims& d) {
+  return d.Lq == 1 && d.dk == 8 && d.dv == 8 && d.Lk >= 1 && d.Lk <= kMaxGroupedKeys;
+}
+void attention_forward_one_query_group(const AttentionDims& d, const AttentionHead<float> (&heads)[kHeadGroup],
+                                       float* weights, float* const (&out)[kHeadGroup]);
+
 // Backward: reads P (the forward's weights) and dO [Lq, dv] (rows dout_rs apart); overwrites dQ [Lq, dk],
 // dK [Lk, dk] and dV [Lk, dv], each contiguous-rowed with its own row stride.
 template <typename T>

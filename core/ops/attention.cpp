@@ -58,15 +58,26 @@ Tensor unit_rows(const Tensor& x) {
   return t.strides().back() == 1 || t.shape().back() <= 1 ? t : t.contiguous();
 }
 
-// head(b, offsets of b's matrices) for every batch item b, in chunks split across threads when worth it; within a
-// chunk the cursor advances item by item, so the divisions that find an item happen once per chunk.
+// heads(b0, b1, cursor) for consecutive runs [b0, b1) of the batch items, split across threads when worth it; the
+// cursor starts at item b0 and the callee advances it item by item, so the divisions that find an item happen once
+// per run. Runs are a multiple of kernels::kHeadGroup long (but the last), so groups of heads never straddle two.
+template <std::size_t N, typename Heads>
+void for_each_run_of_heads(std::int64_t batch, const Shape& lead, bool worth_threads,
+                           const std::array<const std::int64_t*, N>& strides, Heads heads) {
+  constexpr std::int64_t kRun = 64;
+  static_assert(kRun % kernels::kHeadGroup == 0);
+  kernels::parallel_for((batch + kRun - 1) / kRun, worth_threads, [&](std::int64_t run) {
+    HeadCursor<N> at(run * kRun, lead, strides);
+    heads(run * kRun, std::min(batch, (run + 1) * kRun), at);
+  });
+}
+
+// head(b, offsets of b's matrices) for every batch item b.
 template <std::size_t N, typename Head>
 void for_each_head(std::int64_t batch, const Shape& lead, bool worth_threads,
                    const std::array<const std::int64_t*, N>& strides, Head head) {
-  constexpr std::int64_t kChunk = 64;
-  kernels::parallel_for((batch + kChunk - 1) / kChunk, worth_threads, [&](std::int64_t chunk) {
-    HeadCursor<N> at(chunk * kChunk, lead, strides);
-    for (std::int64_t b = chunk * kChunk; b < std::min(batch, (chunk + 1) * kChunk); ++b, at.advance()) head(b, at.offset);
+  for_each_run_of_heads<N>(batch, lead, worth_threads, strides, [&](std::int64_t b0, std::int64_t b1, HeadCursor<N>& at) {
+    for (std::int64_t b = b0; b < b1; ++b, at.advance()) head(b, at.offset);
   });
 }
 
@@ -166,13 +177,27 @@ FusedAttention fused_attention(const Tensor& q, const Tensor& k, const Tensor& v
     const Heads<T> heads(qs, ks, vs, ms, mask_strides, r);
     T* const w0 = weights.data<T>();
     const HeadRows<T> o(out, r);
-    for_each_head<5>(batch, lead, worth_threads,
-                     {heads.q.lead_strides, heads.k.lead_strides, heads.v.lead_strides, heads.mask.lead_strides,
-                      o.lead_strides},
-                     [&](std::int64_t b, const std::array<std::int64_t, 5>& off) {
-                       kernels::attention_forward<T>(dims, heads.at(off), w0 + b * dims.Lq * dims.Lk, o.base + off[4],
-                                                     o.rs);
-                     });
+    // A decoding step (one query per head) runs eight heads at a time, one per lane; other heads one by one.
+    constexpr bool is_float = std::is_same_v<T, float>;
+    const bool grouped = is_float && kernels::one_query_group_applies(dims);
+    for_each_run_of_heads<5>(
+        batch, lead, worth_threads,
+        {heads.q.lead_strides, heads.k.lead_strides, heads.v.lead_strides, heads.mask.lead_strides, o.lead_strides},
+        [&](std::int64_t b0, std::int64_t b1, HeadCursor<5>& at) {
+          std::int64_t b = b0;
+          if constexpr (is_float) {
+            for (; grouped && b + kernels::kHeadGroup <= b1; b += kernels::kHeadGroup) {
+              kernels::AttentionHead<float> group[kernels::kHeadGroup];
+              float* outs[kernels::kHeadGroup];
+              for (int i = 0; i < kernels::kHeadGroup; ++i, at.advance())
+                group[i] = heads.at(at.offset), outs[i] = o.base + at.offset[4];
+              kernels::attention_forward_one_query_group(dims, group, w0 + b * dims.Lk, outs);
+            }
+          }
+          for (; b < b1; ++b, at.advance())
+            kernels::attention_forward<T>(dims, heads.at(at.offset), w0 + b * dims.Lq * dims.Lk, o.base + at.offset[4],
+                                          o.rs);
+        });
   });
   const bool need_q = q.requires_grad(), need_k = k.requires_grad(), need_v = v.requires_grad();
   out = record_op(out, "attention", {q, k, v}, [=, p = weights](const Tensor& g) {

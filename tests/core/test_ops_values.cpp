@@ -412,6 +412,43 @@ TEST(Kernels, FastAttentionGivesAQueryWithNoKeyZeroWeightsAndOutput) {
   }
 }
 
+TEST(Kernels, GroupedOneQueryAttentionMatchesTheReferenceHeadByHead) {
+  // Eight decoding heads at once (one per lane) against the plain loops run on each head alone. The heads differ in
+  // every way the group must keep apart: their own memory and row strides, a mask on some heads and none on others
+  // (one head with every key blocked), and key counts on both sides of a whole vector.
+  Generator gen(14);
+  for (std::int64_t Lk : {std::int64_t{1}, std::int64_t{3}, std::int64_t{8}, std::int64_t{9}, std::int64_t{17}, kernels::kMaxGroupedKeys}) {
+    const kernels::AttentionDims dims{1, Lk, 8, 8, 1.0 / std::sqrt(8.0)};
+    ASSERT_TRUE(kernels::one_query_group_applies(dims));
+    std::vector<float> q[8], k[8], v[8], o_ref[8], o_group[8];
+    std::unique_ptr<bool[]> mask[8];
+    kernels::AttentionHead<float> heads[8];
+    float* outs[8];
+    for (int i = 0; i < 8; ++i) {
+      const std::int64_t rs = 8 + 4 * i;  // head i's rows are 8 + 4i floats apart
+      q[i] = Tensor::randn({8}, gen).to_vector<float>();
+      k[i] = Tensor::randn({Lk * rs}, gen).to_vector<float>();
+      v[i] = Tensor::randn({Lk * rs}, gen).to_vector<float>();
+      o_ref[i].assign(8, -1.0f), o_group[i].assign(8, -2.0f);
+      outs[i] = o_group[i].data();
+      heads[i] = {q[i].data(), 8, k[i].data(), rs, v[i].data(), rs};
+      if (i % 3 == 0) continue;  // heads 0, 3 and 6 have no mask
+      mask[i].reset(new bool[static_cast<std::size_t>(Lk)]);
+      for (std::int64_t j = 0; j < Lk; ++j) mask[i][static_cast<std::size_t>(j)] = i != 5 && (j + i) % 3 != 0;
+      heads[i].mask = mask[i].get(), heads[i].mask_rs = 0, heads[i].mask_cs = 1;  // head 5: every key blocked
+    }
+    std::vector<float> w_group(8 * Lk, -2.0f), w_ref(8 * Lk, -1.0f);
+    kernels::attention_forward_one_query_group(dims, heads, w_group.data(), outs);
+    for (int i = 0; i < 8; ++i) {
+      kernels::attention_forward_reference<float>(dims, heads[i], w_ref.data() + i * Lk, o_ref[i].data(), 8);
+      for (std::int64_t j = 0; j < Lk; ++j)
+        EXPECT_NEAR(w_group[i * Lk + j], w_ref[i * Lk + j], 1e-6) << "Lk " << Lk << " head " << i << " key " << j;
+      for (int e = 0; e < 8; ++e) EXPECT_NEAR(o_group[i][e], o_ref[i][e], 1e-5) << "Lk " << Lk << " head " << i;
+    }
+    for (std::int64_t j = 0; j < Lk; ++j) EXPECT_EQ(w_group[5 * Lk + j], 0.0f) << "head 5 has no key";
+  }
+}
+
 TEST(Kernels, BatchedMatmulMatchesPerMatrixProducts) {
   Generator gen(5);
   Tensor a = Tensor::randn({3, 1, 4, 6}, gen, DType::Float64);
