@@ -192,30 +192,36 @@ VectorRows as_vector_rows(const float* src, std::int64_t rs, std::int64_t n, std
   return {out, vecs * kLanes, vecs};
 }
 
-// 8 rows of 8 floats (rows rs apart) transposed into 8 rows of out (rows out_rs apart): the classic AVX sequence of
+// Eight vectors read as an 8 x 8 matrix (r[i] is row i), transposed in registers: the classic AVX sequence of
 // unpacks, shuffles and 128-bit permutes, written as GCC shuffles.
-void transpose8x8(const float* src, std::int64_t rs, float* out, std::int64_t out_rs) {
+[[gnu::always_inline]] static inline void transpose8(float8 (&r)[8]) {
   using idx = int8;
-  float8 r[8], t[8];
-  for (int i = 0; i < 8; ++i) r[i] = load8(src + i * rs);
+  float8 t[8];
   for (int i = 0; i < 8; i += 2) {
     t[i] = __builtin_shuffle(r[i], r[i + 1], idx{0, 8, 1, 9, 4, 12, 5, 13});
     t[i + 1] = __builtin_shuffle(r[i], r[i + 1], idx{2, 10, 3, 11, 6, 14, 7, 15});
   }
+  float8 u[8];
   for (int i = 0; i < 8; i += 4)
     for (int h = 0; h < 2; ++h) {
-      r[i + h] = __builtin_shuffle(t[i + h], t[i + h + 2], idx{0, 1, 8, 9, 4, 5, 12, 13});
-      r[i + h + 2] = __builtin_shuffle(t[i + h], t[i + h + 2], idx{2, 3, 10, 11, 6, 7, 14, 15});
+      u[i + h] = __builtin_shuffle(t[i + h], t[i + h + 2], idx{0, 1, 8, 9, 4, 5, 12, 13});
+      u[i + h + 2] = __builtin_shuffle(t[i + h], t[i + h + 2], idx{2, 3, 10, 11, 6, 7, 14, 15});
     }
-  // r[0], r[2], r[1], r[3] hold columns 0-3 of rows 0-3 (low half) and columns 4-7 (high half); r[4..7] rows 4-7.
+  // u[0], u[2], u[1], u[3] hold columns 0-3 of rows 0-3 (low half) and columns 4-7 (high half); u[4..7] rows 4-7.
   const int order[4] = {0, 2, 1, 3};
   for (int c = 0; c < 4; ++c) {
-    const float8 lo = r[order[c]], hi = r[4 + order[c]];
-    const float8 col = __builtin_shuffle(lo, hi, idx{0, 1, 2, 3, 8, 9, 10, 11});
-    const float8 col4 = __builtin_shuffle(lo, hi, idx{4, 5, 6, 7, 12, 13, 14, 15});
-    std::memcpy(out + c * out_rs, &col, sizeof col);
-    std::memcpy(out + (c + 4) * out_rs, &col4, sizeof col4);
+    const float8 lo = u[order[c]], hi = u[4 + order[c]];
+    r[c] = __builtin_shuffle(lo, hi, idx{0, 1, 2, 3, 8, 9, 10, 11});
+    r[c + 4] = __builtin_shuffle(lo, hi, idx{4, 5, 6, 7, 12, 13, 14, 15});
   }
+}
+
+// 8 rows of 8 floats (rows rs apart) transposed into 8 rows of out (rows out_rs apart).
+void transpose8x8(const float* src, std::int64_t rs, float* out, std::int64_t out_rs) {
+  float8 r[8];
+  for (int i = 0; i < 8; ++i) r[i] = load8(src + i * rs);
+  transpose8(r);
+  for (int i = 0; i < 8; ++i) std::memcpy(out + i * out_rs, &r[i], sizeof r[i]);
 }
 
 // The transpose of rows [n, cols] as VectorRows: `cols` rows of vectors_for(n) vectors, lane l of vector c in row e
@@ -306,6 +312,23 @@ void product(const SmallProduct& p, Store store) {
   for (std::int64_t c = 0; c < vecs; ++c) row[c] *= inv;
 }
 
+// Softmax, in place, down the lanes of n vectors: lane l of col[0..n) is one row of scores (blocked keys already
+// -inf), so eight rows are normalised at once with no reductions across lanes and eight independent chains. Blocked
+// keys get exactly 0, a row with every key blocked all zeros (as softmax_vectors).
+[[gnu::always_inline]] static inline void softmax_down_lanes(float8* col, std::int64_t n) {
+  constexpr float minus_inf = -std::numeric_limits<float>::infinity();
+  float8 m = float8{} + minus_inf;
+  for (std::int64_t j = 0; j < n; ++j) m = col[j] > m ? col[j] : m;
+  float8 total{};
+  for (std::int64_t j = 0; j < n; ++j) {
+    const float8 e = exp_float8(col[j] - m);
+    col[j] = col[j] == minus_inf ? float8{} : e;
+    total += col[j];
+  }
+  const float8 inv = total > 0.0f ? 1.0f / total : float8{};
+  for (std::int64_t j = 0; j < n; ++j) col[j] *= inv;
+}
+
 // Lanes of keys [8c, 8c + 8) that query i may not attend to (past Lk, or blocked by the mask): all bits set.
 int8 blocked_lanes(const AttentionHead<float>& h, std::int64_t Lk, std::int64_t i, std::int64_t c) {
   const std::int64_t j0 = c * kLanes;
@@ -379,12 +402,24 @@ void attention_forward<float>(const AttentionDims& d, const AttentionHead<float>
         s[i * kv + c] = lane_sums(products) * scale;
       }
   }
-  for (std::int64_t i = 0; i < d.Lq; ++i) {  // softmax of each row, blocked keys -inf before and exactly 0 after
-    float8* si = s + i * kv;
-    for (std::int64_t c = 0; c < kv; ++c) si[c] = blocked_lanes(h, d.Lk, i, c) ? float8{} + minus_inf : si[c];
-    softmax_vectors(si, kv);
-    for (std::int64_t c = 0; c < kv; ++c) store_partial(weights + i * d.Lk + c * kLanes, si[c], d.Lk - c * kLanes);
-  }
+  // Softmax of each row, blocked keys -inf before and exactly 0 after. Rows of one vector (at most 8 keys) go eight
+  // at a time: transposed, normalised down the lanes, transposed back.
+  for (std::int64_t i = 0; i < d.Lq; ++i)
+    for (std::int64_t c = 0; c < kv; ++c) s[i * kv + c] = blocked_lanes(h, d.Lk, i, c) ? float8{} + minus_inf : s[i * kv + c];
+  std::int64_t i = 0;
+  if (kv == 1)
+    for (; i + 8 <= d.Lq; i += 8) {
+      float8 rows[8];
+      for (int r = 0; r < 8; ++r) rows[r] = s[i + r];
+      transpose8(rows);
+      softmax_down_lanes(rows, d.Lk);
+      for (std::int64_t j = d.Lk; j < kLanes; ++j) rows[j] = float8{};
+      transpose8(rows);
+      for (int r = 0; r < 8; ++r) s[i + r] = rows[r];
+    }
+  for (; i < d.Lq; ++i) softmax_vectors(s + i * kv, kv);
+  for (i = 0; i < d.Lq; ++i)
+    for (std::int64_t c = 0; c < kv; ++c) store_partial(weights + i * d.Lk + c * kLanes, s[i * kv + c], d.Lk - c * kLanes);
   // O = P V, reading P from its padded rows
   product({d.Lq, d.Lk, reinterpret_cast<const float*>(s), kv * kLanes, 1, v},
           [&](std::int64_t i, std::int64_t c, float8 x) { store_partial(out + i * out_rs + c * kLanes, x, d.dv - c * kLanes); });
@@ -403,7 +438,6 @@ void attention_forward_one_query_group(const AttentionDims& d, const AttentionHe
   // s[j], lane i: head i's score for key j. Each key's eight dot products (one per head) are summed across lanes in
   // one lane_sums, which lands score i in lane i.
   float8 s[kMaxGroupedKeys];
-  float8 m = float8{} + minus_inf;
   for (std::int64_t j = 0; j < Lk; ++j) {
     float8 products[kHeadGroup];
 #pragma GCC unroll 8
@@ -415,17 +449,8 @@ void attention_forward_one_query_group(const AttentionDims& d, const AttentionHe
       sj = blocked ? float8{} + minus_inf : sj;
     }
     s[j] = sj;
-    m = sj > m ? sj : m;
   }
-  // Softmax down the lanes: blocked keys exactly 0, a head with every key blocked all zeros (as softmax_vectors).
-  float8 total{};
-  for (std::int64_t j = 0; j < Lk; ++j) {
-    const float8 e = exp_float8(s[j] - m);
-    s[j] = s[j] == minus_inf ? float8{} : e;
-    total += s[j];
-  }
-  const float8 inv = total > 0.0f ? 1.0f / total : float8{};
-  for (std::int64_t j = 0; j < Lk; ++j) s[j] *= inv;
+  softmax_down_lanes(s, Lk);
   // Head i's weights are lane i of every s[j]: a transpose (in registers when Lk = 8).
   const auto* p = reinterpret_cast<const float*>(s);  // p[j * 8 + i]
   if (Lk == kLanes) {
@@ -461,7 +486,22 @@ void attention_backward<float>(const AttentionDims& d, const AttentionHead<float
   const VectorRows dout = as_vector_rows(g.dout, g.dout_rs, d.Lq, d.dv, scratch);   // dO [Lq][vv]
   float8* ds = reinterpret_cast<float8*>(scratch.take(d.Lq * kv * kLanes));          // dP, then dS [Lq][kv]
   product({d.Lq, d.dv, g.dout, g.dout_rs, 1, vt}, [&](std::int64_t i, std::int64_t c, float8 x) { ds[i * kv + c] = x; });
-  for (std::int64_t i = 0; i < d.Lq; ++i) {  // dS[i] = P[i] (dP[i] - sum_j P[i, j] dP[i, j]), times the scale
+  // dS[i] = P[i] (dP[i] - sum_j P[i, j] dP[i, j]), times the scale. Rows of one vector go eight at a time, their
+  // eight sums across lanes done together by lane_sums.
+  std::int64_t i0 = 0;
+  if (kv == 1)
+    for (; i0 + 8 <= d.Lq; i0 += 8) {
+      float8 p[8], products[8];
+      for (int r = 0; r < 8; ++r) {
+        p[r] = load_partial(weights + (i0 + r) * d.Lk, d.Lk);
+        products[r] = p[r] * ds[i0 + r];
+      }
+      float row_dots[8];
+      const float8 sums = lane_sums(products);
+      std::memcpy(row_dots, &sums, sizeof sums);
+      for (int r = 0; r < 8; ++r) ds[i0 + r] = p[r] * (ds[i0 + r] - row_dots[r]) * scale;
+    }
+  for (std::int64_t i = i0; i < d.Lq; ++i) {
     float8* dsi = ds + i * kv;
     float8 row_dot{};
     for (std::int64_t c = 0; c < kv; ++c) row_dot += load_partial(weights + i * d.Lk + c * kLanes, d.Lk - c * kLanes) * dsi[c];
