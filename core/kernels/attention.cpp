@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/kernels/exp.h"
+#include "core/kernels/float8.h"
 
 namespace cppgrad::kernels {
 
@@ -103,12 +104,6 @@ constexpr std::int64_t kLanes = 8;
 
 std::int64_t vectors_for(std::int64_t n) { return (n + kLanes - 1) / kLanes; }
 
-[[gnu::always_inline]] static inline float8 load8(const float* p) {
-  float8 v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
 // The first n floats at p (all 8 when n >= 8), the other lanes zero. Whole vectors take one fixed-size copy (a
 // single load or store); a copy of variable size would be a call to memcpy.
 [[gnu::always_inline]] static inline float8 load_partial(const float* p, std::int64_t n) {
@@ -119,37 +114,9 @@ std::int64_t vectors_for(std::int64_t n) { return (n + kLanes - 1) / kLanes; }
 }
 
 [[gnu::always_inline]] static inline void store_partial(float* p, float8 v, std::int64_t n) {
-  if (n >= kLanes) std::memcpy(p, &v, sizeof v);
+  if (n >= kLanes) store8(p, v);
   else
     for (std::int64_t l = 0; l < n; ++l) p[l] = v[l];
-}
-
-// Every lane set to the largest (or the sum) of v's lanes: three shuffle steps instead of seven scalar ones.
-[[gnu::always_inline]] static inline float8 all_lanes_max(float8 v) {
-  using idx = int8;
-  v = v > __builtin_shuffle(v, idx{4, 5, 6, 7, 0, 1, 2, 3}) ? v : __builtin_shuffle(v, idx{4, 5, 6, 7, 0, 1, 2, 3});
-  v = v > __builtin_shuffle(v, idx{2, 3, 0, 1, 6, 7, 4, 5}) ? v : __builtin_shuffle(v, idx{2, 3, 0, 1, 6, 7, 4, 5});
-  return v > __builtin_shuffle(v, idx{1, 0, 3, 2, 5, 4, 7, 6}) ? v : __builtin_shuffle(v, idx{1, 0, 3, 2, 5, 4, 7, 6});
-}
-[[gnu::always_inline]] static inline float8 all_lanes_sum(float8 v) {
-  using idx = int8;
-  v += __builtin_shuffle(v, idx{4, 5, 6, 7, 0, 1, 2, 3});
-  v += __builtin_shuffle(v, idx{2, 3, 0, 1, 6, 7, 4, 5});
-  return v + __builtin_shuffle(v, idx{1, 0, 3, 2, 5, 4, 7, 6});
-}
-
-// out[j] = the sum of p[j]'s lanes, for 8 vectors at once: three rounds of pairwise merges (two shuffles and an add
-// each), 7 merges in all instead of 8 separate horizontal sums.
-[[gnu::always_inline]] static inline float8 lane_sums(const float8 (&p)[8]) {
-  using idx = int8;
-  auto merge = [](float8 a, float8 b, idx m1, idx m2) { return __builtin_shuffle(a, b, m1) + __builtin_shuffle(a, b, m2); };
-  const idx pairs_lo{0, 8, 2, 10, 4, 12, 6, 14}, pairs_hi{1, 9, 3, 11, 5, 13, 7, 15};
-  const idx quads_lo{0, 1, 8, 9, 4, 5, 12, 13}, quads_hi{2, 3, 10, 11, 6, 7, 14, 15};
-  const idx halves_lo{0, 1, 2, 3, 8, 9, 10, 11}, halves_hi{4, 5, 6, 7, 12, 13, 14, 15};
-  const float8 x01 = merge(p[0], p[1], pairs_lo, pairs_hi), x23 = merge(p[2], p[3], pairs_lo, pairs_hi);
-  const float8 x45 = merge(p[4], p[5], pairs_lo, pairs_hi), x67 = merge(p[6], p[7], pairs_lo, pairs_hi);
-  const float8 y0 = merge(x01, x23, quads_lo, quads_hi), y1 = merge(x45, x67, quads_lo, quads_hi);
-  return merge(y0, y1, halves_lo, halves_hi);
 }
 
 // A call's scratch, carved from one buffer per thread (its contents never outlive the call). Every piece starts on
@@ -192,36 +159,12 @@ VectorRows as_vector_rows(const float* src, std::int64_t rs, std::int64_t n, std
   return {out, vecs * kLanes, vecs};
 }
 
-// Eight vectors read as an 8 x 8 matrix (r[i] is row i), transposed in registers: the classic AVX sequence of
-// unpacks, shuffles and 128-bit permutes, written as GCC shuffles.
-[[gnu::always_inline]] static inline void transpose8(float8 (&r)[8]) {
-  using idx = int8;
-  float8 t[8];
-  for (int i = 0; i < 8; i += 2) {
-    t[i] = __builtin_shuffle(r[i], r[i + 1], idx{0, 8, 1, 9, 4, 12, 5, 13});
-    t[i + 1] = __builtin_shuffle(r[i], r[i + 1], idx{2, 10, 3, 11, 6, 14, 7, 15});
-  }
-  float8 u[8];
-  for (int i = 0; i < 8; i += 4)
-    for (int h = 0; h < 2; ++h) {
-      u[i + h] = __builtin_shuffle(t[i + h], t[i + h + 2], idx{0, 1, 8, 9, 4, 5, 12, 13});
-      u[i + h + 2] = __builtin_shuffle(t[i + h], t[i + h + 2], idx{2, 3, 10, 11, 6, 7, 14, 15});
-    }
-  // u[0], u[2], u[1], u[3] hold columns 0-3 of rows 0-3 (low half) and columns 4-7 (high half); u[4..7] rows 4-7.
-  const int order[4] = {0, 2, 1, 3};
-  for (int c = 0; c < 4; ++c) {
-    const float8 lo = u[order[c]], hi = u[4 + order[c]];
-    r[c] = __builtin_shuffle(lo, hi, idx{0, 1, 2, 3, 8, 9, 10, 11});
-    r[c + 4] = __builtin_shuffle(lo, hi, idx{4, 5, 6, 7, 12, 13, 14, 15});
-  }
-}
-
 // 8 rows of 8 floats (rows rs apart) transposed into 8 rows of out (rows out_rs apart).
 void transpose8x8(const float* src, std::int64_t rs, float* out, std::int64_t out_rs) {
   float8 r[8];
   for (int i = 0; i < 8; ++i) r[i] = load8(src + i * rs);
   transpose8(r);
-  for (int i = 0; i < 8; ++i) std::memcpy(out + i * out_rs, &r[i], sizeof r[i]);
+  for (int i = 0; i < 8; ++i) store8(out + i * out_rs, r[i]);
 }
 
 // The transpose of rows [n, cols] as VectorRows: `cols` rows of vectors_for(n) vectors, lane l of vector c in row e

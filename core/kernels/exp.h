@@ -12,16 +12,13 @@
 #include <cmath>
 #include <cstdint>
 
+#include "core/kernels/float8.h"
+
 namespace cppgrad::kernels {
 
-// 8 lanes of float as one value: GCC vector extensions, which compile to AVX where the build enables it and to
-// narrower vectors or scalar code elsewhere. The library is built with AVX2 and a file including this header
-// may not be (the tests): the vector functions are static and always inlined, so no two files can share a copy
-// compiled for different vector ABIs, and GCC's warning about that ABI difference does not apply.
+// The vector forms are static and always inlined, for the reason given in float8.h.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
-using float8 = float __attribute__((vector_size(32)));
-using int8 = std::int32_t __attribute__((vector_size(32)));
 
 namespace detail {
 

@@ -1,11 +1,12 @@
 // Layer normalisation over the last dim, fused: forward keeps exactly what backward needs (per-row mean and
 // 1/std, as llm.c's layernorm_forward), and backward is the closed form below rather than a chain of ops.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <type_traits>
 
-#include "core/kernels/exp.h"
+#include "core/kernels/float8.h"
 #include "core/kernels/parallel_for.h"
 #include "core/ops.h"
 
@@ -13,35 +14,62 @@ namespace cppgrad {
 
 namespace {
 
-// The forward of one float row a whole number of 8-lane vectors wide (the reversal model's 32): the same three
-// steps as the loops below, in registers, summed lane-wise and then across lanes. The plain loops (any width, and
-// float64) are its reference; OpValues.FloatLayerNormMatchesFloat64 holds them equal.
-void layer_norm_row_float8(const float* x, const float* w, const float* b, std::int64_t D, float eps, float* y,
-                           float* xhat, float* rstd) {
-  using kernels::float8;
-  auto load = [](const float* p) {
-    float8 v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-  };
-  auto lane_total = [](float8 v) { return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7])); };
-  const std::int64_t vecs = D / 8;
+// The forward of float rows a whole number of 8-lane vectors wide (the reversal model's 32), in registers: the
+// same three steps as the plain loops below, summed lane-wise and then across lanes. The plain loops (any width, and
+// float64) are their reference; OpValues.FloatLayerNormMatchesFloat64 holds them equal.
+struct FloatRows {
+  const float *x, *w, *b;  // x: [rows, D]; w, b: [D] or null
+  std::int64_t D;
+  float eps;
+  float *y, *xhat, *rstd;  // y: [rows, D]; xhat: [rows, D] and rstd: [rows], or null when backward will not run
+};
+
+[[gnu::always_inline]] inline void normalise_row(const FloatRows& p, std::int64_t i, float mu, float r) {
+  using kernels::float8, kernels::load8, kernels::store8;
+  for (std::int64_t c = 0; c < p.D; c += 8) {
+    const float8 h = (load8(p.x + i * p.D + c) - mu) * r;
+    if (p.xhat) store8(p.xhat + i * p.D + c, h);
+    store8(p.y + i * p.D + c, h * (p.w ? load8(p.w + c) : float8{} + 1.0f) + (p.b ? load8(p.b + c) : float8{}));
+  }
+  if (p.rstd) p.rstd[i] = r;
+}
+
+void layer_norm_row_float8(const FloatRows& p, std::int64_t i) {
+  using kernels::float8, kernels::load8;
+  const float* x = p.x + i * p.D;
+  const auto D = static_cast<float>(p.D);
   float8 sum{};
-  for (std::int64_t c = 0; c < vecs; ++c) sum += load(x + 8 * c);
-  const float mu = lane_total(sum) / static_cast<float>(D);
+  for (std::int64_t c = 0; c < p.D; c += 8) sum += load8(x + c);
+  const float mu = kernels::lane_total(sum) / D;
   float8 sq{};
-  for (std::int64_t c = 0; c < vecs; ++c) {
-    const float8 d = load(x + 8 * c) - mu;
+  for (std::int64_t c = 0; c < p.D; c += 8) {
+    const float8 d = load8(x + c) - mu;
     sq += d * d;
   }
-  const float r = 1.0f / std::sqrt(lane_total(sq) / static_cast<float>(D) + eps);
-  if (rstd) *rstd = r;
-  for (std::int64_t c = 0; c < vecs; ++c) {
-    const float8 h = (load(x + 8 * c) - mu) * r;
-    if (xhat) std::memcpy(xhat + 8 * c, &h, sizeof h);
-    const float8 out = h * (w ? load(w + 8 * c) : float8{} + 1.0f) + (b ? load(b + 8 * c) : float8{});
-    std::memcpy(y + 8 * c, &out, sizeof out);
+  normalise_row(p, i, mu, 1.0f / std::sqrt(kernels::lane_total(sq) / D + p.eps));
+}
+
+// Rows [i0, i0 + 8) at once: their eight sums across lanes come from one lane_sums (the same order as lane_total,
+// so the same bits as row by row), and the eight rows' dependent chains (mean, variance, square root) overlap.
+void layer_norm_8_rows_float8(const FloatRows& p, std::int64_t i0) {
+  using kernels::float8, kernels::load8;
+  const auto D = static_cast<float>(p.D);
+  float8 sums[8];
+  for (int r = 0; r < 8; ++r) {
+    sums[r] = float8{};
+    for (std::int64_t c = 0; c < p.D; c += 8) sums[r] += load8(p.x + (i0 + r) * p.D + c);
   }
+  float mu[8], var[8];
+  kernels::store8(mu, kernels::lane_sums(sums) / D);
+  for (int r = 0; r < 8; ++r) {
+    sums[r] = float8{};
+    for (std::int64_t c = 0; c < p.D; c += 8) {
+      const float8 d = load8(p.x + (i0 + r) * p.D + c) - mu[r];
+      sums[r] += d * d;
+    }
+  }
+  kernels::store8(var, kernels::lane_sums(sums) / D);
+  for (int r = 0; r < 8; ++r) normalise_row(p, i0 + r, mu[r], 1.0f / std::sqrt(var[r] + p.eps));
 }
 
 }  // namespace
@@ -83,13 +111,8 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
     T* ph = keep ? xhat.data<T>() : nullptr;
     T* pr = keep ? rstd.data<T>() : nullptr;
     // Row sums use omp simd reductions: vectorised, with a lane order fixed at compile time (reproducible).
-    kernels::parallel_for(N, N * D > (1 << 15), [&](std::int64_t i) {
+    auto row = [&](std::int64_t i) {
       const T* xi = px + i * D;
-      if constexpr (std::is_same_v<T, float>) {
-        if (D % 8 == 0)
-          return layer_norm_row_float8(xi, pw, pb, D, static_cast<float>(eps), py + i * D, ph ? ph + i * D : nullptr,
-                                       pr ? pr + i : nullptr);
-      }
       T mu = 0;
 #pragma omp simd reduction(+ : mu)
       for (std::int64_t j = 0; j < D; ++j) mu += xi[j];
@@ -111,6 +134,19 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
 #pragma omp simd
         for (std::int64_t j = 0; j < D; ++j) ph[i * D + j] = (xi[j] - mu) * r;
       }
+    };
+    // Groups of 8 rows, split across threads when worth it; float rows of whole vectors take the register path.
+    kernels::parallel_for((N + 7) / 8, N * D > (1 << 15), [&](std::int64_t g) {
+      const std::int64_t i0 = g * 8, i1 = std::min(N, i0 + 8);
+      if constexpr (std::is_same_v<T, float>) {
+        if (D % 8 == 0) {
+          const FloatRows rows{px, pw, pb, D, static_cast<float>(eps), py, ph, pr};
+          if (i1 - i0 == 8) return layer_norm_8_rows_float8(rows, i0);
+          for (std::int64_t i = i0; i < i1; ++i) layer_norm_row_float8(rows, i);
+          return;
+        }
+      }
+      for (std::int64_t i = i0; i < i1; ++i) row(i);
     });
   });
   return record_op(y, "layer_norm", {x, weight, bias}, [=, need_x = x.requires_grad()](const Tensor& g) {

@@ -118,7 +118,7 @@ void softmax_row(const float* xi, float* yi, std::int64_t n) {
       for (std::int64_t e = 0; e < rest; ++e) yi[c * 8 + e] = lanes[e];
     }
   }
-  const float total = ((sums[0] + sums[1]) + (sums[2] + sums[3])) + ((sums[4] + sums[5]) + (sums[6] + sums[7]));
+  const float total = kernels::lane_total(sums);
   const float inv = 1.0f / total;
   for (std::int64_t j = 0; j < n; ++j) yi[j] *= inv;
 }
