@@ -367,8 +367,10 @@ void Tensor::copy_(const Tensor& src) const {
   dispatch_all(dtype(), [&](auto tag) {
     using T = decltype(tag);
     for_each_row_pair<T>(*this, src, [](T* d, const T* r, std::int64_t n, std::int64_t d_step, std::int64_t r_step) {
-      if (d_step == 1 && r_step == 1) {
+      if (d_step == 1 && r_step == 1 && n >= 64) {
         std::memmove(d, r, static_cast<std::size_t>(n) * sizeof(T));
+      } else if (d_step == 1 && r_step == 1) {  // short rows (a decoding step's heads: 8): a call per row would cost more
+        for (std::int64_t i = 0; i < n; ++i) d[i] = r[i];
       } else {
         for (std::int64_t i = 0; i < n; ++i) d[i * d_step] = r[i * r_step];
       }
