@@ -27,7 +27,7 @@ std::vector<std::vector<std::int64_t>> all_indices(const Shape& shape) {
   return out;
 }
 
-std::string index_str(const std::vector<std::int64_t>& idx) { return shape_str(idx); }
+std::string index_str(const std::vector<std::int64_t>& idx) { return shape_str(Shape(idx)); }
 
 // Runs f and backward(upstream); returns each checked input's gradient as a flat row-major vector (zeros when
 // no gradient reached it).

@@ -1,13 +1,17 @@
 #pragma once
-// Shapes and strides: plain vectors of int64, with the helpers every op needs to check and broadcast them.
+// Shapes and strides: vectors of int64 kept inline up to rank 6 (core/small_vector.h), with the helpers every op
+// needs to check and broadcast them.
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "core/small_vector.h"
+
 namespace cppgrad {
 
-using Shape = std::vector<std::int64_t>;
-using Strides = std::vector<std::int64_t>;
+inline constexpr std::size_t kInlineRank = 6;
+using Shape = SmallVector<std::int64_t, kInlineRank>;
+using Strides = SmallVector<std::int64_t, kInlineRank>;
 
 // "[2, 3]" — the form every error message uses.
 std::string shape_str(const Shape& shape);
