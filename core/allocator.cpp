@@ -54,7 +54,63 @@ Cache& cache() {
   return c;
 }
 
+// The small-object lists of one thread: free_lists[c] chains freed blocks of (c + 1) * 16 bytes through their first
+// word. At most kMaxSmallCached blocks per class are kept; more go back to operator delete.
+constexpr std::size_t kSmallClass = 16;
+constexpr std::size_t kSmallClasses = kMaxSmallBytes / kSmallClass;
+constexpr std::size_t kMaxSmallCached = std::size_t{1} << 16;
+thread_local Phase t_small_phase = Phase::NotYetBuilt;
+
+struct SmallLists {
+  struct Block {
+    Block* next;
+  };
+  Block* free_lists[kSmallClasses] = {};
+  std::size_t counts[kSmallClasses] = {};
+  SmallLists() { t_small_phase = Phase::Alive; }
+  ~SmallLists() {
+    t_small_phase = Phase::Destroyed;
+    for (Block* head : free_lists)
+      while (head) {
+        Block* next = head->next;
+        ::operator delete(head);
+        head = next;
+      }
+  }
+};
+
+SmallLists& small_lists() {
+  thread_local SmallLists lists;
+  return lists;
+}
+
+std::size_t small_class(std::size_t nbytes) { return nbytes == 0 ? 0 : (nbytes - 1) / kSmallClass; }
+
 }  // namespace
+
+void* allocate_small(std::size_t nbytes) {
+  if (!kCacheEnabled || nbytes > kMaxSmallBytes || t_small_phase == Phase::Destroyed) return ::operator new(nbytes);
+  const std::size_t c = small_class(nbytes);
+  SmallLists& lists = small_lists();
+  if (SmallLists::Block* b = lists.free_lists[c]) {
+    lists.free_lists[c] = b->next;
+    --lists.counts[c];
+    return b;
+  }
+  return ::operator new((c + 1) * kSmallClass);
+}
+
+void free_small(void* p, std::size_t nbytes) noexcept {
+  if (!p) return;
+  if (!kCacheEnabled || nbytes > kMaxSmallBytes || t_small_phase != Phase::Alive) return ::operator delete(p);
+  const std::size_t c = small_class(nbytes);
+  SmallLists& lists = small_lists();
+  if (lists.counts[c] >= kMaxSmallCached) return ::operator delete(p);
+  auto* b = static_cast<SmallLists::Block*>(p);
+  b->next = lists.free_lists[c];
+  lists.free_lists[c] = b;
+  ++lists.counts[c];
+}
 
 void* allocate_storage(std::size_t nbytes) {
   const std::size_t size = rounded(nbytes);

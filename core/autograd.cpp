@@ -57,7 +57,7 @@ std::string site(const std::source_location& w) {
   return std::string(w.file_name()) + ":" + std::to_string(w.line());
 }
 
-std::string inputs_report(const std::vector<Tensor>& inputs) {
+std::string inputs_report(const TensorList& inputs) {
   std::string r;
   for (std::size_t i = 0; i < inputs.size(); ++i) r += "\n  input " + std::to_string(i) + ": " + describe(inputs[i]);
   return r;
@@ -73,10 +73,36 @@ bool anomaly_detection_enabled() { return g_detect_anomaly; }
 DetectAnomalyGuard::DetectAnomalyGuard() : previous_(g_detect_anomaly) { g_detect_anomaly = true; }
 DetectAnomalyGuard::~DetectAnomalyGuard() { g_detect_anomaly = previous_; }
 
+namespace {
+
+// The worklist of ~Node: up to 16 impls inline (a node's inputs, and a chain's as it is walked, fit), the rest on
+// the heap. A std::vector here was a heap allocation for every node freed.
+class ImplStack {
+ public:
+  void push_back(std::shared_ptr<TensorImpl> impl) {
+    if (n_ < kInline) inline_[n_++] = std::move(impl);
+    else spill_.push_back(std::move(impl));
+  }
+  std::shared_ptr<TensorImpl>& back() { return spill_.empty() ? inline_[n_ - 1] : spill_.back(); }
+  void pop_back() {
+    if (!spill_.empty()) spill_.pop_back();
+    else inline_[--n_].reset();
+  }
+  bool empty() const { return n_ == 0 && spill_.empty(); }
+
+ private:
+  static constexpr std::size_t kInline = 16;
+  std::shared_ptr<TensorImpl> inline_[kInline];
+  std::size_t n_ = 0;
+  std::vector<std::shared_ptr<TensorImpl>> spill_;
+};
+
+}  // namespace
+
 Node::~Node() {
   // Take the inputs out before this node dies; any input whose last owner we are is dismantled here,
   // in a loop, instead of by a chain of nested destructors.
-  std::vector<std::shared_ptr<TensorImpl>> pending;
+  ImplStack pending;
   for (auto& t : inputs)
     if (t.defined()) pending.push_back(t.impl_ptr());
   inputs.clear();
@@ -101,14 +127,14 @@ bool needs_graph(std::initializer_list<const Tensor*> inputs) {
   return false;
 }
 
-bool needs_graph(const std::vector<Tensor>& inputs) {
+bool needs_graph(const TensorList& inputs) {
   if (!g_grad_enabled) return false;
   for (const Tensor& t : inputs)
     if (t.defined() && t.requires_grad()) return true;
   return false;
 }
 
-Tensor record_op(Tensor out, const char* name, std::vector<Tensor> inputs, BackwardFn backward,
+Tensor record_op(Tensor out, const char* name, TensorList inputs, BackwardFn backward,
                  std::source_location where) {
   // A view (its result shares an input's storage) computes no values: whatever it shows came from its base, which
   // was checked when it was made (and ops write their results through views of buffers not yet filled).
@@ -129,7 +155,7 @@ Tensor record_op(Tensor out, const char* name, std::vector<Tensor> inputs, Backw
   }
   if (!needs_graph(inputs)) return out;
   out.impl().requires_grad = true;
-  out.impl().grad_fn = std::make_shared<Node>(name, std::move(inputs), std::move(backward), where);
+  out.impl().grad_fn = std::allocate_shared<Node>(PoolAllocator<Node>(), name, std::move(inputs), std::move(backward), where);
   return out;
 }
 
@@ -268,7 +294,7 @@ void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph, boo
     }
     Node& node = *t.grad_fn();
     if (record_grad_norms) node.grad_norm = std::sqrt(squared_norm(g));
-    std::vector<Tensor> grads = node.backward(g);
+    const TensorList grads = node.backward(g);
     if (grads.size() != node.inputs.size())
       throw std::logic_error("backward of '" + node.name + "' returned " + std::to_string(grads.size()) +
                              " gradients for " + std::to_string(node.inputs.size()) + " inputs");

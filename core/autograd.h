@@ -2,29 +2,61 @@
 // The reverse-mode engine. Each differentiable op returns its result through `record_op`, which attaches a
 // Node holding the op's name, its inputs and a backward function: grad_out -> one gradient per input
 // (undefined where that input needs none). Tensor::backward() walks the nodes in reverse topological order.
-#include <functional>
 #include <stdexcept>
 #include <memory>
 #include <source_location>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "core/allocator.h"
 #include "core/tensor.h"
 
 namespace cppgrad {
 
-// grad_out has the op output's shape; the result has one entry per input, shaped like that input.
-using BackwardFn = std::function<std::vector<Tensor>(const Tensor& grad_out)>;
+// A list of tensors in a block from the small-object lists (core/allocator.h): a node's inputs and the gradients
+// its backward returns, one list each per op and step.
+using TensorList = std::vector<Tensor, PoolAllocator<Tensor>>;
+
+// An op's backward: grad_out (shaped like the op's output) -> one gradient per input, shaped like that input
+// (undefined where that input needs none). A std::function would put each op's closure (its captured tensors and
+// shapes) in a heap allocation of its own; this keeps it in a block from the small-object lists.
+class BackwardFn {
+ public:
+  BackwardFn() = default;
+  BackwardFn(std::nullptr_t) {}  // NOLINT(google-explicit-constructor): "no backward", as for std::function
+  template <typename F, typename = std::enable_if_t<!std::is_same_v<std::decay_t<F>, BackwardFn> &&
+                                                    std::is_invocable_r_v<TensorList, F&, const Tensor&>>>
+  BackwardFn(F&& f)  // NOLINT(google-explicit-constructor): ops pass their lambdas straight to record_op
+      : closure_(std::allocate_shared<Closure<std::decay_t<F>>>(PoolAllocator<Closure<std::decay_t<F>>>(),
+                                                                std::forward<F>(f))) {}
+
+  TensorList operator()(const Tensor& grad_out) const { return closure_->call(grad_out); }
+  explicit operator bool() const { return closure_ != nullptr; }
+
+ private:
+  struct Base {
+    virtual ~Base() = default;
+    virtual TensorList call(const Tensor& grad_out) = 0;
+  };
+  template <typename F>
+  struct Closure final : Base {
+    explicit Closure(F fn) : f(std::move(fn)) {}
+    TensorList call(const Tensor& grad_out) override { return f(grad_out); }
+    F f;
+  };
+  std::shared_ptr<Base> closure_;
+};
 
 struct Node {
   std::string name;            // the op, for error messages and graph dumps
-  std::vector<Tensor> inputs;  // edges to the tensors this op read
+  TensorList inputs;           // edges to the tensors this op read
   BackwardFn backward;         // null once the graph has been released
   bool released = false;
   double grad_norm = -1;       // 2-norm of the gradient that reached this op's output, when backward recorded it
   std::source_location where;  // the call that created the op (the user's line, for the public ops)
 
-  Node(std::string n, std::vector<Tensor> in, BackwardFn fn, std::source_location w)
+  Node(std::string n, TensorList in, BackwardFn fn, std::source_location w)
       : name(std::move(n)), inputs(std::move(in)), backward(std::move(fn)), where(w) {}
   // Frees long chains iteratively: a recursive release of a 100k-node chain would overflow the stack.
   ~Node();
@@ -67,13 +99,13 @@ struct AnomalyError : std::runtime_error {
 
 // True when grad mode is on and any of the inputs requires grad: the op must then record itself.
 bool needs_graph(std::initializer_list<const Tensor*> inputs);
-bool needs_graph(const std::vector<Tensor>& inputs);
+bool needs_graph(const TensorList& inputs);
 
 // Attaches a node to `out` when grad mode is on and an input requires grad; returns `out`.
 // The backward function must not capture `out` itself (that would be a reference cycle): capture
 // `out.detach()` when backward needs the result.
 // `where` is the op's creation site, for anomaly reports and graph dumps.
-Tensor record_op(Tensor out, const char* name, std::vector<Tensor> inputs, BackwardFn backward,
+Tensor record_op(Tensor out, const char* name, TensorList inputs, BackwardFn backward,
                  std::source_location where = std::source_location::current());
 
 // The engine behind Tensor::backward(). With record_grad_norms, every node keeps the 2-norm of the gradient that

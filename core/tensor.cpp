@@ -62,8 +62,8 @@ Tensor allocate(const Shape& shape, DType dtype, bool zero) {
   if (__builtin_mul_overflow(static_cast<std::size_t>(numel_of(shape)), dtype_size(dtype), &nbytes) ||
       nbytes > (std::size_t{1} << 48))
     throw std::length_error("empty: shape " + shape_str(shape) + " of " + dtype_name(dtype) + " is too large to allocate");
-  auto impl = std::make_shared<TensorImpl>();
-  impl->storage = std::make_shared<Storage>(nbytes, zero);
+  auto impl = std::allocate_shared<TensorImpl>(PoolAllocator<TensorImpl>());
+  impl->storage = std::allocate_shared<Storage>(PoolAllocator<Storage>(), nbytes, zero);
   impl->shape = shape;
   impl->strides = contiguous_strides(shape);
   impl->dtype = dtype;
@@ -233,7 +233,7 @@ Tensor Tensor::clone() const {
   // contiguous() returns self when already contiguous; a clone must never alias.
   Tensor out = empty(shape(), dtype());
   out.copy_(*this);
-  return record_op(out, "clone", {*this}, [](const Tensor& g) { return std::vector<Tensor>{g}; });
+  return record_op(out, "clone", {*this}, [](const Tensor& g) { return TensorList{g}; });
 }
 
 Tensor Tensor::to(DType target) const {
@@ -251,13 +251,13 @@ Tensor Tensor::to(DType target) const {
   });
   if (is_floating(dtype()) && is_floating(target)) {
     const DType from = dtype();
-    return record_op(out, "to", {*this}, [from](const Tensor& g) { return std::vector<Tensor>{g.to(from)}; });
+    return record_op(out, "to", {*this}, [from](const Tensor& g) { return TensorList{g.to(from)}; });
   }
   return out;
 }
 
 Tensor Tensor::detach() const {
-  auto impl = std::make_shared<TensorImpl>();
+  auto impl = std::allocate_shared<TensorImpl>(PoolAllocator<TensorImpl>());
   impl->storage = this->impl().storage;
   impl->shape = shape();
   impl->strides = strides();
@@ -267,7 +267,7 @@ Tensor Tensor::detach() const {
 }
 
 Tensor make_view(const Tensor& base, Shape shape, Strides strides, std::int64_t offset) {
-  auto impl = std::make_shared<TensorImpl>();
+  auto impl = std::allocate_shared<TensorImpl>(PoolAllocator<TensorImpl>());
   impl->storage = base.impl().storage;
   impl->shape = std::move(shape);
   impl->strides = std::move(strides);

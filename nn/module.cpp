@@ -1,5 +1,6 @@
 #include "nn/module.h"
 
+#include <array>
 #include <fmt/format.h>
 
 #include <set>

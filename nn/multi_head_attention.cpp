@@ -18,7 +18,7 @@ Tensor split_heads(const Tensor& x, std::int64_t n_heads) {
   const Tensor xc = x.contiguous();  // Linear's output already is: no copy
   Tensor out = make_view(xc, {B, n_heads, L, dh}, {L * D, dh, D, 1}, xc.offset());
   return record_op(out, "split_heads", {xc}, [B, L, D](const Tensor& g) {
-    return std::vector<Tensor>{g.transpose(1, 2).reshape({B, L, D})};
+    return TensorList{g.transpose(1, 2).reshape({B, L, D})};
   });
 }
 
@@ -30,7 +30,7 @@ Tensor merge_heads(const Tensor& x) {
   if (!t.is_contiguous()) t = t.contiguous();
   Tensor out = make_view(t, {B, L, H * dh}, {L * H * dh, H * dh, 1}, t.offset());
   return record_op(out, "merge_heads", {x}, [B, H, L, dh](const Tensor& g) {
-    return std::vector<Tensor>{g.reshape({B, L, H, dh}).transpose(1, 2)};
+    return TensorList{g.reshape({B, L, H, dh}).transpose(1, 2)};
   });
 }
 

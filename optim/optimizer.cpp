@@ -13,10 +13,21 @@ void Optimizer::zero_grad() {
   for (auto& [_, p] : params_) p.zero_grad();
 }
 
-Tensor& Optimizer::slot(const std::string& param_name, const std::string& slot, const Tensor& like) {
-  auto [it, inserted] = state_.try_emplace(param_name + "." + slot);
-  if (inserted) it->second = Tensor::zeros(like.shape(), like.dtype());
-  return it->second;
+const std::string& Optimizer::key(const std::string& param_name, const char* slot) const {
+  key_.assign(param_name);
+  key_ += '.';
+  key_ += slot;
+  return key_;
+}
+
+Tensor& Optimizer::slot(const std::string& param_name, const char* slot, const Tensor& like) {
+  const std::string& k = key(param_name, slot);
+  if (auto it = state_.find(k); it != state_.end()) return it->second;
+  return state_.emplace(k, Tensor::zeros(like.shape(), like.dtype())).first->second;
+}
+
+bool Optimizer::has_slot(const std::string& param_name, const char* slot) const {
+  return state_.count(key(param_name, slot)) != 0;
 }
 
 nn::StateDict Optimizer::state_dict() const {

@@ -15,7 +15,7 @@ void SGD::step() {
   for (auto& [name, p] : params_) {
     const Tensor grad = p.grad();
     if (!grad.defined()) continue;
-    const bool first = !state_.count(name + ".momentum_buffer");
+    const bool first = !has_slot(name, "momentum_buffer");
     Tensor buf = options_.momentum != 0 ? slot(name, "momentum_buffer", p) : Tensor();
     Tensor g = grad.contiguous();
     dispatch_floating(p.dtype(), "SGD", [&](auto tag) {

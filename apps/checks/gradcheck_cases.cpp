@@ -590,7 +590,7 @@ GradcheckCase broken_case() {
               Tensor x = in[0];
               Tensor saved = x.detach();
               return record_op(mul(saved, saved), "bad_square", {x},
-                               [saved](const Tensor& g) { return std::vector<Tensor>{mul(g, saved)}; });
+                               [saved](const Tensor& g) { return TensorList{mul(g, saved)}; });
             };
             return Prepared{bad_square, Inputs{leaf({3}, seed + 1)}};
           }};

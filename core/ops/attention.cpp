@@ -219,7 +219,7 @@ FusedAttention fused_attention(const Tensor& q, const Tensor& k, const Tensor& v
                          kernels::attention_backward<T>(dims, heads.at(off), p0 + b * dims.Lq * dims.Lk, grads);
                        });
     });
-    return std::vector<Tensor>{need_q ? dq : Tensor(), need_k ? dk : Tensor(), need_v ? dv : Tensor()};
+    return TensorList{need_q ? dq : Tensor(), need_k ? dk : Tensor(), need_v ? dv : Tensor()};
   }, where);
   return {out, weights};
 }

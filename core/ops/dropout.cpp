@@ -20,7 +20,7 @@ Tensor dropout(const Tensor& x, double p, bool training, Generator& gen, std::so
     for (std::int64_t i = 0; i < keep.numel(); ++i) pk[i] = gen.uniform() >= p ? static_cast<T>(scale) : T(0);
   });
   Tensor out = mul(x.detach(), keep);
-  return record_op(out, "dropout", {x}, [keep](const Tensor& g) { return std::vector<Tensor>{mul(g, keep)}; }, where);
+  return record_op(out, "dropout", {x}, [keep](const Tensor& g) { return TensorList{mul(g, keep)}; }, where);
 }
 
 }  // namespace cppgrad

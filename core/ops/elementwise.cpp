@@ -69,7 +69,7 @@ Tensor add(const Tensor& a, const Tensor& b, std::source_location where) {
   Tensor out = binary_forward(a, b, "add", [](auto x, auto y) { return x + y; });
   const Shape sa = a.shape(), sb = b.shape();
   return record_op(out, "add", {a, b}, [sa, sb](const Tensor& g) {
-    return std::vector<Tensor>{sum_to(g, sa), sum_to(g, sb)};
+    return TensorList{sum_to(g, sa), sum_to(g, sb)};
   }, where);
 }
 
@@ -79,7 +79,7 @@ Tensor sub(const Tensor& a, const Tensor& b, std::source_location where) {
   const Shape sa = a.shape(), sb = b.shape();
   const bool need_b = b.requires_grad();
   return record_op(out, "sub", {a, b}, [sa, sb, need_b](const Tensor& g) {
-    return std::vector<Tensor>{sum_to(g, sa), need_b ? neg(sum_to(g, sb)) : Tensor()};
+    return TensorList{sum_to(g, sa), need_b ? neg(sum_to(g, sb)) : Tensor()};
   }, where);
 }
 
@@ -90,7 +90,7 @@ Tensor mul(const Tensor& a, const Tensor& b, std::source_location where) {
   Tensor a_saved = need_b ? a.detach() : Tensor(), b_saved = need_a ? b.detach() : Tensor();
   const Shape sa = a.shape(), sb = b.shape();
   return record_op(out, "mul", {a, b}, [=](const Tensor& g) {
-    return std::vector<Tensor>{need_a ? sum_to(mul(g, b_saved), sa) : Tensor(),
+    return TensorList{need_a ? sum_to(mul(g, b_saved), sa) : Tensor(),
                                need_b ? sum_to(mul(g, a_saved), sb) : Tensor()};
   }, where);
 }
@@ -103,7 +103,7 @@ Tensor div(const Tensor& a, const Tensor& b, std::source_location where) {
   const Shape sa = a.shape(), sb = b.shape();
   return record_op(out, "div", {a, b}, [=](const Tensor& g) {
     Tensor g_over_b = div(g, b_saved);
-    return std::vector<Tensor>{need_a ? sum_to(g_over_b, sa) : Tensor(),
+    return TensorList{need_a ? sum_to(g_over_b, sa) : Tensor(),
                                need_b ? sum_to(neg(mul(g_over_b, out_saved)), sb) : Tensor()};
   }, where);
 }
@@ -112,19 +112,19 @@ Tensor div(const Tensor& a, const Tensor& b, std::source_location where) {
 // out = x + s;  dx = g
 Tensor add(const Tensor& x, double s, std::source_location where) {
   Tensor out = unary_forward(x, "add", [s](auto v) { return v + s; });
-  return record_op(out, "add_scalar", {x}, [](const Tensor& g) { return std::vector<Tensor>{g}; }, where);
+  return record_op(out, "add_scalar", {x}, [](const Tensor& g) { return TensorList{g}; }, where);
 }
 
 // out = x * s;  dx = g * s
 Tensor mul(const Tensor& x, double s, std::source_location where) {
   Tensor out = unary_forward(x, "mul", [s](auto v) { return v * s; });
-  return record_op(out, "mul_scalar", {x}, [s](const Tensor& g) { return std::vector<Tensor>{mul(g, s)}; }, where);
+  return record_op(out, "mul_scalar", {x}, [s](const Tensor& g) { return TensorList{mul(g, s)}; }, where);
 }
 
 // out = s - x;  dx = -g
 Tensor sub(double s, const Tensor& x, std::source_location where) {
   Tensor out = unary_forward(x, "sub", [s](auto v) { return s - v; });
-  return record_op(out, "rsub_scalar", {x}, [](const Tensor& g) { return std::vector<Tensor>{neg(g)}; }, where);
+  return record_op(out, "rsub_scalar", {x}, [](const Tensor& g) { return TensorList{neg(g)}; }, where);
 }
 
 // out = s / x;  dx = -g * s / x^2
@@ -132,14 +132,14 @@ Tensor div(double s, const Tensor& x, std::source_location where) {
   Tensor out = unary_forward(x, "div", [s](auto v) { return s / v; });
   Tensor xs = x.detach();
   return record_op(out, "rdiv_scalar", {x}, [s, xs](const Tensor& g) {
-    return std::vector<Tensor>{grad_times(g, xs, [s](auto v) { return -s / (v * v); })};
+    return TensorList{grad_times(g, xs, [s](auto v) { return -s / (v * v); })};
   }, where);
 }
 
 // out = -x;  dx = -g
 Tensor neg(const Tensor& x, std::source_location where) {
   Tensor out = unary_forward(x, "neg", [](auto v) { return -v; });
-  return record_op(out, "neg", {x}, [](const Tensor& g) { return std::vector<Tensor>{neg(g)}; }, where);
+  return record_op(out, "neg", {x}, [](const Tensor& g) { return TensorList{neg(g)}; }, where);
 }
 
 // out = x^p;  dx = g * p * x^(p-1)
@@ -147,7 +147,7 @@ Tensor pow(const Tensor& x, double p, std::source_location where) {
   Tensor out = unary_forward(x, "pow", [p](auto v) { return std::pow(v, p); });
   Tensor xs = x.detach();
   return record_op(out, "pow", {x}, [p, xs](const Tensor& g) {
-    return std::vector<Tensor>{grad_times(g, xs, [p](auto v) { return p * std::pow(v, p - 1); })};
+    return TensorList{grad_times(g, xs, [p](auto v) { return p * std::pow(v, p - 1); })};
   }, where);
 }
 
@@ -156,14 +156,14 @@ Tensor pow(const Tensor& x, double p, std::source_location where) {
 Tensor exp(const Tensor& x, std::source_location where) {
   Tensor out = unary_forward(x, "exp", [](auto v) { return std::exp(v); });
   Tensor os = out.detach();
-  return record_op(out, "exp", {x}, [os](const Tensor& g) { return std::vector<Tensor>{mul(g, os)}; }, where);
+  return record_op(out, "exp", {x}, [os](const Tensor& g) { return TensorList{mul(g, os)}; }, where);
 }
 
 // out = ln x;  dx = g / x
 Tensor log(const Tensor& x, std::source_location where) {
   Tensor out = unary_forward(x, "log", [](auto v) { return std::log(v); });
   Tensor xs = x.detach();
-  return record_op(out, "log", {x}, [xs](const Tensor& g) { return std::vector<Tensor>{div(g, xs)}; }, where);
+  return record_op(out, "log", {x}, [xs](const Tensor& g) { return TensorList{div(g, xs)}; }, where);
 }
 
 // out = sqrt(x);  dx = g / (2 out)
@@ -171,7 +171,7 @@ Tensor sqrt(const Tensor& x, std::source_location where) {
   Tensor out = unary_forward(x, "sqrt", [](auto v) { return std::sqrt(v); });
   Tensor os = out.detach();
   return record_op(out, "sqrt", {x}, [os](const Tensor& g) {
-    return std::vector<Tensor>{grad_times(g, os, [](auto v) { return decltype(v)(0.5) / v; })};
+    return TensorList{grad_times(g, os, [](auto v) { return decltype(v)(0.5) / v; })};
   }, where);
 }
 
@@ -180,7 +180,7 @@ Tensor tanh(const Tensor& x, std::source_location where) {
   Tensor out = unary_forward(x, "tanh", [](auto v) { return std::tanh(v); });
   Tensor os = out.detach();
   return record_op(out, "tanh", {x}, [os](const Tensor& g) {
-    return std::vector<Tensor>{grad_times(g, os, [](auto v) { return 1 - v * v; })};
+    return TensorList{grad_times(g, os, [](auto v) { return 1 - v * v; })};
   }, where);
 }
 
@@ -195,7 +195,7 @@ Tensor sigmoid(const Tensor& x, std::source_location where) {
   });
   Tensor os = out.detach();
   return record_op(out, "sigmoid", {x}, [os](const Tensor& g) {
-    return std::vector<Tensor>{grad_times(g, os, [](auto v) { return v * (1 - v); })};
+    return TensorList{grad_times(g, os, [](auto v) { return v * (1 - v); })};
   }, where);
 }
 
@@ -206,7 +206,7 @@ Tensor relu(const Tensor& x, std::source_location where) {
   return record_op(out, "relu", {x}, [xs](const Tensor& g) {
     // A select, as PyTorch's threshold_backward: g where x > 0, else 0. It vectorises as compare-and-blend, with
     // no branch on the data's signs (a multiply by a 0/1 factor did not).
-    return std::vector<Tensor>{dispatch_floating(g.dtype(), "relu backward", [&](auto tag) {
+    return TensorList{dispatch_floating(g.dtype(), "relu backward", [&](auto tag) {
       using T = decltype(tag);
       return map_binary<T, T>(g, xs, g.shape(), [](T gv, T xv) { return xv > T(0) ? gv : T(0); });
     })};
@@ -218,7 +218,7 @@ Tensor gelu(const Tensor& x, std::source_location where) {
   Tensor out = unary_forward(x, "gelu", [](auto v) { return v * 0.5 * (1 + std::erf(v * std::numbers::sqrt2 / 2)); });
   Tensor xs = x.detach();
   return record_op(out, "gelu", {x}, [xs](const Tensor& g) {
-    return std::vector<Tensor>{grad_times(g, xs, [](auto v) {
+    return TensorList{grad_times(g, xs, [](auto v) {
       const double cdf = 0.5 * (1 + std::erf(v * std::numbers::sqrt2 / 2));
       const double pdf = std::exp(-0.5 * v * v) * std::numbers::inv_sqrtpi / std::numbers::sqrt2;
       return cdf + v * pdf;

@@ -182,7 +182,7 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
         for (std::int64_t j = 0; j < D; ++j) dxi[j] = pr[i] * (dh[j] - mean_dh - hi[j] * mean_dh_h);
       }
     });
-    return std::vector<Tensor>{need_x ? dx.reshape(gc.shape()) : Tensor(), w.defined() ? dw : Tensor(),
+    return TensorList{need_x ? dx.reshape(gc.shape()) : Tensor(), w.defined() ? dw : Tensor(),
                                b.defined() ? db : Tensor()};
   }, where);
 }

@@ -115,7 +115,7 @@ Tensor matmul(const Tensor& a, const Tensor& b, std::source_location where) {
   Tensor as = need_b ? a.detach() : Tensor(), bs = need_a ? b.detach() : Tensor();
   const Shape sa = a.shape(), sb = b.shape();
   return record_op(out, "matmul", {a, b}, [=](const Tensor& g) {
-    return std::vector<Tensor>{need_a ? sum_to(matmul(g, bs.transpose(-2, -1)), sa) : Tensor(),
+    return TensorList{need_a ? sum_to(matmul(g, bs.transpose(-2, -1)), sa) : Tensor(),
                                need_b ? sum_to(matmul(as.transpose(-2, -1), g), sb) : Tensor()};
   }, where);
 }
@@ -187,7 +187,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, std::so
           for (std::int64_t j = 0; j < out; ++j) pdb[j] += pg[i * out + j];
       }
     });
-    return std::vector<Tensor>{dx, dw, db};
+    return TensorList{dx, dw, db};
   }, where);
 }
 

@@ -99,7 +99,7 @@ Tensor sum(const Tensor& x, const std::vector<std::int64_t>& dims, bool keepdim,
     });
     const Shape in_shape = x.shape();
     return record_op(out, "sum", {x}, [keep, in_shape](const Tensor& g) {
-      return std::vector<Tensor>{g.reshape(keep).expand(in_shape)};
+      return TensorList{g.reshape(keep).expand(in_shape)};
     }, where);
   }
   ReducePlan p = plan_reduce(x, dims, keepdim, "sum");
@@ -121,7 +121,7 @@ Tensor sum(const Tensor& x, const std::vector<std::int64_t>& dims, bool keepdim,
   });
   const Shape keep = p.keep_shape, in_shape = x.shape();
   return record_op(out, "sum", {x}, [keep, in_shape](const Tensor& g) {
-    return std::vector<Tensor>{g.reshape(keep).expand(in_shape)};
+    return TensorList{g.reshape(keep).expand(in_shape)};
   }, where);
 }
 
@@ -164,7 +164,7 @@ Tensor max(const Tensor& x, std::int64_t dim, bool keepdim, std::source_location
       T* pr = rows.data<T>();
       for (std::int64_t i = 0; i < outer; ++i) pr[i * inner + (*where_max)[i]] = pg[i];
     });
-    return std::vector<Tensor>{rows.reshape(permuted_shape).permute(inverse_permutation(perm))};
+    return TensorList{rows.reshape(permuted_shape).permute(inverse_permutation(perm))};
   }, where);
 }
 

@@ -61,7 +61,7 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value, std::sourc
   Tensor m = mask.detach();
   // The fill value is an input too (a constant: no gradient), so anomaly detection sees where an infinity came from.
   return record_op(out, "masked_fill", {x, fill}, [m](const Tensor& g) {
-    return std::vector<Tensor>{keep_where(g, m, false), Tensor()};
+    return TensorList{keep_where(g, m, false), Tensor()};
   }, where);
 }
 
@@ -77,7 +77,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, std::source_l
   const Shape sa = a.shape(), sb = b.shape();
   const bool need_a = a.requires_grad(), need_b = b.requires_grad();
   return record_op(out, "where", {a, b}, [=](const Tensor& g) {
-    return std::vector<Tensor>{need_a ? sum_to(keep_where(g, c, true), sa) : Tensor(),
+    return TensorList{need_a ? sum_to(keep_where(g, c, true), sa) : Tensor(),
                                need_b ? sum_to(keep_where(g, c, false), sb) : Tensor()};
   }, where);
 }
@@ -112,8 +112,8 @@ Tensor cat(const std::vector<Tensor>& xs, std::int64_t dim, std::source_location
   }
   std::vector<std::int64_t> sizes;
   for (const Tensor& x : xs) sizes.push_back(x.shape()[d]);
-  return record_op(out, "cat", xs, [d, starts, sizes](const Tensor& g) {
-    std::vector<Tensor> grads;
+  return record_op(out, "cat", TensorList(xs.begin(), xs.end()), [d, starts, sizes](const Tensor& g) {
+    TensorList grads;
     for (std::size_t i = 0; i < starts.size(); ++i) grads.push_back(g.narrow(d, starts[i], sizes[i]));
     return grads;
   }, where);
@@ -181,7 +181,7 @@ Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index, std:
           for (std::int64_t k = 0; k < inner; ++k) dst[k] += src[k];
         }
     });
-    return std::vector<Tensor>{gx};
+    return TensorList{gx};
   }, where);
 }
 
@@ -236,7 +236,7 @@ Tensor gather(const Tensor& x, std::int64_t dim, const Tensor& index, std::sourc
       T* px = gx.data<T>();
       for (std::size_t e = 0; e < offsets->size(); ++e) px[(*offsets)[e]] += pg[e];
     });
-    return std::vector<Tensor>{gx};
+    return TensorList{gx};
   }, where);
 }
 

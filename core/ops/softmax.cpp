@@ -145,7 +145,7 @@ Tensor softmax(const Tensor& x, std::int64_t dim, std::source_location where) {
                       [](const auto* xi, auto* yi, std::int64_t n) { softmax_row(xi, yi, n); });
   const std::int64_t d = r.dim;
   return record_op(from_rows(y, x, d), "softmax", {x}, [y, d, like = x.detach()](const Tensor& g) {
-    return std::vector<Tensor>{rows_backward(g, y, like, d, "softmax backward",
+    return TensorList{rows_backward(g, y, like, d, "softmax backward",
                                              [](const auto* yi, const auto* gi, auto* dxi, std::int64_t n) {
                                                std::remove_cvref_t<decltype(*yi)> dot = 0;
                                                for (std::int64_t j = 0; j < n; ++j) dot += gi[j] * yi[j];
@@ -171,7 +171,7 @@ Tensor log_softmax(const Tensor& x, std::int64_t dim, std::source_location where
   });
   const std::int64_t d = r.dim;
   return record_op(from_rows(y, x, d), "log_softmax", {x}, [y, d, like = x.detach()](const Tensor& g) {
-    return std::vector<Tensor>{rows_backward(g, y, like, d, "log_softmax backward",
+    return TensorList{rows_backward(g, y, like, d, "log_softmax backward",
                                              [](const auto* yi, const auto* gi, auto* dxi, std::int64_t n) {
                                                using T = std::remove_cvref_t<decltype(*yi)>;
                                                if (n > 0 && row_max(yi, n) == -std::numeric_limits<T>::infinity()) {
@@ -246,7 +246,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, std::int64_t ig
         }
       });
     }
-    return std::vector<Tensor>{gx.reshape(shape)};
+    return TensorList{gx.reshape(shape)};
   }, where);
 }
 

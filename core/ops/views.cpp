@@ -46,7 +46,7 @@ Tensor view(const Tensor& x, const Shape& shape, std::source_location where) {
                                 "; use reshape() (which copies) or contiguous() first");
   Tensor out = make_view(x, target, contiguous_strides(target), x.offset());
   const Shape in_shape = x.shape();
-  return record_op(out, "view", {x}, [in_shape](const Tensor& g) { return std::vector<Tensor>{g.reshape(in_shape)}; }, where);
+  return record_op(out, "view", {x}, [in_shape](const Tensor& g) { return TensorList{g.reshape(in_shape)}; }, where);
 }
 
 Tensor reshape(const Tensor& x, const Shape& shape, std::source_location where) {
@@ -62,7 +62,7 @@ Tensor transpose(const Tensor& x, std::int64_t d0, std::int64_t d1, std::source_
   std::swap(shape[a], shape[b]);
   std::swap(strides[a], strides[b]);
   Tensor out = make_view(x, shape, strides, x.offset());
-  return record_op(out, "transpose", {x}, [a, b](const Tensor& g) { return std::vector<Tensor>{g.transpose(a, b)}; }, where);
+  return record_op(out, "transpose", {x}, [a, b](const Tensor& g) { return TensorList{g.transpose(a, b)}; }, where);
 }
 
 // out dim i is x dim dims[i].
@@ -83,7 +83,7 @@ Tensor permute(const Tensor& x, const std::vector<std::int64_t>& dims, std::sour
     strides[i] = x.strides()[perm[i]];
   }
   Tensor out = make_view(x, shape, strides, x.offset());
-  return record_op(out, "permute", {x}, [inverse](const Tensor& g) { return std::vector<Tensor>{g.permute(inverse)}; }, where);
+  return record_op(out, "permute", {x}, [inverse](const Tensor& g) { return TensorList{g.permute(inverse)}; }, where);
 }
 
 // Python-style bounds: negative start/end count from the end, out-of-range ends are clamped.
@@ -103,7 +103,7 @@ Tensor slice(const Tensor& x, std::int64_t dim, std::int64_t start, std::int64_t
     // The gradient of the untouched elements is zero; the sliced ones receive g.
     Tensor gx = Tensor::zeros(in_shape, g.dtype());
     gx.slice(d, s, e, step).copy_(g);
-    return std::vector<Tensor>{gx};
+    return TensorList{gx};
   }, where);
 }
 
@@ -116,7 +116,7 @@ Tensor unsqueeze(const Tensor& x, std::int64_t dim, std::source_location where) 
   shape.insert(shape.begin() + d, 1);
   strides.insert(strides.begin() + d, stride);
   Tensor out = make_view(x, shape, strides, x.offset());
-  return record_op(out, "unsqueeze", {x}, [d](const Tensor& g) { return std::vector<Tensor>{g.squeeze(d)}; }, where);
+  return record_op(out, "unsqueeze", {x}, [d](const Tensor& g) { return TensorList{g.squeeze(d)}; }, where);
 }
 
 // Drops `dim` if its size is 1 (otherwise returns x unchanged, as PyTorch does).
@@ -128,7 +128,7 @@ Tensor squeeze(const Tensor& x, std::int64_t dim, std::source_location where) {
   shape.erase(shape.begin() + d);
   strides.erase(strides.begin() + d);
   Tensor out = make_view(x, shape, strides, x.offset());
-  return record_op(out, "squeeze", {x}, [d](const Tensor& g) { return std::vector<Tensor>{g.unsqueeze(d)}; }, where);
+  return record_op(out, "squeeze", {x}, [d](const Tensor& g) { return TensorList{g.unsqueeze(d)}; }, where);
 }
 
 // x: (..S) -> shape, where each size of S is 1 or equal to its target (-1 keeps it); new dims lead.
@@ -154,14 +154,14 @@ Tensor expand(const Tensor& x, const Shape& shape, std::source_location where) {
   }
   Tensor out = make_view(x, target, strides, x.offset());
   const Shape in_shape = x.shape();
-  return record_op(out, "expand", {x}, [in_shape](const Tensor& g) { return std::vector<Tensor>{sum_to(g, in_shape)}; }, where);
+  return record_op(out, "expand", {x}, [in_shape](const Tensor& g) { return TensorList{sum_to(g, in_shape)}; }, where);
 }
 
 Tensor contiguous(const Tensor& x, std::source_location where) {
   if (x.is_contiguous()) return x;
   Tensor out = Tensor::empty(x.shape(), x.dtype());
   out.copy_(x);
-  return record_op(out, "contiguous", {x}, [](const Tensor& g) { return std::vector<Tensor>{g}; }, where);
+  return record_op(out, "contiguous", {x}, [](const Tensor& g) { return TensorList{g}; }, where);
 }
 
 }  // namespace cppgrad

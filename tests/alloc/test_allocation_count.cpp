@@ -74,7 +74,7 @@ TEST(Allocations, ASteadyStateTrainingStepStaysWithinItsBudget) {
   // bookkeeping stopped using node-based hash containers. Views and detach() copy two shape vectors into a new
   // TensorImpl; a node adds itself, its inputs vector and its closure. The budget is per step (fusing ops
   // lowers the node count faster than the allocations), about 10% above today's figure.
-  EXPECT_LE(per_step, 4750) << "more small allocations per step than before: pool them or find the new one";
+  EXPECT_LE(per_step, 300) << "more small allocations per step than before: pool them or find the new one";
 }
 
 }  // namespace

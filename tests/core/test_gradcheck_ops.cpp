@@ -47,7 +47,7 @@ TEST(GradCheckChecker, CatchesAGradientSentToTheWrongElement) {
     Tensor w = Tensor::from_vector<double>({1, 2, 3}, {3});
     Tensor out = mul(x.detach(), w);
     Tensor w_reversed = Tensor::from_vector<double>({3, 2, 1}, {3});
-    return record_op(out, "bad_scale", {x}, [w_reversed](const Tensor& g) { return std::vector<Tensor>{mul(g, w_reversed)}; });
+    return record_op(out, "bad_scale", {x}, [w_reversed](const Tensor& g) { return TensorList{mul(g, w_reversed)}; });
   };
   EXPECT_FALSE(gradcheck(bad_scale, {test::leaf({3}, 2)}).ok);
 }
