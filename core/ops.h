@@ -57,8 +57,8 @@ Tensor sum_to(const Tensor& g, const Shape& shape, std::source_location where = 
 
 // ---------------------------------------------------------------- reductions (core/ops/reduce.cpp)
 // x: (..) -> (..) with `dims` removed (or kept as size 1 with keepdim). Empty dims = all dims.
-Tensor sum(const Tensor& x, const std::vector<std::int64_t>& dims = {}, bool keepdim = false, std::source_location where = std::source_location::current());
-Tensor mean(const Tensor& x, const std::vector<std::int64_t>& dims = {}, bool keepdim = false, std::source_location where = std::source_location::current());
+Tensor sum(const Tensor& x, const Dims& dims = {}, bool keepdim = false, std::source_location where = std::source_location::current());
+Tensor mean(const Tensor& x, const Dims& dims = {}, bool keepdim = false, std::source_location where = std::source_location::current());
 // Maximum over one dim; the gradient goes to the first maximal element, as PyTorch's max(dim).
 Tensor max(const Tensor& x, std::int64_t dim, bool keepdim = false, std::source_location where = std::source_location::current());
 // The sum of the squares of all elements, in double, any layout and dtype; a value for norms and logs, not an op
@@ -128,7 +128,7 @@ Tensor dropout(const Tensor& x, double p, bool training, Generator& gen, std::so
 Tensor view(const Tensor& x, const Shape& shape, std::source_location where = std::source_location::current());
 Tensor reshape(const Tensor& x, const Shape& shape, std::source_location where = std::source_location::current());
 Tensor transpose(const Tensor& x, std::int64_t d0, std::int64_t d1, std::source_location where = std::source_location::current());
-Tensor permute(const Tensor& x, const std::vector<std::int64_t>& dims, std::source_location where = std::source_location::current());
+Tensor permute(const Tensor& x, const Dims& dims, std::source_location where = std::source_location::current());
 Tensor slice(const Tensor& x, std::int64_t dim, std::int64_t start, std::int64_t end, std::int64_t step = 1, std::source_location where = std::source_location::current());
 Tensor unsqueeze(const Tensor& x, std::int64_t dim, std::source_location where = std::source_location::current());
 Tensor squeeze(const Tensor& x, std::int64_t dim, std::source_location where = std::source_location::current());

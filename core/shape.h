@@ -12,6 +12,8 @@ namespace cppgrad {
 inline constexpr std::size_t kInlineRank = 6;
 using Shape = SmallVector<std::int64_t, kInlineRank>;
 using Strides = SmallVector<std::int64_t, kInlineRank>;
+// A list of dim indices (permute's order, the dims a sum reduces): as small, and as allocation-free, as a shape.
+using Dims = SmallVector<std::int64_t, kInlineRank>;
 
 // "[2, 3]" — the form every error message uses.
 std::string shape_str(const Shape& shape);

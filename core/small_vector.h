@@ -37,7 +37,8 @@ class SmallVector {
   SmallVector(It first, It last) {
     assign(first, last);
   }
-  explicit SmallVector(const std::vector<T>& values) { assign(values.begin(), values.end()); }
+  // Implicit, so an API that took std::vector (permute, sum over dims) still takes one.
+  SmallVector(const std::vector<T>& values) { assign(values.begin(), values.end()); }  // NOLINT(google-explicit-constructor)
   SmallVector(const SmallVector& other) { assign(other.begin(), other.end()); }
   SmallVector(SmallVector&& other) noexcept { take(other); }
   SmallVector& operator=(const SmallVector& other) {

@@ -280,7 +280,7 @@ Tensor make_view(const Tensor& base, Shape shape, Strides strides, std::int64_t 
 Tensor Tensor::view(const Shape& s) const { return cppgrad::view(*this, s); }
 Tensor Tensor::reshape(const Shape& s) const { return cppgrad::reshape(*this, s); }
 Tensor Tensor::transpose(std::int64_t d0, std::int64_t d1) const { return cppgrad::transpose(*this, d0, d1); }
-Tensor Tensor::permute(const std::vector<std::int64_t>& dims) const { return cppgrad::permute(*this, dims); }
+Tensor Tensor::permute(const Dims& dims) const { return cppgrad::permute(*this, dims); }
 Tensor Tensor::slice(std::int64_t d, std::int64_t start, std::int64_t end, std::int64_t step) const {
   return cppgrad::slice(*this, d, start, end, step);
 }

@@ -85,7 +85,7 @@ class Tensor {
   Tensor flatten() const { return reshape({-1}); }
   Tensor transpose(std::int64_t d0, std::int64_t d1) const;
   Tensor t() const { return transpose(-2, -1); }
-  Tensor permute(const std::vector<std::int64_t>& dims) const;
+  Tensor permute(const Dims& dims) const;
   Tensor slice(std::int64_t dim, std::int64_t start, std::int64_t end, std::int64_t step = 1) const;
   Tensor narrow(std::int64_t dim, std::int64_t start, std::int64_t length) const;
   Tensor select(std::int64_t dim, std::int64_t index) const;  // drops dim

@@ -6,7 +6,6 @@
 //   decoder, post-LN:  x = norm1(x + self_attn(x, x, x, causal));    x = norm2(x + cross_attn(x, mem, mem));
 //                      x = norm3(x + ffn(x))
 //   pre-LN replaces each  x = norm(x + f(x))  by  x = x + f(norm(x)).
-#include <functional>
 #include <memory>
 
 #include "nn/attention_module.h"
@@ -82,7 +81,19 @@ class TransformerDecoderLayer : public Module {
 
  private:
   Tensor residual_dropout(const Tensor& x) const { return dropout_ ? dropout_->forward(x) : x; }
-  using SublayerFn = std::function<Tensor(const Tensor&)>;
+  // A borrowed reference to a sublayer's callable, valid for the call it is passed to: a std::function would copy
+  // each lambda (its captures) into a heap allocation on every forward.
+  class SublayerFn {
+   public:
+    template <typename F>
+    SublayerFn(const F& f)  // NOLINT(google-explicit-constructor): callers pass their lambdas
+        : callable_(&f), call_([](const void* c, const Tensor& x) { return (*static_cast<const F*>(c))(x); }) {}
+    Tensor operator()(const Tensor& x) const { return call_(callable_, x); }
+
+   private:
+    const void* callable_;
+    Tensor (*call_)(const void*, const Tensor&);
+  };
   Tensor sublayers(const Tensor& x, const SublayerFn& self_block, const SublayerFn& cross_block) const;
 
   TransformerLayerOptions options_;

@@ -25,7 +25,7 @@ void for_each_row(const Shape& shape, const std::array<Strides, K>& strides, Row
   std::array<std::int64_t, K> inner{};
   for (std::size_t k = 0; k < K; ++k) inner[k] = strides[k][rank - 1];
   const std::int64_t n = shape[rank - 1];
-  std::vector<std::int64_t> counter(rank, 0);
+  Shape counter(rank, 0);  // inline up to rank 6: no allocation per call
   while (true) {
     row(offsets, n, inner);
     // Advance the odometer over dims rank-2 .. 0.

@@ -56,7 +56,7 @@ Tensor sum_to(const Tensor& g, const Shape& shape, std::source_location where) {
   const std::int64_t lead = g.dim() - static_cast<std::int64_t>(shape.size());
   if (lead < 0)
     throw std::invalid_argument("sum_to: cannot sum " + shape_str(g.shape()) + " down to larger rank " + shape_str(shape));
-  std::vector<std::int64_t> dims;
+  Dims dims;
   for (std::int64_t i = 0; i < g.dim(); ++i)
     if (i < lead || (shape[i - lead] == 1 && g.shape()[i] != 1)) dims.push_back(i);
   if (dims.empty()) return g.reshape(shape);

@@ -159,15 +159,15 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
       const T* pw = w.defined() ? w.data<T>() : nullptr;
       T *pdw = dw.data<T>(), *pdb = db.data<T>();
       // dh = g * w;  dx = rstd * (dh - mean(dh) - xhat * mean(dh * xhat));  dw += g * xhat;  db += g
-      std::vector<T> dh(static_cast<std::size_t>(D));
+      // dh is recomputed where needed rather than kept in a buffer (one multiply against a heap block per call).
+      auto dh = [pw](const T* gi, std::int64_t j) { return gi[j] * (pw ? pw[j] : T(1)); };
       for (std::int64_t i = 0; i < N; ++i) {
         const T *gi = pg + i * D, *hi = ph + i * D;
         T mean_dh = 0, mean_dh_h = 0;
 #pragma omp simd reduction(+ : mean_dh, mean_dh_h)
         for (std::int64_t j = 0; j < D; ++j) {
-          dh[j] = gi[j] * (pw ? pw[j] : T(1));
-          mean_dh += dh[j];
-          mean_dh_h += dh[j] * hi[j];
+          mean_dh += dh(gi, j);
+          mean_dh_h += dh(gi, j) * hi[j];
         }
 #pragma omp simd
         for (std::int64_t j = 0; j < D; ++j) {
@@ -179,7 +179,7 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
         if (!need_x) continue;
         T* dxi = dx.data<T>() + i * D;
 #pragma omp simd
-        for (std::int64_t j = 0; j < D; ++j) dxi[j] = pr[i] * (dh[j] - mean_dh - hi[j] * mean_dh_h);
+        for (std::int64_t j = 0; j < D; ++j) dxi[j] = pr[i] * (dh(gi, j) - mean_dh - hi[j] * mean_dh_h);
       }
     });
     return TensorList{need_x ? dx.reshape(gc.shape()) : Tensor(), w.defined() ? dw : Tensor(),

@@ -59,7 +59,8 @@ Tensor batched_matmul_forward(const Tensor& a, const Tensor& b) {
     using T = decltype(tag);
     Operand<T> A = as_operand<T>(a, batch_shape), B = as_operand<T>(b, batch_shape);
     // Element offset of every batch's matrix (of a, b and the result), walking the broadcast batch dims.
-    std::vector<std::int64_t> a_off(batch), b_off(batch), c_off(batch);
+    using Offsets = SmallVector<std::int64_t, 8>;  // a plain product (batch 1) allocates nothing
+    Offsets a_off(static_cast<std::size_t>(batch)), b_off(a_off), c_off(a_off);
     const Strides c_strides(out.strides().begin(), out.strides().end() - 2);
     std::int64_t i = 0;
     kernels::for_each_row<3>(batch_shape.empty() ? Shape{1} : batch_shape,

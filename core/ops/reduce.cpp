@@ -18,10 +18,10 @@ struct ReducePlan {
   std::int64_t outer = 1, inner = 1;
   Shape keep_shape;  // x.shape with reduced dims set to 1
   Shape out_shape;   // keep_shape, or without the reduced dims
-  std::vector<std::int64_t> perm;  // kept dims then reduced dims
+  Dims perm;  // kept dims then reduced dims
 };
 
-ReducePlan plan_reduce(const Tensor& x, const std::vector<std::int64_t>& dims_in, bool keepdim, const char* op) {
+ReducePlan plan_reduce(const Tensor& x, const Dims& dims_in, bool keepdim, const char* op) {
   const std::int64_t r = x.dim();
   std::vector<bool> reduced(r, dims_in.empty());
   for (auto d : dims_in) {
@@ -50,21 +50,21 @@ ReducePlan plan_reduce(const Tensor& x, const std::vector<std::int64_t>& dims_in
   return p;
 }
 
-std::vector<std::int64_t> inverse_permutation(const std::vector<std::int64_t>& perm) {
-  std::vector<std::int64_t> inv(perm.size());
+Dims inverse_permutation(const Dims& perm) {
+  Dims inv(perm.size());
   for (std::size_t i = 0; i < perm.size(); ++i) inv[perm[i]] = static_cast<std::int64_t>(i);
   return inv;
 }
 
 
 // True when `dims` are exactly the leading dims 0..k-1 of x (0 < k < rank): a sum over rows, leaving columns.
-bool reduces_leading_dims(const Tensor& x, const std::vector<std::int64_t>& dims) {
+bool reduces_leading_dims(const Tensor& x, const Dims& dims) {
   if (dims.empty() || static_cast<std::int64_t>(dims.size()) >= x.dim()) return false;
-  std::vector<bool> seen(x.dim(), false);
+  Dims seen(static_cast<std::size_t>(x.dim()), 0);
   for (auto d : dims) {
     const std::int64_t nd = normalize_dim(d, x.dim(), "sum");
     if (seen[nd]) return false;
-    seen[nd] = true;
+    seen[nd] = 1;
   }
   for (std::size_t i = 0; i < dims.size(); ++i)
     if (!seen[i]) return false;
@@ -85,7 +85,7 @@ void column_sums(const T* x, std::int64_t rows, std::int64_t cols, T* out) {
 }  // namespace
 
 // out = sum over dims of x;  dx = g broadcast back over the reduced dims
-Tensor sum(const Tensor& x, const std::vector<std::int64_t>& dims, bool keepdim, std::source_location where) {
+Tensor sum(const Tensor& x, const Dims& dims, bool keepdim, std::source_location where) {
   if (x.is_contiguous() && reduces_leading_dims(x, dims)) {
     Shape keep = x.shape(), out_shape;
     std::int64_t rows = 1;
@@ -126,7 +126,7 @@ Tensor sum(const Tensor& x, const std::vector<std::int64_t>& dims, bool keepdim,
 }
 
 // out = sum / count;  dx = g / count broadcast back
-Tensor mean(const Tensor& x, const std::vector<std::int64_t>& dims, bool keepdim, std::source_location where) {
+Tensor mean(const Tensor& x, const Dims& dims, bool keepdim, std::source_location where) {
   Tensor s = sum(x, dims, keepdim, where);
   const std::int64_t count = s.numel() == 0 ? 0 : x.numel() / s.numel();
   return mul(s, 1.0 / static_cast<double>(count), where);

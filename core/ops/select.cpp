@@ -246,8 +246,10 @@ Tensor embedding(const Tensor& weight, const Tensor& ids, std::source_location w
   if (weight.dim() != 2)
     throw std::invalid_argument("embedding: weight must be a (V, D) table, got shape " + shape_str(weight.shape()));
   const std::int64_t V = weight.shape()[0];
-  for (std::int64_t id : ids.to_vector<std::int64_t>())
-    if (id < 0 || id >= V)
+  const Tensor flat_ids = ids.contiguous();
+  const std::int64_t* id_data = flat_ids.data<std::int64_t>();
+  for (std::int64_t i = 0, n = flat_ids.numel(); i < n; ++i)
+    if (const std::int64_t id = id_data[i]; id < 0 || id >= V)
       throw std::out_of_range("embedding: id " + std::to_string(id) + " is out of range for a table of " +
                               std::to_string(V) + " rows");
   Shape out_shape = ids.shape();

@@ -66,12 +66,12 @@ Tensor transpose(const Tensor& x, std::int64_t d0, std::int64_t d1, std::source_
 }
 
 // out dim i is x dim dims[i].
-Tensor permute(const Tensor& x, const std::vector<std::int64_t>& dims, std::source_location where) {
+Tensor permute(const Tensor& x, const Dims& dims, std::source_location where) {
   const std::int64_t r = x.dim();
   if (static_cast<std::int64_t>(dims.size()) != r)
     throw std::invalid_argument("permute: got " + std::to_string(dims.size()) + " dims for a tensor of shape " +
                                 shape_str(x.shape()));
-  std::vector<std::int64_t> perm(r), inverse(r, -1);
+  Dims perm(r), inverse(r, -1);
   Shape shape(r);
   Strides strides(r);
   for (std::int64_t i = 0; i < r; ++i) {
