@@ -153,12 +153,13 @@ Trainer::StepResult Trainer::train_step(const std::vector<std::int64_t>& rows) {
   trace_graph_path_.clear();
   sum_replica_gradients(n);
 
-  grad_norms_.push_back(global_grad_norm(worker_params_[0]));
+  // clip_grad_norm returns the norm before clipping (as PyTorch's): one pass over the gradients, not two.
+  grad_norms_.push_back(config_.clip_grad > 0 ? optim::clip_grad_norm(worker_params_[0], config_.clip_grad)
+                                              : global_grad_norm(worker_params_[0]));
   const bool log_now = grad_log_every_ > 0 && global_step_ % grad_log_every_ == 0;
   std::vector<std::pair<std::string, Tensor>> before;
   if (log_now)
     for (const auto& [name, p] : model_->named_parameters()) before.emplace_back(name, p.detach().clone());
-  if (config_.clip_grad > 0) optim::clip_grad_norm(worker_params_[0], config_.clip_grad);
   optimizer_->step();
   if (log_now) append_grad_log(epochs_done() + 1, before);
   ++global_step_;

@@ -1,4 +1,8 @@
 // After warm-up, a training step reuses tensor memory: no new blocks from the system.
+#include <array>
+#include <cstring>
+#include <memory>
+
 #include "core/allocator.h"
 #include "nn/seq2seq.h"
 #include "optim/adam.h"
@@ -27,6 +31,33 @@ TEST(Allocator, TrainingStepsReuseTensorMemoryInTheSteadyState) {
   const AllocatorStats after = allocator_stats();
   EXPECT_EQ(after.system_allocations, before.system_allocations) << "new blocks in the steady state";
   EXPECT_GT(after.reuses, before.reuses);
+}
+
+TEST(Allocator, SmallObjectsReuseFreedBlocksOfTheirSizeClass) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "the small-object lists are off under AddressSanitizer";
+#endif
+  // A freed block is handed out again for any size in its 16-byte class, and not for another class.
+  void* a = allocate_small(40);
+  free_small(a, 40);
+  void* b = allocate_small(48);  // same class as 40: (40 - 1) / 16 == (48 - 1) / 16
+  EXPECT_EQ(b, a);
+  void* c = allocate_small(64);  // the next class: a fresh block
+  EXPECT_NE(c, b);
+  // Blocks are usable to their full requested size, and sizes past the lists go to operator new and back.
+  std::memset(b, 0xab, 48);
+  std::memset(c, 0xcd, 64);
+  void* big = allocate_small(kMaxSmallBytes + 1);
+  std::memset(big, 0, kMaxSmallBytes + 1);
+  free_small(big, kMaxSmallBytes + 1);
+  free_small(c, 64);
+  free_small(b, 48);
+  // Through allocate_shared, as tensors and nodes use it.
+  auto first = std::allocate_shared<std::array<double, 5>>(PoolAllocator<std::array<double, 5>>());
+  const void* where = first.get();
+  first.reset();
+  auto second = std::allocate_shared<std::array<double, 5>>(PoolAllocator<std::array<double, 5>>());
+  EXPECT_EQ(second.get(), where);
 }
 
 }  // namespace
