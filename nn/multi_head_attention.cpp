@@ -75,11 +75,16 @@ MultiHeadAttention::KeyValues MultiHeadAttention::append(const KeyValues& cache,
   KeyValues out = cache;
   const std::int64_t capacity = cache.k_buffer.defined() ? cache.k_buffer.shape()[2] : 0;
   if (used + n > capacity) {  // grow: a new buffer with room for twice the positions, the old ones copied in
-    Shape shape = new_kv.k.shape();
-    shape[2] = std::max<std::int64_t>(2 * (used + n), 8);
-    out.k_buffer = Tensor::empty(shape, new_kv.k.dtype());
-    shape[3] = new_kv.v.shape()[3];
-    out.v_buffer = Tensor::empty(shape, new_kv.v.dtype());
+    // Stored [B, capacity, H, dh] and viewed as [B, H, capacity, dh]: a new position's heads are then one row of
+    // H * dh values per batch item, the layout the projection produced them in, so appending copies B rows of
+    // H * dh rather than B * H rows of dh.
+    auto position_major = [&](const Tensor& like) {
+      const Shape& s = like.shape();  // [B, H, n, d]
+      const std::int64_t cap = std::max<std::int64_t>(2 * (used + n), 8);
+      return Tensor::empty({s[0], cap, s[1], s[3]}, like.dtype()).transpose(1, 2);
+    };
+    out.k_buffer = position_major(new_kv.k);
+    out.v_buffer = position_major(new_kv.v);
     if (used > 0) {
       out.k_buffer.slice(2, 0, used).copy_(cache.k);
       out.v_buffer.slice(2, 0, used).copy_(cache.v);

@@ -37,7 +37,8 @@ class MultiHeadAttention : public AttentionModule {
     KeyValues() = default;
     KeyValues(Tensor keys, Tensor values) : k(std::move(keys)), v(std::move(values)) {}
     Tensor k, v;  // [B, H, Lk, dh]
-    // Decoding caches only: [B, H, capacity, dh] buffers that k and v are views into (see append).
+    // Decoding caches only: [B, H, capacity, dh] views of buffers stored position-major, [B, capacity, H, dh], that
+    // k and v are views into (see append).
     Tensor k_buffer, v_buffer;
   };
   KeyValues project_key_values(const Tensor& key, const Tensor& value) const;  // key, value: [B, Lk, D]
