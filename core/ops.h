@@ -75,6 +75,8 @@ Tensor matmul(const Tensor& a, const Tensor& b, std::source_location where = std
 // y = x W^T + b as one op (PyTorch's F.linear). x: [.., in]  weight: [out, in]  bias: [out] or undefined -> [.., out].
 // Equal to add(matmul(x, weight.t()), bias), which records five graph nodes where this records one.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(), std::source_location where = std::source_location::current());
+// relu(linear(x, weight, bias)) as one op: a feed-forward block's first layer without a separate relu pass and node.
+Tensor linear_relu(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(), std::source_location where = std::source_location::current());
 
 // ---------------------------------------------------------------- softmax family (core/ops/softmax.cpp)
 // x: (..) -> (..), normalised along dim. A slice whose entries are all -inf (every key masked) has no

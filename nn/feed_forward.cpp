@@ -30,8 +30,8 @@ std::string FeedForward::extra_repr() const {
 }
 
 Tensor FeedForward::forward(const Tensor& x) const {
-  Tensor h = lin1_->forward(x);  // [.., d_ff]
-  h = options_.activation == Activation::Relu ? relu(h) : gelu(h);
+  // [.., d_ff]; relu is fused into the first layer
+  Tensor h = options_.activation == Activation::Relu ? lin1_->forward_relu(x) : gelu(lin1_->forward(x));
   if (dropout_) h = dropout_->forward(h);
   return remember_output(lin2_->forward(h));  // [.., d_model]
 }

@@ -21,10 +21,19 @@ std::string Linear::extra_repr() const {
   return fmt::format("in={}, out={}{}", options_.in, options_.out, options_.bias ? ", bias" : "");
 }
 
-Tensor Linear::forward(const Tensor& x) const {
+void Linear::check_input(const Tensor& x) const {
   if (x.dim() < 1 || x.shape().back() != options_.in)
     throw std::invalid_argument("Linear: input " + shape_str(x.shape()) + " must end in in=" + std::to_string(options_.in));
+}
+
+Tensor Linear::forward(const Tensor& x) const {
+  check_input(x);
   return remember_output(linear(x, weight_, bias_));  // [.., in] @ [in, out] + [out] -> [.., out]
+}
+
+Tensor Linear::forward_relu(const Tensor& x) const {
+  check_input(x);
+  return remember_output(linear_relu(x, weight_, bias_));
 }
 
 }  // namespace cppgrad::nn

@@ -20,11 +20,14 @@ class Linear : public Module {
 
   // x: [.., in] -> [.., out]
   Tensor forward(const Tensor& x) const;
+  // relu(forward(x)) as one op (linear_relu).
+  Tensor forward_relu(const Tensor& x) const;
 
   const Tensor& weight() const { return weight_; }
   const Tensor& bias() const { return bias_; }  // undefined without bias
 
  private:
+  void check_input(const Tensor& x) const;
   LinearOptions options_;
   Tensor weight_, bias_;
 };

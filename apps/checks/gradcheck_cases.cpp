@@ -187,6 +187,14 @@ std::vector<GradcheckCase> build() {
     return Prepared{[](const Inputs& in) { return linear(in[0].t(), in[1].t(), in[2]); },
                     Inputs{leaf({4, 3}, seed + 305), leaf({4, 2}, seed + 306), leaf({2}, seed + 307)}};
   });
+  check("LinearRelu", "op", [](std::uint64_t seed) {
+    return Prepared{[](const Inputs& in) { return linear_relu(in[0], in[1], in[2]); },
+                    Inputs{leaf({2, 3, 4}, seed + 308), leaf({5, 4}, seed + 309), leaf({5}, seed + 310)}};
+  });
+  check("LinearReluWithoutBias", "op", [](std::uint64_t seed) {
+    return Prepared{[](const Inputs& in) { return linear_relu(in[0], in[1]); },
+                    Inputs{leaf({3, 4}, seed + 311), leaf({6, 4}, seed + 312)}};
+  });
   check("Matmul2D", "op", [](std::uint64_t seed) {
     return Prepared{[](const Inputs& in) { return matmul(in[0], in[1]); }, Inputs{leaf({3, 4}, seed + 30), leaf({4, 2}, seed + 31)}};
   });

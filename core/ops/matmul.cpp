@@ -126,7 +126,12 @@ Tensor matmul(const Tensor& a, const Tensor& b, std::source_location where) {
 // back, the add). Nodes are most of the cost of a small model's step.
 // x: [.., in]  weight: [out, in]  bias: [out] or undefined -> [.., out]
 // dx = g W;  dW = g^T x;  db = g summed over the rows  (g and x seen as [rows, out] and [rows, in])
-Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, std::source_location where) {
+namespace {
+
+// linear, and with relu_after relu(linear): the relu is applied while adding the bias (one pass over y instead of
+// an op of its own), and its backward masks g by y > 0 (as relu's: the subgradient at 0 is 0) before linear's.
+Tensor linear_op(const Tensor& x, const Tensor& weight, const Tensor& bias, bool relu_after, const char* name,
+                 std::source_location where) {
   if (weight.dim() != 2 || x.dim() < 1 || x.shape().back() != weight.shape()[1] ||
       (bias.defined() && (bias.dim() != 1 || bias.shape()[0] != weight.shape()[0])))
     throw std::invalid_argument("linear: expected x [.., in], weight [out, in] and bias [out], got x " +
@@ -152,18 +157,33 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, std::so
       kernels::batched_gemm<T>(1, rows, out, in, {xs.data<T>(), in, 1}, &zero,
                                {ws.data<T>(), ws.strides()[1], ws.strides()[0]}, &zero, py, &zero, out);
     }
-    if (bs.defined()) {
-      const T* pb = bs.data<T>();
+    if (bs.defined() || relu_after) {
+      const T* pb = bs.defined() ? bs.data<T>() : nullptr;
       kernels::parallel_for(rows, rows * out > kernels::kParallelGrain, [&](std::int64_t i) {
         T* yi = py + i * out;
-        for (std::int64_t j = 0; j < out; ++j) yi[j] += pb[j];
+        if (pb && relu_after)
+          for (std::int64_t j = 0; j < out; ++j) yi[j] = std::max(yi[j] + pb[j], T(0));
+        else if (pb)
+          for (std::int64_t j = 0; j < out; ++j) yi[j] += pb[j];
+        else
+          for (std::int64_t j = 0; j < out; ++j) yi[j] = std::max(yi[j], T(0));
       });
     }
   });
   const bool need_x = x.requires_grad(), need_w = weight.requires_grad(), need_b = bias.defined() && bias.requires_grad();
   const Shape x_shape = x.shape();
-  return record_op(y, "linear", {x, weight, bias}, [=](const Tensor& g) {
-    const Tensor gs = g.contiguous();  // [rows, out] in memory
+  const Tensor relu_out = relu_after ? y.detach() : Tensor();  // what the mask reads (not y: no reference cycle)
+  return record_op(y, name, {x, weight, bias}, [=](const Tensor& g) {
+    // [rows, out] in memory; through relu, g where y > 0 and 0 elsewhere
+    const Tensor gs = relu_after ? dispatch_floating(g.dtype(), "linear_relu backward", [&](auto tag) {
+      using T = decltype(tag);
+      const Tensor gc = g.contiguous();
+      Tensor masked = Tensor::empty(gc.shape(), gc.dtype());
+      const T *pg = gc.data<T>(), *py = relu_out.data<T>();
+      T* pm = masked.data<T>();
+      for (std::int64_t i = 0, n = masked.numel(); i < n; ++i) pm[i] = py[i] > T(0) ? pg[i] : T(0);
+      return masked;
+    }) : g.contiguous();
     Tensor dx = need_x ? Tensor::empty(x_shape, g.dtype()) : Tensor();
     Tensor dw = need_w ? Tensor::empty({out, in}, g.dtype()) : Tensor();
     Tensor db = need_b ? Tensor::zeros({out}, g.dtype()) : Tensor();
@@ -190,6 +210,16 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, std::so
     });
     return TensorList{dx, dw, db};
   }, where);
+}
+
+}  // namespace
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, std::source_location where) {
+  return linear_op(x, weight, bias, /*relu_after=*/false, "linear", where);
+}
+
+Tensor linear_relu(const Tensor& x, const Tensor& weight, const Tensor& bias, std::source_location where) {
+  return linear_op(x, weight, bias, /*relu_after=*/true, "linear_relu", where);
 }
 
 }  // namespace cppgrad

@@ -261,6 +261,33 @@ TEST(OpValues, LinearEqualsMatmulPlusBiasWithTheSameGradients) {
                    "x [2, 3], weight [4, 5]");
 }
 
+TEST(OpValues, LinearReluEqualsReluOfLinearWithTheSameGradients) {
+  for (const DType dtype : {DType::Float64, DType::Float32}) {
+    const double tol = dtype == DType::Float64 ? 1e-12 : 1e-5;
+    for (const bool with_bias : {true, false}) {
+      Generator gen(22);
+      const Tensor x0 = Tensor::randn({3, 5, 7}, gen, dtype), w0 = Tensor::randn({6, 7}, gen, dtype),
+                   b0 = Tensor::randn({6}, gen, dtype), up = Tensor::randn({3, 5, 6}, gen, dtype);
+      std::vector<std::vector<double>> results[2];
+      for (int fused = 0; fused < 2; ++fused) {
+        Tensor x = x0.clone(), w = w0.clone(), b = with_bias ? b0.clone() : Tensor();
+        for (Tensor* t : {&x, &w}) t->set_requires_grad(true);
+        if (with_bias) b.set_requires_grad(true);
+        const Tensor y = fused ? linear_relu(x, w, b) : relu(linear(x, w, b));
+        sum(mul(y, up)).backward();
+        for (const Tensor& t : {y, x.grad(), w.grad()}) results[fused].push_back(t.to(DType::Float64).to_vector<double>());
+        if (with_bias) results[fused].push_back(b.grad().to(DType::Float64).to_vector<double>());
+      }
+      std::int64_t zeros = 0;
+      for (double v : results[0][0]) zeros += v == 0.0;
+      ASSERT_GT(zeros, 10) << "the relu must cut some outputs, or its mask goes untested";
+      for (std::size_t k = 0; k < results[0].size(); ++k)
+        for (std::size_t i = 0; i < results[0][k].size(); ++i)
+          ASSERT_NEAR(results[1][k][i], results[0][k][i], tol) << "tensor " << k << " element " << i;
+    }
+  }
+}
+
 TEST(Kernels, ExpFloatMatchesLibm) {
   // Every 1/1000 across the range softmax sees after subtracting the row maximum, and up to the overflow edge.
   double worst = 0;
