@@ -89,8 +89,11 @@ std::size_t small_class(std::size_t nbytes) { return nbytes == 0 ? 0 : (nbytes -
 }  // namespace
 
 void* allocate_small(std::size_t nbytes) {
-  if (!kCacheEnabled || nbytes > kMaxSmallBytes || t_small_phase == Phase::Destroyed) return ::operator new(nbytes);
+  if (!kCacheEnabled || nbytes > kMaxSmallBytes) return ::operator new(nbytes);
   const std::size_t c = small_class(nbytes);
+  // After this thread's lists are gone (thread exit) the block still has its class's full size: another thread
+  // may free it into its own lists and hand it out for any size of the class.
+  if (t_small_phase == Phase::Destroyed) return ::operator new((c + 1) * kSmallClass);
   SmallLists& lists = small_lists();
   if (SmallLists::Block* b = lists.free_lists[c]) {
     lists.free_lists[c] = b->next;

@@ -24,6 +24,8 @@ void free_small(void* p, std::size_t nbytes) noexcept;
 // The allocator to give std::allocate_shared (or a container) so its blocks come from the small-object lists.
 template <typename T>
 struct PoolAllocator {
+  static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__,
+                "the small-object lists hand out blocks aligned as operator new's; an over-aligned type needs its own");
   using value_type = T;
   PoolAllocator() = default;
   template <typename U>

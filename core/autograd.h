@@ -31,7 +31,10 @@ class BackwardFn {
       : closure_(std::allocate_shared<Closure<std::decay_t<F>>>(PoolAllocator<Closure<std::decay_t<F>>>(),
                                                                 std::forward<F>(f))) {}
 
-  TensorList operator()(const Tensor& grad_out) const { return closure_->call(grad_out); }
+  TensorList operator()(const Tensor& grad_out) const {
+    if (!closure_) throw std::logic_error("BackwardFn: called without a backward function (released or never set)");
+    return closure_->call(grad_out);
+  }
   explicit operator bool() const { return closure_ != nullptr; }
 
  private:

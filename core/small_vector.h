@@ -67,9 +67,10 @@ class SmallVector {
     size_ = n;
   }
   void assign(size_type n, const T& value) {
+    const T copy = value;  // value may live in this vector, which reserve() can free
     size_ = 0;
     reserve(n);
-    std::fill(data_, data_ + n, value);
+    std::fill(data_, data_ + n, copy);
     size_ = n;
   }
 
@@ -112,8 +113,9 @@ class SmallVector {
     capacity_ = grown;
   }
   void resize(size_type n, const T& value = T()) {
+    const T copy = value;  // as in assign
     reserve(n);
-    if (n > size_) std::fill(data_ + size_, data_ + n, value);
+    if (n > size_) std::fill(data_ + size_, data_ + n, copy);
     size_ = n;
   }
   void clear() { size_ = 0; }

@@ -367,10 +367,12 @@ void Tensor::copy_(const Tensor& src) const {
   dispatch_all(dtype(), [&](auto tag) {
     using T = decltype(tag);
     for_each_row_pair<T>(*this, src, [](T* d, const T* r, std::int64_t n, std::int64_t d_step, std::int64_t r_step) {
-      if (d_step == 1 && r_step == 1 && n >= 64) {
-        std::memmove(d, r, static_cast<std::size_t>(n) * sizeof(T));
-      } else if (d_step == 1 && r_step == 1) {  // short rows (a decoding step's heads: 8): a call per row would cost more
+      // Short rows that do not overlap take a loop (a call per row cost more than the copy); memmove keeps an
+      // overlapping row (a tensor copied onto a shifted view of itself) right.
+      if (d_step == 1 && r_step == 1 && n < 64 && (d + n <= r || r + n <= d)) {
         for (std::int64_t i = 0; i < n; ++i) d[i] = r[i];
+      } else if (d_step == 1 && r_step == 1) {
+        std::memmove(d, r, static_cast<std::size_t>(n) * sizeof(T));
       } else {
         for (std::int64_t i = 0; i < n; ++i) d[i * d_step] = r[i * r_step];
       }

@@ -81,13 +81,15 @@ class TransformerDecoderLayer : public Module {
 
  private:
   Tensor residual_dropout(const Tensor& x) const { return dropout_ ? dropout_->forward(x) : x; }
-  // A borrowed reference to a sublayer's callable, valid for the call it is passed to: a std::function would copy
-  // each lambda (its captures) into a heap allocation on every forward.
+  // A borrowed reference to a sublayer's callable, valid for the call it is passed to (never store one): a
+  // std::function would copy each lambda (its captures) into a heap allocation on every forward.
   class SublayerFn {
    public:
     template <typename F>
     SublayerFn(const F& f)  // NOLINT(google-explicit-constructor): callers pass their lambdas
         : callable_(&f), call_([](const void* c, const Tensor& x) { return (*static_cast<const F*>(c))(x); }) {}
+    template <typename F>
+    SublayerFn(const F&&) = delete;  // a temporary would be gone before the reference is used
     Tensor operator()(const Tensor& x) const { return call_(callable_, x); }
 
    private:

@@ -13,7 +13,7 @@ void Optimizer::zero_grad() {
   for (auto& [_, p] : params_) p.zero_grad();
 }
 
-const std::string& Optimizer::key(const std::string& param_name, const char* slot) const {
+const std::string& Optimizer::key(const std::string& param_name, const char* slot) {
   key_.assign(param_name);
   key_ += '.';
   key_ += slot;
@@ -26,7 +26,7 @@ Tensor& Optimizer::slot(const std::string& param_name, const char* slot, const T
   return state_.emplace(k, Tensor::zeros(like.shape(), like.dtype())).first->second;
 }
 
-bool Optimizer::has_slot(const std::string& param_name, const char* slot) const {
+bool Optimizer::has_slot(const std::string& param_name, const char* slot) {
   return state_.count(key(param_name, slot)) != 0;
 }
 

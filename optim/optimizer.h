@@ -29,7 +29,7 @@ class Optimizer {
  protected:
   // A state tensor (zeros, shaped like the parameter) kept per parameter under `slot`.
   Tensor& slot(const std::string& param_name, const char* slot, const Tensor& like);
-  bool has_slot(const std::string& param_name, const char* slot) const;
+  bool has_slot(const std::string& param_name, const char* slot);
 
   nn::NamedTensors params_;
   double lr_ = 1e-3;
@@ -39,8 +39,8 @@ class Optimizer {
  private:
   // "<param>.<slot>", built in a buffer kept from call to call: a step looks up every slot of every parameter,
   // and a fresh string per lookup was a heap allocation each.
-  const std::string& key(const std::string& param_name, const char* slot) const;
-  mutable std::string key_;
+  const std::string& key(const std::string& param_name, const char* slot);
+  std::string key_;
 };
 
 }  // namespace cppgrad::optim

@@ -142,7 +142,7 @@ Tensor linear_op(const Tensor& x, const Tensor& weight, const Tensor& bias, bool
                                 dtype_name(x.dtype()) + " and weight " + dtype_name(weight.dtype()));
   const std::int64_t in = weight.shape()[1], out = weight.shape()[0];
   const Tensor xs = x.detach().contiguous(), ws = weight.detach(), bs = bias.defined() ? bias.detach().contiguous() : Tensor();
-  const std::int64_t rows = in == 0 ? 0 : xs.numel() / in;
+  const std::int64_t rows = numel_of(Shape(x.shape().begin(), x.shape().end() - 1));  // also when in == 0
   Shape out_shape = x.shape();
   out_shape.back() = out;
   Tensor y = Tensor::empty(out_shape, x.dtype());
@@ -162,11 +162,11 @@ Tensor linear_op(const Tensor& x, const Tensor& weight, const Tensor& bias, bool
       kernels::parallel_for(rows, rows * out > kernels::kParallelGrain, [&](std::int64_t i) {
         T* yi = py + i * out;
         if (pb && relu_after)
-          for (std::int64_t j = 0; j < out; ++j) yi[j] = std::max(yi[j] + pb[j], T(0));
+          for (std::int64_t j = 0; j < out; ++j) yi[j] = yi[j] + pb[j] > T(0) ? yi[j] + pb[j] : T(0);  // as relu: NaN -> 0
         else if (pb)
           for (std::int64_t j = 0; j < out; ++j) yi[j] += pb[j];
         else
-          for (std::int64_t j = 0; j < out; ++j) yi[j] = std::max(yi[j], T(0));
+          for (std::int64_t j = 0; j < out; ++j) yi[j] = yi[j] > T(0) ? yi[j] : T(0);
       });
     }
   });

@@ -259,6 +259,12 @@ TEST(OpValues, LinearEqualsMatmulPlusBiasWithTheSameGradients) {
   }
   EXPECT_THROW_MSG(linear(Tensor::zeros({2, 3}), Tensor::zeros({4, 5})), std::invalid_argument,
                    "x [2, 3], weight [4, 5]");
+  // No input features: every row is the bias (an empty sum plus b), as PyTorch's F.linear.
+  const Tensor y = linear(Tensor::zeros({3, 0}), Tensor::zeros({2, 0}), Tensor::from_vector<float>({5, -1}, {2}));
+  EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{5, -1, 5, -1, 5, -1}));
+  EXPECT_EQ(linear_relu(Tensor::zeros({3, 0}), Tensor::zeros({2, 0}), Tensor::from_vector<float>({5, -1}, {2}))
+                .to_vector<float>(),
+            (std::vector<float>{5, 0, 5, 0, 5, 0}));
 }
 
 TEST(OpValues, LinearReluEqualsReluOfLinearWithTheSameGradients) {
@@ -281,6 +287,10 @@ TEST(OpValues, LinearReluEqualsReluOfLinearWithTheSameGradients) {
       std::int64_t zeros = 0;
       for (double v : results[0][0]) zeros += v == 0.0;
       ASSERT_GT(zeros, 10) << "the relu must cut some outputs, or its mask goes untested";
+      if (dtype == DType::Float32 && with_bias) {  // NaN goes to 0, as relu's does
+        const Tensor x_nan = Tensor::full({1, 7}, std::nan(""));
+        EXPECT_EQ(linear_relu(x_nan, w0, b0).to_vector<float>(), relu(linear(x_nan, w0, b0)).to_vector<float>());
+      }
       for (std::size_t k = 0; k < results[0].size(); ++k)
         for (std::size_t i = 0; i < results[0][k].size(); ++i)
           ASSERT_NEAR(results[1][k][i], results[0][k][i], tol) << "tensor " << k << " element " << i;

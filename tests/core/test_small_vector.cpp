@@ -46,9 +46,12 @@ TEST(SmallVector, EditsLikeStdVectorInlineAndOnTheHeap) {
     got.push_back(got[0]), want.push_back(want[0]);  // an element of the vector itself
     got.insert(got.begin(), got.back()), want.insert(want.begin(), want.back());
     got.resize(got.size() + 2, -1), want.resize(want.size() + 2, -1);
+    got.resize(got.size() + 9, got[0]), want.resize(want.size() + 9, want[0]);  // grows past the block it reads
     got.pop_back(), want.pop_back();
     expect_same(got, want);
     got.resize(1), want.resize(1);
+    expect_same(got, want);
+    got.assign(12, got[0]), want.assign(12, want[0]);
     expect_same(got, want);
   }
 }
