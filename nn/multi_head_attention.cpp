@@ -74,7 +74,8 @@ MultiHeadAttention::KeyValues MultiHeadAttention::append(const KeyValues& cache,
   const std::int64_t used = cache.k.defined() ? cache.k.shape()[2] : 0, n = new_kv.k.shape()[2];
   KeyValues out = cache;
   const std::int64_t capacity = cache.k_buffer.defined() ? cache.k_buffer.shape()[2] : 0;
-  if (used + n > capacity) {  // grow: a new buffer with room for twice the positions, the old ones copied in
+  const bool branched = cache.written && *cache.written != used;  // another cache has written past this one's end
+  if (used + n > capacity || branched) {  // new buffers with room for twice the positions, the old ones copied in
     // Stored [B, capacity, H, dh] and viewed as [B, H, capacity, dh]: a new position's heads are then one row of
     // H * dh values per batch item, the layout the projection produced them in, so appending copies B rows of
     // H * dh rather than B * H rows of dh.
@@ -85,6 +86,7 @@ MultiHeadAttention::KeyValues MultiHeadAttention::append(const KeyValues& cache,
     };
     out.k_buffer = position_major(new_kv.k);
     out.v_buffer = position_major(new_kv.v);
+    out.written = std::make_shared<std::int64_t>(0);
     if (used > 0) {
       out.k_buffer.slice(2, 0, used).copy_(cache.k);
       out.v_buffer.slice(2, 0, used).copy_(cache.v);
@@ -94,6 +96,7 @@ MultiHeadAttention::KeyValues MultiHeadAttention::append(const KeyValues& cache,
   out.v_buffer.slice(2, used, used + n).copy_(new_kv.v);
   out.k = out.k_buffer.slice(2, 0, used + n);  // [B, H, used + n, dh], views
   out.v = out.v_buffer.slice(2, 0, used + n);
+  *out.written = used + n;
   return out;
 }
 

@@ -40,6 +40,10 @@ class MultiHeadAttention : public AttentionModule {
     // Decoding caches only: [B, H, capacity, dh] views of buffers stored position-major, [B, capacity, H, dh], that
     // k and v are views into (see append).
     Tensor k_buffer, v_buffer;
+    // Positions written into the buffers so far, shared by every cache viewing them. A cache shorter than that
+    // (a second branch from the same cache, as beam search makes) must not write into them: it would overwrite
+    // the other branch's newest position, so it takes buffers of its own.
+    std::shared_ptr<std::int64_t> written;
   };
   KeyValues project_key_values(const Tensor& key, const Tensor& value) const;  // key, value: [B, Lk, D]
   // Appends new positions' keys and values to a cache (an empty cache starts it). new_kv: [B, H, n, dh]

@@ -137,6 +137,25 @@ TEST(Module, DecodingKeyValueCacheAppendsInPlaceAndEqualsConcatenation) {
   EXPECT_EQ(cache.v.contiguous().to_vector<float>(), cat(vs, 2).to_vector<float>());
 }
 
+TEST(Module, TwoBranchesFromOneDecodingCacheKeepTheirOwnPositions) {
+  // Beam search appends different tokens to copies of one cache. Both appends fit the shared buffer's capacity, so
+  // the second must not write where the first's newest position lives.
+  Generator gen(10);
+  using KV = MultiHeadAttention::KeyValues;
+  auto step = [&] { return KV{Tensor::randn({2, 3, 1, 4}, gen), Tensor::randn({2, 3, 1, 4}, gen)}; };
+  NoGradGuard no_grad;
+  const KV first = step(), a = step(), b = step();
+  const KV cache = MultiHeadAttention::append(KV(), first);
+  const KV branch_a = MultiHeadAttention::append(cache, a);
+  const KV branch_b = MultiHeadAttention::append(cache, b);
+  EXPECT_EQ(branch_a.k.contiguous().to_vector<float>(), cat({first.k, a.k}, 2).to_vector<float>());
+  EXPECT_EQ(branch_a.v.contiguous().to_vector<float>(), cat({first.v, a.v}, 2).to_vector<float>());
+  EXPECT_EQ(branch_b.k.contiguous().to_vector<float>(), cat({first.k, b.k}, 2).to_vector<float>());
+  // The first branch keeps appending in place.
+  const KV longer = MultiHeadAttention::append(branch_a, step());
+  EXPECT_EQ(longer.k_buffer.data<float>(), branch_a.k_buffer.data<float>());
+}
+
 TEST(Module, TrainAndEvalReachEverySubmoduleAndDropoutObeys) {
   Generator gen(5);
   Seq2SeqOptions o = golden_options();
