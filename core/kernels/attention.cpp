@@ -236,40 +236,30 @@ void product(const SmallProduct& p, Store store) {
   for (; i < p.M; ++i) product_row(p, i, store);
 }
 
-// Softmax, in place, of one row of S held as `vecs` vectors whose blocked lanes are already -inf: blocked keys get
-// exactly 0, and a row with every key blocked all zeros. Shared by the general path and the one-query path (there
-// with vecs = 1, which inlining turns into straight-line code on one register).
-[[gnu::always_inline]] static inline void softmax_vectors(float8* row, std::int64_t vecs) {
-  constexpr float minus_inf = -std::numeric_limits<float>::infinity();
-  float8 row_max = float8{} + minus_inf;
-  for (std::int64_t c = 0; c < vecs; ++c) row_max = row[c] > row_max ? row[c] : row_max;
-  const float8 m = all_lanes_max(row_max);
-  float8 sums{};
-  for (std::int64_t c = 0; c < vecs; ++c) {
-    const float8 e = exp_float8(row[c] - m);
-    row[c] = row[c] == minus_inf ? float8{} : e;
-    sums += row[c];
-  }
-  const float8 total = all_lanes_sum(sums);
-  const float8 inv = total > 0.0f ? 1.0f / total : float8{};  // every key blocked: all zeros
-  for (std::int64_t c = 0; c < vecs; ++c) row[c] *= inv;
-}
+// Softmax, in place, over n vectors whose blocked entries are already -inf: blocked entries get exactly 0, and a row
+// with every entry blocked all zeros. Two layouts, one computation:
+//  - AcrossLanes: the n vectors are one row of S (its entries in every lane of every vector); the max and the sum
+//    are taken down the vectors and then across the lanes. The general path's rows, and (with n = 1, which inlining
+//    turns into straight-line code on one register) the one-query path.
+//  - DownLanes: lane l of the n vectors is one row, so eight rows are normalised at once with no reductions across
+//    lanes and eight independent chains. Rows of at most 8 keys (transposed), and the grouped decoding heads.
+enum class SoftmaxRows { AcrossLanes, DownLanes };
 
-// Softmax, in place, down the lanes of n vectors: lane l of col[0..n) is one row of scores (blocked keys already
-// -inf), so eight rows are normalised at once with no reductions across lanes and eight independent chains. Blocked
-// keys get exactly 0, a row with every key blocked all zeros (as softmax_vectors).
-[[gnu::always_inline]] static inline void softmax_down_lanes(float8* col, std::int64_t n) {
+template <SoftmaxRows kRows>
+[[gnu::always_inline]] static inline void softmax_vectors(float8* v, std::int64_t n) {
   constexpr float minus_inf = -std::numeric_limits<float>::infinity();
   float8 m = float8{} + minus_inf;
-  for (std::int64_t j = 0; j < n; ++j) m = col[j] > m ? col[j] : m;
+  for (std::int64_t c = 0; c < n; ++c) m = v[c] > m ? v[c] : m;
+  if constexpr (kRows == SoftmaxRows::AcrossLanes) m = all_lanes_max(m);
   float8 total{};
-  for (std::int64_t j = 0; j < n; ++j) {
-    const float8 e = exp_float8(col[j] - m);
-    col[j] = col[j] == minus_inf ? float8{} : e;
-    total += col[j];
+  for (std::int64_t c = 0; c < n; ++c) {
+    const float8 e = exp_float8(v[c] - m);
+    v[c] = v[c] == minus_inf ? float8{} : e;
+    total += v[c];
   }
-  const float8 inv = total > 0.0f ? 1.0f / total : float8{};
-  for (std::int64_t j = 0; j < n; ++j) col[j] *= inv;
+  if constexpr (kRows == SoftmaxRows::AcrossLanes) total = all_lanes_sum(total);
+  const float8 inv = total > 0.0f ? 1.0f / total : float8{};  // every entry blocked: all zeros
+  for (std::int64_t c = 0; c < n; ++c) v[c] *= inv;
 }
 
 // Lanes of keys [8c, 8c + 8) that query i may not attend to (past Lk, or blocked by the mask): all bits set.
@@ -301,7 +291,7 @@ void attention_one_query(const AttentionDims& d, const AttentionHead<float>& h, 
   for (int j = 0; j < 8; ++j) products[j] = j < d.Lk ? q * load8(h.k + j * h.k_rs) : float8{};
   float8 row[1] = {lane_sums(products) * static_cast<float>(d.scale)};
   row[0] = blocked_lanes(h, d.Lk, 0, 0) ? float8{} + minus_inf : row[0];
-  softmax_vectors(row, 1);
+  softmax_vectors<SoftmaxRows::AcrossLanes>(row, 1);
   const float8 w = row[0];
   store_partial(weights, w, d.Lk);
   float8 even{}, odd{};  // O = sum_j w_j v_j, two FMA chains
@@ -355,12 +345,12 @@ void attention_forward<float>(const AttentionDims& d, const AttentionHead<float>
       float8 rows[8];
       for (int r = 0; r < 8; ++r) rows[r] = s[i + r];
       transpose8(rows);
-      softmax_down_lanes(rows, d.Lk);
+      softmax_vectors<SoftmaxRows::DownLanes>(rows, d.Lk);
       for (std::int64_t j = d.Lk; j < kLanes; ++j) rows[j] = float8{};
       transpose8(rows);
       for (int r = 0; r < 8; ++r) s[i + r] = rows[r];
     }
-  for (; i < d.Lq; ++i) softmax_vectors(s + i * kv, kv);
+  for (; i < d.Lq; ++i) softmax_vectors<SoftmaxRows::AcrossLanes>(s + i * kv, kv);
   for (i = 0; i < d.Lq; ++i)
     for (std::int64_t c = 0; c < kv; ++c) store_partial(weights + i * d.Lk + c * kLanes, s[i * kv + c], d.Lk - c * kLanes);
   // O = P V, reading P from its padded rows
@@ -393,7 +383,7 @@ void attention_forward_one_query_group(const AttentionDims& d, const AttentionHe
     }
     s[j] = sj;
   }
-  softmax_down_lanes(s, Lk);
+  softmax_vectors<SoftmaxRows::DownLanes>(s, Lk);
   // Head i's weights are lane i of every s[j]: a transpose (in registers when Lk = 8).
   const auto* p = reinterpret_cast<const float*>(s);  // p[j * 8 + i]
   if (Lk == kLanes) {
@@ -440,8 +430,7 @@ void attention_backward<float>(const AttentionDims& d, const AttentionHead<float
         products[r] = p[r] * ds[i0 + r];
       }
       float row_dots[8];
-      const float8 sums = lane_sums(products);
-      std::memcpy(row_dots, &sums, sizeof sums);
+      store8(row_dots, lane_sums(products));
       for (int r = 0; r < 8; ++r) ds[i0 + r] = p[r] * (ds[i0 + r] - row_dots[r]) * scale;
     }
   for (std::int64_t i = i0; i < d.Lq; ++i) {
