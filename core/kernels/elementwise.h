@@ -65,4 +65,14 @@ Tensor map_binary(const Tensor& a, const Tensor& b, const Shape& out_shape, F f)
   return out;
 }
 
+// g where at > 0, else 0 (PyTorch's threshold_backward): relu's backward, shared by relu (at = its input) and
+// linear_relu (at = its output, positive exactly where its input is). A select: it vectorises as compare-and-blend,
+// with no branch on the data's signs (a multiply by a 0/1 factor did not). -> contiguous, g's shape.
+inline Tensor relu_grad(const Tensor& g, const Tensor& at) {
+  return dispatch_floating(g.dtype(), "relu backward", [&](auto tag) {
+    using T = decltype(tag);
+    return map_binary<T, T>(g, at, g.shape(), [](T gv, T av) { return av > T(0) ? gv : T(0); });
+  });
+}
+
 }  // namespace cppgrad::kernels

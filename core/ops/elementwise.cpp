@@ -203,14 +203,7 @@ Tensor sigmoid(const Tensor& x, std::source_location where) {
 Tensor relu(const Tensor& x, std::source_location where) {
   Tensor out = unary_forward(x, "relu", [](auto v) { return v > 0 ? v : decltype(v)(0); });
   Tensor xs = x.detach();
-  return record_op(out, "relu", {x}, [xs](const Tensor& g) {
-    // A select, as PyTorch's threshold_backward: g where x > 0, else 0. It vectorises as compare-and-blend, with
-    // no branch on the data's signs (a multiply by a 0/1 factor did not).
-    return TensorList{dispatch_floating(g.dtype(), "relu backward", [&](auto tag) {
-      using T = decltype(tag);
-      return map_binary<T, T>(g, xs, g.shape(), [](T gv, T xv) { return xv > T(0) ? gv : T(0); });
-    })};
-  }, where);
+  return record_op(out, "relu", {x}, [xs](const Tensor& g) { return TensorList{kernels::relu_grad(g, xs)}; }, where);
 }
 
 // out = x * Phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2;  dx = g * (Phi(x) + x * phi(x)), phi = N(0,1) density

@@ -175,15 +175,7 @@ Tensor linear_op(const Tensor& x, const Tensor& weight, const Tensor& bias, bool
   const Tensor relu_out = relu_after ? y.detach() : Tensor();  // what the mask reads (not y: no reference cycle)
   return record_op(y, name, {x, weight, bias}, [=](const Tensor& g) {
     // [rows, out] in memory; through relu, g where y > 0 and 0 elsewhere
-    const Tensor gs = relu_after ? dispatch_floating(g.dtype(), "linear_relu backward", [&](auto tag) {
-      using T = decltype(tag);
-      const Tensor gc = g.contiguous();
-      Tensor masked = Tensor::empty(gc.shape(), gc.dtype());
-      const T *pg = gc.data<T>(), *py = relu_out.data<T>();
-      T* pm = masked.data<T>();
-      for (std::int64_t i = 0, n = masked.numel(); i < n; ++i) pm[i] = py[i] > T(0) ? pg[i] : T(0);
-      return masked;
-    }) : g.contiguous();
+    const Tensor gs = relu_after ? kernels::relu_grad(g, relu_out) : g.contiguous();
     Tensor dx = need_x ? Tensor::empty(x_shape, g.dtype()) : Tensor();
     Tensor dw = need_w ? Tensor::empty({out, in}, g.dtype()) : Tensor();
     Tensor db = need_b ? Tensor::zeros({out}, g.dtype()) : Tensor();
