@@ -21,14 +21,21 @@ struct ReducePlan {
   Dims perm;  // kept dims then reduced dims
 };
 
-ReducePlan plan_reduce(const Tensor& x, const Dims& dims_in, bool keepdim, const char* op) {
-  const std::int64_t r = x.dim();
-  std::vector<bool> reduced(r, dims_in.empty());
-  for (auto d : dims_in) {
+// reduced[i] = 1 when `dims` names dim i of a rank-r tensor (every dim when dims is empty); throws
+// "<op>: dim d given twice". Inline up to rank 6, as shapes are: no allocation per reduction.
+Dims reduced_dims(std::int64_t r, const Dims& dims, const char* op) {
+  Dims reduced(static_cast<std::size_t>(r), dims.empty() ? 1 : 0);
+  for (auto d : dims) {
     const std::int64_t nd = normalize_dim(d, r, op);
     if (r > 0 && reduced[nd]) throw std::invalid_argument(std::string(op) + ": dim " + std::to_string(d) + " given twice");
-    if (r > 0) reduced[nd] = true;
+    if (r > 0) reduced[nd] = 1;
   }
+  return reduced;
+}
+
+ReducePlan plan_reduce(const Tensor& x, const Dims& dims_in, bool keepdim, const char* op) {
+  const std::int64_t r = x.dim();
+  const Dims reduced = reduced_dims(r, dims_in, op);
   ReducePlan p;
   for (std::int64_t i = 0; i < r; ++i) {
     p.keep_shape.push_back(reduced[i] ? 1 : x.shape()[i]);
@@ -60,14 +67,9 @@ Dims inverse_permutation(const Dims& perm) {
 // True when `dims` are exactly the leading dims 0..k-1 of x (0 < k < rank): a sum over rows, leaving columns.
 bool reduces_leading_dims(const Tensor& x, const Dims& dims) {
   if (dims.empty() || static_cast<std::int64_t>(dims.size()) >= x.dim()) return false;
-  Dims seen(static_cast<std::size_t>(x.dim()), 0);
-  for (auto d : dims) {
-    const std::int64_t nd = normalize_dim(d, x.dim(), "sum");
-    if (seen[nd]) return false;
-    seen[nd] = 1;
-  }
+  const Dims reduced = reduced_dims(x.dim(), dims, "sum");  // k distinct dims: exactly 0..k-1 when those are all in
   for (std::size_t i = 0; i < dims.size(); ++i)
-    if (!seen[i]) return false;
+    if (!reduced[i]) return false;
   return true;
 }
 
