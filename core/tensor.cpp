@@ -256,15 +256,8 @@ Tensor Tensor::to(DType target) const {
   return out;
 }
 
-Tensor Tensor::detach() const {
-  auto impl = std::allocate_shared<TensorImpl>(PoolAllocator<TensorImpl>());
-  impl->storage = this->impl().storage;
-  impl->shape = shape();
-  impl->strides = strides();
-  impl->offset = offset();
-  impl->dtype = dtype();
-  return Tensor(std::move(impl));
-}
+// A view of the same elements with no grad_fn and requires_grad off (make_view's header carries neither).
+Tensor Tensor::detach() const { return make_view(*this, shape(), strides(), offset()); }
 
 Tensor make_view(const Tensor& base, Shape shape, Strides strides, std::int64_t offset) {
   auto impl = std::allocate_shared<TensorImpl>(PoolAllocator<TensorImpl>());
