@@ -6,14 +6,18 @@
 
 namespace cppgrad::optim {
 
-double clip_grad_norm(const std::vector<Tensor>& params, double max_norm) {
+double grad_norm(const std::vector<Tensor>& params) {
   double sum_sq = 0;
   for (const Tensor& p : params) {
     const Tensor g = p.grad();
     if (!g.defined()) continue;
     sum_sq += squared_norm(g);
   }
-  const double total = std::sqrt(sum_sq);
+  return std::sqrt(sum_sq);
+}
+
+double clip_grad_norm(const std::vector<Tensor>& params, double max_norm) {
+  const double total = grad_norm(params);
   const double coef = max_norm / (total + 1e-6);
   if (coef < 1) {
     for (const Tensor& p : params) {

@@ -155,7 +155,7 @@ Trainer::StepResult Trainer::train_step(const std::vector<std::int64_t>& rows) {
 
   // clip_grad_norm returns the norm before clipping (as PyTorch's): one pass over the gradients, not two.
   grad_norms_.push_back(config_.clip_grad > 0 ? optim::clip_grad_norm(worker_params_[0], config_.clip_grad)
-                                              : global_grad_norm(worker_params_[0]));
+                                              : optim::grad_norm(worker_params_[0]));
   const bool log_now = grad_log_every_ > 0 && global_step_ % grad_log_every_ == 0;
   std::vector<std::pair<std::string, Tensor>> before;
   if (log_now)
@@ -195,13 +195,6 @@ Accuracy Trainer::evaluate() {
     models.push_back(m);
   }
   return greedy_accuracy(models, data_.test, config_.data_config());
-}
-
-double Trainer::global_grad_norm(const std::vector<Tensor>& params) {
-  double sum = 0;
-  for (const Tensor& p : params)
-    if (p.grad().defined()) sum += squared_norm(p.grad());
-  return std::sqrt(sum);
 }
 
 void Trainer::log_gradients(const std::string& path, std::int64_t every) {

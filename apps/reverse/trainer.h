@@ -71,7 +71,6 @@ class Trainer {
   void load(const std::string& path);
 
  private:
-  static double global_grad_norm(const std::vector<Tensor>& params);
   void sum_replica_gradients(int n);
   void append_grad_log(std::int64_t epoch, const std::vector<std::pair<std::string, Tensor>>& before) const;
 
