@@ -2,7 +2,6 @@
 // 1/std, as llm.c's layernorm_forward), and backward is the closed form below rather than a chain of ops.
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <stdexcept>
 #include <type_traits>
 

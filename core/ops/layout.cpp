@@ -1,7 +1,6 @@
 #include "core/ops/layout.h"
 
 #include <algorithm>
-#include <vector>
 
 namespace cppgrad {
 
