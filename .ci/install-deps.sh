@@ -4,7 +4,7 @@
 # Quiet on success; on failure it says which step failed and shows apt's output.
 set -euo pipefail
 
-packages=(cmake g++ make libgtest-dev libgmock-dev libfmt-dev libcxxopts-dev nlohmann-json3-dev libbenchmark-dev)
+packages=(cmake g++ make pkg-config libgtest-dev libgmock-dev libfmt-dev libcxxopts-dev nlohmann-json3-dev libbenchmark-dev)
 
 # `dpkg -s` also succeeds for a removed package whose config files remain, so check the status itself.
 installed() {

@@ -17,6 +17,7 @@
 
 #include "checks/gradcheck_cases.h"
 #include "cli/parse.h"
+#include "cppgrad/version.h"
 
 using namespace cppgrad;
 using cli::split_list;
@@ -41,6 +42,7 @@ int run(int argc, char** argv) {
       ("rtol", "relative tolerance", cxxopts::value<double>()->default_value("1e-3"))
       ("include-broken", "also check a deliberately wrong backward (it must FAIL)")
       ("list", "list the cases and exit")
+      ("version", "print the version and exit")
       ("h,help", "this help");
   cxxopts::ParseResult r;
   try {
@@ -52,6 +54,10 @@ int run(int argc, char** argv) {
   }
   if (r.count("help")) {
     std::cout << o.help() << "\n";
+    return 0;
+  }
+  if (r.count("version")) {
+    std::cout << "cppgrad-gradcheck " << CPPGRAD_VERSION << "\n";
     return 0;
   }
   GradcheckOptions options{.eps = r["eps"].as<double>(), .atol = r["atol"].as<double>(), .rtol = r["rtol"].as<double>()};

@@ -19,6 +19,7 @@
 #include <stdexcept>
 
 #include "cli/parse.h"
+#include "cppgrad/version.h"
 #include "core/ops.h"
 #include "reverse/greedy.h"
 #include "reverse/metrics.h"
@@ -450,7 +451,8 @@ int cmd_sweep(int argc, char** argv) {
 }
 
 void print_usage() {
-  std::cout << "usage: cppgrad-reverse <command> [flags]   (cppgrad-reverse <command> --help for its flags)\n\n"
+  std::cout << "usage: cppgrad-reverse <command> [flags]   (cppgrad-reverse <command> --help for its flags)\n"
+               "       cppgrad-reverse --version\n\n"
                "  train    train the reversal transformer (defaults: 5000/500 sequences of 8 tokens 1..9, d_model 32,\n"
                "           4 heads, 2+2 layers, Adam 1e-3, batch 64, 30 epochs, seed 42)\n"
                "  eval     greedy accuracy of a checkpoint on a fresh test set\n"
@@ -464,6 +466,10 @@ int main(int argc, char** argv) {
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
     print_usage();
     return argc < 2 ? 2 : 0;
+  }
+  if (std::string(argv[1]) == "--version") {
+    std::cout << "cppgrad-reverse " << CPPGRAD_VERSION << "\n";
+    return 0;
   }
   const std::string cmd = argv[1];
   try {

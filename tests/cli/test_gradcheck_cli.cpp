@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <string>
 
+#include "cppgrad/version.h"
+
 namespace {
 
 struct Result {
@@ -38,6 +40,12 @@ TEST(GradcheckCli, ABrokenOpIsFlaggedAndFailsTheRun) {
   EXPECT_THAT(r.out, ::testing::HasSubstr("broken BrokenSquare"));
   EXPECT_THAT(r.out, ::testing::HasSubstr("FAIL: Jacobian mismatch"));
   EXPECT_THAT(r.out, ::testing::HasSubstr("1 of 2 checks passed"));
+}
+
+TEST(GradcheckCli, VersionIsTheProjectVersion) {
+  const Result r = gradcheck_cli("--version");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out, std::string("cppgrad-gradcheck ") + CPPGRAD_VERSION + "\n");
 }
 
 TEST(GradcheckCli, BadFlagsExitTwo) {

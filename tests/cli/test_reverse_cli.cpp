@@ -13,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "cppgrad/version.h"
 #include "core/safetensors.h"
 
 namespace {
@@ -84,6 +85,12 @@ TEST_F(ReverseCli, BadFlagsAndValuesExitTwoWithOneLine) {
   expect_usage_error(cli({"train", "--vocab", "3", "--seq-len", "3", "--test-size", "20"}),
                      "only 8 distinct sequences exist");
   expect_usage_error(cli({"frobnicate"}), "unknown command 'frobnicate'");
+}
+
+TEST_F(ReverseCli, VersionIsTheProjectVersion) {
+  const CliResult r = cli({"--version"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, std::string("cppgrad-reverse ") + CPPGRAD_VERSION + "\n");
 }
 
 TEST_F(ReverseCli, MissingOrCorruptFilesExitTwo) {

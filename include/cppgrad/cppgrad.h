@@ -1,0 +1,49 @@
+#pragma once
+// cppgrad's public API in one include: tensors and their ops, the autograd engine, gradient checking,
+// safetensors I/O, the nn modules, the optimizers and the reversal data set.
+//
+//   #include <cppgrad/cppgrad.h>
+//   using namespace cppgrad;
+//
+// Built in the source tree or installed (`cmake --install build --prefix P`, then find_package(cppgrad) or
+// pkg-config cppgrad), the same line works. examples/consumer/ is a small program that uses nothing else.
+#include "cppgrad/version.h"
+
+// core: tensors, ops, autograd
+#include "core/autograd.h"
+#include "core/dtype.h"
+#include "core/generator.h"
+#include "core/gradcheck.h"
+#include "core/graph_dot.h"
+#include "core/ops.h"
+#include "core/parallel.h"
+#include "core/safetensors.h"
+#include "core/shape.h"
+#include "core/tensor.h"
+
+// nn: modules built from the ops
+#include "nn/additive_attention.h"
+#include "nn/attention.h"
+#include "nn/dropout.h"
+#include "nn/embedding.h"
+#include "nn/feed_forward.h"
+#include "nn/init.h"
+#include "nn/layer_norm.h"
+#include "nn/linear.h"
+#include "nn/module.h"
+#include "nn/multi_head_attention.h"
+#include "nn/multiplicative_attention.h"
+#include "nn/positional.h"
+#include "nn/self_attention.h"
+#include "nn/seq2seq.h"
+#include "nn/transformer.h"
+
+// optim: optimizers, gradient clipping, learning-rate schedules
+#include "optim/adam.h"
+#include "optim/clip.h"
+#include "optim/optimizer.h"
+#include "optim/schedule.h"
+#include "optim/sgd.h"
+
+// data: the seeded sequence-reversal task
+#include "data/reversal.h"
