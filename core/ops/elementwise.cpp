@@ -6,49 +6,13 @@
 
 #include "core/kernels/elementwise.h"
 #include "core/ops.h"
+#include "core/ops/elementwise_helpers.h"
 
 namespace cppgrad {
 
-using kernels::map_binary;
-using kernels::map_unary;
-
-namespace {
-
-void check_same_dtype(const Tensor& a, const Tensor& b, const char* op) {
-  if (a.dtype() != b.dtype())
-    throw std::invalid_argument(std::string(op) + ": dtype mismatch: a is " + dtype_name(a.dtype()) + ", b is " +
-                                dtype_name(b.dtype()) + " (convert one with .to())");
-}
-
-// The forward of a broadcasting binary op: checks, then out = f(a, b).
-template <typename F>
-Tensor binary_forward(const Tensor& a, const Tensor& b, const char* op, F f) {
-  check_same_dtype(a, b, op);
-  const Shape out_shape = broadcast_shapes(a.shape(), b.shape(), op);
-  return dispatch_floating(a.dtype(), op, [&](auto tag) {
-    using T = decltype(tag);
-    return map_binary<T, T>(a.detach(), b.detach(), out_shape, [f](T x, T y) { return f(x, y); });
-  });
-}
-
-// g * f(x) elementwise, for unary backward rules: both have the same shape.
-template <typename F>
-Tensor grad_times(const Tensor& g, const Tensor& x, F f) {
-  return dispatch_floating(g.dtype(), "backward", [&](auto tag) {
-    using T = decltype(tag);
-    return map_binary<T, T>(g, x, g.shape(), [f](T gv, T xv) { return gv * static_cast<T>(f(xv)); });
-  });
-}
-
-template <typename F>
-Tensor unary_forward(const Tensor& x, const char* op, F f) {
-  return dispatch_floating(x.dtype(), op, [&](auto tag) {
-    using T = decltype(tag);
-    return map_unary<T>(x, [f](T v) { return static_cast<T>(f(v)); });
-  });
-}
-
-}  // namespace
+using op_helpers::binary_forward;
+using op_helpers::grad_times;
+using op_helpers::unary_forward;
 
 // Sums g over the dims that broadcasting added or stretched, so the result has `shape`.
 Tensor sum_to(const Tensor& g, const Shape& shape, std::source_location where) {
