@@ -25,4 +25,4 @@ export PKG_CONFIG_PATH="$prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PAT
 echo "   pkg-config: $(pkg-config --cflags --libs cppgrad)"
 # shellcheck disable=SC2046  # the flags are meant to split
 "${CXX:-c++}" -O2 "$work/src/main.cpp" -o "$work/pc-consumer" $(pkg-config --cflags --libs cppgrad)
-"$work/pc-consumer"
+LD_LIBRARY_PATH="$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$work/pc-consumer"  # for a shared libcppgrad
