@@ -6,11 +6,13 @@
 //   cppgrad-reverse predict --checkpoint PATH 1 3 5 7 9  the reversal and its cross-attention map
 //   cppgrad-reverse sweep   --heads 1,2,4,8 [--attention scaled_dot,additive]  train each setting, compare
 //
-// Exit status: 0 on success, 2 on bad input (flags, values, files), 1 on an unexpected failure.
+// Exit status: 0 on success, 2 on bad input (flags, values, files), 3 when training diverged (the loss became
+// NaN or Inf; nothing of that epoch is saved), 1 on an unexpected failure.
 #include <fmt/format.h>
 #include <omp.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cxxopts.hpp>
 #include <iostream>
@@ -19,10 +21,12 @@
 #include <stdexcept>
 
 #include "cli/parse.h"
+#include "core/atomic_file.h"
 #include "cppgrad/version.h"
 #include "core/ops.h"
 #include "reverse/greedy.h"
 #include "reverse/metrics.h"
+#include "reverse/outputs.h"
 #include "reverse/report.h"
 #include "reverse/trainer.h"
 #include "reverse/tutorial.h"
@@ -38,6 +42,15 @@ namespace {
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+// Bad output paths are usage errors, found before any work is done.
+void check_outputs_or_usage_error(const std::vector<OutputFlag>& outputs, const std::string& resume = "") {
+  try {
+    check_outputs(outputs, resume);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+}
 
 // ------------------------------------------------------------------------------------------- shared flags
 // In `sweep`, --heads and --attention take comma-separated lists (one run per combination).
@@ -128,7 +141,7 @@ std::vector<double> downsample(const std::vector<double>& values, std::size_t n)
 
 // ------------------------------------------------------------------------------------------- train
 // --arch tutorial: the seed tutorial's model, reported the tutorial's way and honestly, side by side.
-int train_tutorial(const TrainConfig& config, const std::string& metrics_out, const std::string& plot, bool quiet) {
+int train_tutorial(const TrainConfig& config, LinesOutput* metrics, const std::string& plot, bool quiet) {
   TutorialTrainer trainer(config);
   if (!quiet) {
     fmt::print("cppgrad-reverse --arch tutorial: the seed tutorial's model as written (decoder without self-attention,\n"
@@ -148,11 +161,11 @@ int train_tutorial(const TrainConfig& config, const std::string& metrics_out, co
       fmt::print("epoch {:>3}/{}  loss {:.4f}  tutorial's test seq acc {:>6}  honest greedy test seq acc {:>6} (tok {:>6})  {:.2f}s\n",
                  epoch, config.epochs, last.metrics.loss, percent(last.tutorial_test_seq_acc),
                  percent(last.metrics.test_seq_acc), percent(last.metrics.test_token_acc), last.metrics.epoch_s);
-    if (!metrics_out.empty()) write_text_file(metrics_out, metrics_jsonl(trainer.history(), nullptr));
-    if (!plot.empty()) write_text_file(plot, training_curves_svg(curve_points(trainer.history()), "seed tutorial model (honest accuracy)"));
+    if (metrics) metrics->write(metrics_jsonl(trainer.history(), nullptr));
+    if (!plot.empty()) write_file_atomically(plot, training_curves_svg(curve_points(trainer.history()), "seed tutorial model (honest accuracy)"));
   }
   const FinalSummary final = summarize(trainer.history(), trainer.model().num_parameters());
-  if (!metrics_out.empty()) write_text_file(metrics_out, metrics_jsonl(trainer.history(), &final));
+  if (metrics) metrics->write(metrics_jsonl(trainer.history(), &final));
   fmt::print("tutorial's way (target given to the decoder): test sequence accuracy {}\n", percent(last.tutorial_test_seq_acc));
   fmt::print("honest (greedy, target never given):          test sequence accuracy {} (tokens {})\n",
              percent(last.metrics.test_seq_acc), percent(last.metrics.test_token_acc));
@@ -190,16 +203,29 @@ int cmd_train(int argc, char** argv) {
   }
   set_threads(config.threads);
   const bool quiet = r.count("quiet") > 0;
-  const std::string save = r.count("save") ? r["save"].as<std::string>() : "";
-  const std::string metrics_out = r.count("metrics-out") ? r["metrics-out"].as<std::string>() : "";
-  const std::string plot = r.count("plot") ? r["plot"].as<std::string>() : "";
+  auto flag_path = [&](const char* flag) { return r.count(flag) ? r[flag].as<std::string>() : std::string(); };
+  const std::string save = flag_path("save"), metrics_out = flag_path("metrics-out"), plot = flag_path("plot");
+  const std::string resume = flag_path("resume");
+  // Every output is checked before anything is trained or written (outputs.h).
+  std::vector<OutputFlag> outputs;
+  for (const auto& [flag, stream] : {std::pair{"save", false}, {"metrics-out", true}, {"plot", false},
+                                     {"trace-graph", false}, {"grad-log", true}})
+    if (r.count(flag)) outputs.push_back({std::string("--") + flag, r[flag].as<std::string>(), stream});
+  check_outputs_or_usage_error(outputs, resume);
+  if (r.count("resume"))
+    if (const std::int64_t done = read_checkpoint_epoch(resume); config.epochs <= done)
+      throw UsageError(fmt::format("--resume {}: the checkpoint has trained {} epochs already and --epochs is {}: "
+                                   "nothing to do (give --epochs above {} to train further)",
+                                   resume, done, config.epochs, done));
+  std::optional<LinesOutput> metrics;
+  if (!metrics_out.empty()) metrics.emplace(metrics_out, LinesOutput::Kind::Whole);
   if (config.arch == "tutorial") {
     if (!save.empty() || r.count("resume")) throw UsageError("--save and --resume are not available with --arch tutorial");
-    return train_tutorial(config, metrics_out, plot, quiet);
+    return train_tutorial(config, metrics ? &*metrics : nullptr, plot, quiet);
   }
 
   Trainer trainer(config);
-  if (r.count("resume")) trainer.load(r["resume"].as<std::string>());
+  if (r.count("resume")) trainer.load(resume);
   if (r.count("trace-graph")) trainer.trace_graph_once(r["trace-graph"].as<std::string>());
   if (r.count("grad-log")) {
     if (r["grad-log-every"].as<std::int64_t>() <= 0) throw UsageError("--grad-log-every must be positive");
@@ -242,13 +268,13 @@ int cmd_train(int argc, char** argv) {
                  m.epoch, config.epochs, m.loss, percent(m.train_token_acc), percent(m.test_seq_acc),
                  percent(m.test_token_acc), m.lr, m.epoch_s, sparkline(downsample(trainer.last_epoch_grad_norms(), 20)));
     std::fflush(stdout);
-    if (!metrics_out.empty()) write_text_file(metrics_out, metrics_jsonl(trainer.history(), nullptr));
-    if (!plot.empty()) write_text_file(plot, training_curves_svg(curve_points(trainer.history()), "cppgrad-reverse"));
+    if (metrics) metrics->write(metrics_jsonl(trainer.history(), nullptr));
+    if (!plot.empty()) write_file_atomically(plot, training_curves_svg(curve_points(trainer.history()), "cppgrad-reverse"));
     if (!save.empty()) trainer.save(save);
   }
 
   const FinalSummary final = summarize(trainer.history(), trainer.model().num_parameters());
-  if (!metrics_out.empty()) write_text_file(metrics_out, metrics_jsonl(trainer.history(), &final));
+  if (metrics) metrics->write(metrics_jsonl(trainer.history(), &final));
   const double session_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   fmt::print("done: {} epochs, greedy test accuracy {} (tokens {}), best {} at epoch {}; first >= 99% at epoch {}\n",
              final.epochs, percent(final.test_seq_acc), percent(final.test_token_acc), percent(final.best_seq_acc),
@@ -325,6 +351,7 @@ int cmd_predict(int argc, char** argv) {
   o.allow_unrecognised_options();
   const auto r = parse(o, argc, argv);
   if (!r.count("checkpoint")) throw UsageError("predict needs --checkpoint PATH and the tokens, e.g. 1 3 5 7 9");
+  if (r.count("attention-svg")) check_outputs_or_usage_error({{"--attention-svg", r["attention-svg"].as<std::string>()}});
   std::vector<std::int64_t> tokens;
   for (const std::string& s : r.unmatched()) {
     const auto v = parse_int(s);
@@ -393,7 +420,7 @@ int cmd_predict(int argc, char** argv) {
         panels.push_back(std::move(p));
       }
     }
-    write_text_file(r["attention-svg"].as<std::string>(),
+    write_file_atomically(r["attention-svg"].as<std::string>(),
                     attention_maps_svg(panels, rows, cols, "cppgrad-reverse: attention of " + tokens_str(tokens)));
     fmt::print("wrote {} attention maps to {}\n", panels.size(), r["attention-svg"].as<std::string>());
   }
@@ -407,6 +434,7 @@ int cmd_sweep(int argc, char** argv) {
       ("plot", "SVG of every run's loss curve", cxxopts::value<std::string>()->default_value("sweep.svg"))
       ("h,help", "this help");
   const auto r = parse(o, argc, argv);
+  check_outputs_or_usage_error({{"--plot", r["plot"].as<std::string>()}});
   TrainConfig base;
   apply_config_flags(r, base, false, /*sweep=*/true);
   std::vector<TrainConfig> runs;
@@ -445,7 +473,7 @@ int cmd_sweep(int argc, char** argv) {
     for (const auto& m : trainer.history()) curve.values.push_back(m.loss);
     curves.push_back(std::move(curve));
   }
-  write_text_file(r["plot"].as<std::string>(), loss_curves_svg(curves, "cppgrad-reverse sweep: training loss"));
+  write_file_atomically(r["plot"].as<std::string>(), loss_curves_svg(curves, "cppgrad-reverse sweep: training loss"));
   fmt::print("wrote the loss curves to {}\n", r["plot"].as<std::string>());
   return 0;
 }
@@ -463,6 +491,8 @@ void print_usage() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A reader of --metrics-out that goes away (a closed pipe) is an error to report, not a signal to die of.
+  std::signal(SIGPIPE, SIG_IGN);
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
     print_usage();
     return argc < 2 ? 2 : 0;
@@ -486,12 +516,19 @@ int main(int argc, char** argv) {
   } catch (const std::invalid_argument& e) {
     std::cerr << "cppgrad-reverse " << cmd << ": " << e.what() << "\n";
     return 2;
+  } catch (const TrainingDiverged& e) {  // the loss became NaN or Inf: not a usage error
+    std::cerr << "cppgrad-reverse " << cmd << ": " << e.what() << "\n";
+    return 3;
   } catch (const AnomalyError& e) {  // --detect-anomaly found a NaN or Inf
     std::cerr << "cppgrad-reverse " << cmd << ": " << e.what() << "\n";
     return 1;
   } catch (const std::runtime_error& e) {  // files: missing, corrupt, another configuration, cannot write
     std::cerr << "cppgrad-reverse " << cmd << ": " << e.what() << "\n";
     return 2;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "cppgrad-reverse " << cmd << ": out of memory (smaller --d-model, --d-ff, --batch-size or "
+                 "--train-size need less)\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "cppgrad-reverse " << cmd << ": unexpected error: " << e.what() << "\n";
     return 1;

@@ -695,39 +695,6 @@ std::string terminal_heatmap(const std::vector<std::vector<double>>& weights, co
   return out;
 }
 
-// ================================================================ files
-
-void write_text_file(const std::string& path, const std::string& text) {
-  const std::string tmp = fmt::format("{}.tmp.{}", path, static_cast<long>(::getpid()));
-  auto fail = [&](int err, bool remove_tmp) {
-    if (remove_tmp) ::unlink(tmp.c_str());
-    throw std::runtime_error(fmt::format("cannot write {}: {}", path, std::strerror(err)));
-  };
-
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (fd < 0) fail(errno, false);
-  const char* p = text.data();
-  std::size_t left = text.size();
-  while (left > 0) {
-    const ssize_t n = ::write(fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      ::close(fd);
-      fail(err, true);
-    }
-    p += n;
-    left -= static_cast<std::size_t>(n);
-  }
-  if (::fsync(fd) != 0) {
-    const int err = errno;
-    ::close(fd);
-    fail(err, true);
-  }
-  if (::close(fd) != 0) fail(errno, true);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) fail(errno, true);
-}
-
 // ================================================================ sparkline
 
 std::string sparkline(const std::vector<double>& values) {

@@ -65,8 +65,6 @@ std::string attention_maps_svg(const std::vector<AttentionPanel>& panels, const 
 std::string terminal_heatmap(const std::vector<std::vector<double>>& weights, const std::vector<std::string>& row_labels,
                              const std::vector<std::string>& col_labels, bool color);
 
-// Writes text to path atomically (temp file, fsync, rename); throws std::runtime_error naming the path.
-void write_text_file(const std::string& path, const std::string& text);
 
 // A one-line sparkline of values using the blocks "▁▂▃▄▅▆▇█".
 std::string sparkline(const std::vector<double>& values);

@@ -10,6 +10,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "cli/parse.h"
+#include "core/atomic_file.h"
 #include "core/graph_dot.h"
 #include "core/ops.h"
 #include "core/parallel.h"
@@ -85,6 +87,7 @@ EpochMetrics Trainer::run_epoch(const StepCallback& on_step) {
   grad_norms_.clear();
   for (const auto& rows : batches) {
     const StepResult r = train_step(rows);
+    if (!std::isfinite(r.loss)) throw TrainingDiverged(epoch, done + 1, static_cast<std::int64_t>(batches.size()), r.loss);
     loss_sum += r.loss;
     teacher_forced += r.teacher_forced;
     if (on_step) on_step(++done, static_cast<std::int64_t>(batches.size()), r.loss);
@@ -143,7 +146,7 @@ Trainer::StepResult Trainer::train_step(const std::vector<std::int64_t>& rows) {
       for (const auto& [name, p] : m.named_parameters()) names[p.impl_ptr().get()] = name;
       std::ostringstream dot;
       write_graph_dot(loss, dot, names);
-      write_text_file(trace_graph_path_, dot.str());
+      write_file_atomically(trace_graph_path_, dot.str());
     } else {
       loss.backward(seed);
     }
@@ -198,9 +201,8 @@ Accuracy Trainer::evaluate() {
 }
 
 void Trainer::log_gradients(const std::string& path, std::int64_t every) {
-  grad_log_path_ = path;
+  grad_log_ = std::make_unique<LinesOutput>(path, LinesOutput::Kind::Log);  // a fresh log for this run
   grad_log_every_ = every;
-  std::ofstream(path, std::ios::trunc);  // a fresh log for this run
 }
 
 // One JSON line: the step, and per parameter |grad|, |w| and |w_after - w_before| / |w_before|.
@@ -216,12 +218,32 @@ void Trainer::append_grad_log(std::int64_t epoch, const std::vector<std::pair<st
     params[now[i].first] = {{"grad_norm", std::sqrt(gn)}, {"weight_norm", std::sqrt(wn)},
                             {"update_ratio", wn > 0 ? std::sqrt(un / wn) : 0.0}};
   }
-  std::ofstream out(grad_log_path_, std::ios::app);
-  out << nlohmann::json{{"step", global_step_}, {"epoch", epoch}, {"params", params}}.dump() << "\n";
-  if (!out) throw std::runtime_error("cannot write the gradient log " + grad_log_path_);
+  grad_log_->append(nlohmann::json{{"step", global_step_}, {"epoch", epoch}, {"params", params}}.dump() + "\n");
 }
 
+namespace {
+
+bool all_finite(const Tensor& t) {
+  for (const double v : t.to_double_vector())
+    if (!std::isfinite(v)) return false;
+  return true;
+}
+
+}  // namespace
+
+TrainingDiverged::TrainingDiverged(std::int64_t epoch_, std::int64_t step_, std::int64_t steps, double loss)
+    : std::runtime_error(fmt::format("training diverged: the loss is {} at epoch {}, step {} of {}; nothing of this "
+                                     "epoch was saved. Try a smaller --lr or --clip-grad 1; --detect-anomaly names "
+                                     "the op that first made a NaN or Inf",
+                                     loss, epoch_, step_, steps)),
+      epoch(epoch_),
+      step(step_) {}
+
 void Trainer::save(const std::string& path) const {
+  for (const auto& [name, p] : model_->named_parameters())
+    if (!all_finite(p))
+      throw std::runtime_error("not saving " + path + ": parameter " + name + " holds NaN or Inf values (the last "
+                               "good checkpoint, if any, is kept)");
   std::map<std::string, Tensor> tensors;
   for (const auto& [name, t] : model_->state_dict()) tensors["model." + name] = t;
   for (const auto& [name, t] : optimizer_->state_dict()) tensors["optim." + name] = t;
@@ -237,6 +259,37 @@ void Trainer::save(const std::string& path) const {
 }
 
 namespace {
+
+// A non-negative whole number stored in the metadata under `key` (the caller adds the file's name).
+std::int64_t metadata_count(const std::map<std::string, std::string>& meta, const std::string& key) {
+  if (!meta.count(key)) throw std::invalid_argument("metadata has no '" + key + "'");
+  const auto v = cli::parse_int(meta.at(key));
+  if (!v || *v < 0) throw std::invalid_argument("metadata '" + key + "' must be a whole number >= 0, got '" + meta.at(key) + "'");
+  return *v;
+}
+
+// The metrics history: a JSON array of objects whose fields are all finite numbers (epoch a count).
+std::vector<EpochMetrics> parse_history(const std::string& text) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_array()) throw std::invalid_argument("metadata 'history' is not a JSON array");
+  std::vector<EpochMetrics> history;
+  for (const auto& e : j) {
+    const std::string where = fmt::format("history entry {}", history.size() + 1);
+    if (!e.is_object()) throw std::invalid_argument(where + " is not an object");
+    auto number = [&](const char* key) {
+      if (!e.contains(key) || !e.at(key).is_number() || !std::isfinite(e.at(key).get<double>()))
+        throw std::invalid_argument(where + ": '" + key + "' must be a finite number");
+      return e.at(key).get<double>();
+    };
+    EpochMetrics m{.epoch = static_cast<std::int64_t>(history.size()) + 1, .loss = number("loss"),
+                   .train_token_acc = number("train_token_acc"), .test_seq_acc = number("test_seq_acc"),
+                   .test_token_acc = number("test_token_acc"), .lr = number("lr"), .epoch_s = number("epoch_s")};
+    if (number("epoch") != static_cast<double>(m.epoch))
+      throw std::invalid_argument(where + ": 'epoch' must be " + std::to_string(m.epoch));
+    history.push_back(m);
+  }
+  return history;
+}
 
 // The config stored in an already-read checkpoint; throws std::runtime_error naming the file.
 TrainConfig checkpoint_config(const SafetensorsFile& f, const std::string& path) {
@@ -256,6 +309,16 @@ TrainConfig checkpoint_config(const SafetensorsFile& f, const std::string& path)
 }  // namespace
 
 TrainConfig read_checkpoint_config(const std::string& path) { return checkpoint_config(read_safetensors(path), path); }
+
+std::int64_t read_checkpoint_epoch(const std::string& path) {
+  const SafetensorsFile f = read_safetensors(path);
+  checkpoint_config(f, path);  // a cppgrad-reverse checkpoint at all
+  try {
+    return metadata_count(f.metadata, "epoch");
+  } catch (const std::exception& e) {
+    throw std::runtime_error("checkpoint " + path + ": " + e.what());
+  }
+}
 
 void Trainer::load(const std::string& path) {
   const SafetensorsFile f = read_safetensors(path);  // read once: the config and the tensors come from it
@@ -277,14 +340,13 @@ void Trainer::load(const std::string& path) {
     const auto& meta = f.metadata;
     for (const char* key : {"epoch", "global_step", "dropout_rng", "history"})
       if (!meta.count(key)) throw std::invalid_argument(std::string("metadata has no '") + key + "'");
-    const auto rng = nlohmann::json::parse(meta.at("dropout_rng")).get<std::vector<std::uint64_t>>();
-    if (rng.size() != 4) throw std::invalid_argument("dropout_rng must hold 4 words");
-    std::vector<EpochMetrics> history;
-    for (const auto& e : nlohmann::json::parse(meta.at("history")))
-      history.push_back({e.at("epoch").get<std::int64_t>(), e.at("loss").get<double>(),
-                         e.at("train_token_acc").get<double>(), e.at("test_seq_acc").get<double>(),
-                         e.at("test_token_acc").get<double>(), e.at("lr").get<double>(), e.at("epoch_s").get<double>()});
-    const std::int64_t epoch = std::stoll(meta.at("epoch"));
+    const nlohmann::json words = nlohmann::json::parse(meta.at("dropout_rng"), nullptr, /*allow_exceptions=*/false);
+    if (!words.is_array() || words.size() != 4 ||
+        !std::all_of(words.begin(), words.end(), [](const nlohmann::json& w) { return w.is_number_unsigned(); }))
+      throw std::invalid_argument("metadata 'dropout_rng' must be an array of 4 unsigned 64-bit words");
+    const auto rng = words.get<std::vector<std::uint64_t>>();
+    const std::vector<EpochMetrics> history = parse_history(meta.at("history"));
+    const std::int64_t epoch = metadata_count(meta, "epoch");
     if (epoch != static_cast<std::int64_t>(history.size()))
       throw std::invalid_argument(fmt::format("epoch {} but a history of {} epochs", epoch, history.size()));
     // Everything is checked before anything is changed, so a refused file leaves this trainer as it was.
@@ -296,8 +358,8 @@ void Trainer::load(const std::string& path) {
     optimizer_->load_state_dict(optim_state);
     model_->load_state_dict(model_state);
     model_->dropout_generator().set_state({rng[0], rng[1], rng[2], rng[3]});
-    global_step_ = std::stoll(meta.at("global_step"));
-    history_ = std::move(history);
+    global_step_ = metadata_count(meta, "global_step");
+    history_ = history;
   } catch (const std::exception& e) {
     throw std::runtime_error("checkpoint " + path + ": " + e.what());
   }

@@ -9,6 +9,7 @@
 #include "optim/schedule.h"
 #include "reverse/config.h"
 #include "reverse/greedy.h"
+#include "reverse/outputs.h"
 
 namespace cppgrad::reverse {
 
@@ -22,6 +23,12 @@ struct EpochMetrics {
   double epoch_s = 0;          // wall time of the epoch, evaluation included
 };
 
+// A run whose loss stopped being a finite number: training stops there, and nothing is saved from it.
+struct TrainingDiverged : std::runtime_error {
+  TrainingDiverged(std::int64_t epoch, std::int64_t step, std::int64_t steps, double loss);
+  std::int64_t epoch, step;
+};
+
 class Trainer {
  public:
   explicit Trainer(const TrainConfig& config);
@@ -29,6 +36,7 @@ class Trainer {
   // Called after every training step: (steps done this epoch, steps per epoch, this batch's loss).
   using StepCallback = std::function<void(std::int64_t, std::int64_t, double)>;
   // Trains one epoch, evaluates greedily on the test set, appends to history() and returns the metrics.
+  // Throws TrainingDiverged at the first step whose loss is not finite.
   EpochMetrics run_epoch(const StepCallback& on_step = nullptr);
 
   // What one optimisation step saw: the batch's mean loss and its teacher-forced token counts.
@@ -65,7 +73,8 @@ class Trainer {
   const std::vector<double>& last_epoch_grad_norms() const { return grad_norms_; }
 
   // Checkpoints: model, optimizer state, epoch, step, dropout RNG state, metrics history and the config.
-  // Written atomically. Loading refuses a file of another configuration, naming the keys that differ, and any
+  // Written atomically; weights that are not all finite are refused, so a good checkpoint is never replaced by
+  // one that cannot be used. Loading refuses a file of another configuration, naming the keys that differ, and any
   // truncated, corrupt or incomplete file, naming the problem.
   void save(const std::string& path) const;
   void load(const std::string& path);
@@ -84,12 +93,15 @@ class Trainer {
   optim::Schedule schedule_;
   std::int64_t global_step_ = 0;
   std::vector<EpochMetrics> history_;
-  std::string trace_graph_path_, grad_log_path_;
+  std::string trace_graph_path_;
+  std::unique_ptr<LinesOutput> grad_log_;
   std::int64_t grad_log_every_ = 0;
   std::vector<double> grad_norms_;
 };
 
 // Reads just the config stored in a checkpoint (to resume with it); throws std::runtime_error naming the file.
 TrainConfig read_checkpoint_config(const std::string& path);
+// The number of epochs a checkpoint has trained (its metadata 'epoch'); throws std::runtime_error naming the file.
+std::int64_t read_checkpoint_epoch(const std::string& path);
 
 }  // namespace cppgrad::reverse

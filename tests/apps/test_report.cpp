@@ -252,37 +252,6 @@ struct TempDir {
   }
 };
 
-TEST(Report, WriteTextFileRoundTripsAndLeavesNoTempFile) {
-  TempDir dir;
-  const std::string path = (dir.path / "curves.svg").string();
-  const std::string text = training_curves_svg(run_of(4), "round trip");
-  write_text_file(path, text);
-  write_text_file(path, text);  // overwriting works too
-  std::ifstream in(path, std::ios::binary);
-  const std::string back((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(back, text);
-  std::vector<std::string> names;
-  for (const auto& entry : fs::directory_iterator(dir.path)) names.push_back(entry.path().filename().string());
-  EXPECT_EQ(names, std::vector<std::string>{"curves.svg"});
-}
-
-TEST(Report, WriteTextFileIntoAMissingDirectoryThrowsNamingThePath) {
-  TempDir dir;
-  const std::string path = (dir.path / "no" / "such" / "dir" / "out.svg").string();
-  EXPECT_THROW_MSG(write_text_file(path, "x"), std::runtime_error, "cannot write " + path + ": ");
-  EXPECT_FALSE(fs::exists(dir.path / "no"));
-}
-
-TEST(Report, WriteTextFileOntoADirectoryFailsAndRemovesTheTempFile) {
-  TempDir dir;
-  fs::create_directories(dir.path / "taken");
-  const std::string path = (dir.path / "taken").string();
-  EXPECT_THROW_MSG(write_text_file(path, "x"), std::runtime_error, "cannot write " + path);
-  std::size_t entries = 0;
-  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir.path)) ++entries;
-  EXPECT_EQ(entries, 1u);  // only the directory itself: the temp file was removed
-}
-
 // ---------------------------------------------------------------- progress bar
 
 TEST(Report, ProgressBarPrintsNothingWhenNotATerminal) {

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -189,6 +190,106 @@ TEST_F(ReverseCli, RefusedCheckpointsOverwriteNothing) {
                      "t.safetensors");
   EXPECT_EQ(fs::last_write_time(path("c.safetensors")), before);
   EXPECT_EQ(fs::file_size(path("c.safetensors")), size);
+}
+
+// ---------------------------------------------------------------- nothing a user owns is lost
+
+// Names of the files in dir that a crashed or failed write could have left: "*.tmp.*".
+std::vector<std::string> temporaries(const fs::path& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().filename().string().find(".tmp.") != std::string::npos) out.push_back(e.path().filename().string());
+  return out;
+}
+
+TEST_F(ReverseCli, OutputsNeverReplaceAFifoOrADirectory) {
+  ASSERT_EQ(::mkfifo(path("pipe").c_str(), 0600), 0);
+  fs::create_directories(path("dir"));
+  for (const char* flag : {"--save", "--plot", "--trace-graph"}) {
+    SCOPED_TRACE(flag);
+    expect_usage_error(cli(tiny({"--epochs", "1", flag, path("pipe")})), "it is a FIFO, not a regular file");
+    expect_usage_error(cli(tiny({"--epochs", "1", flag, path("dir")})), "it is a directory");
+  }
+  for (const char* flag : {"--metrics-out", "--grad-log"}) {  // streams may write into a FIFO, never a directory
+    SCOPED_TRACE(flag);
+    expect_usage_error(cli(tiny({"--epochs", "1", flag, path("dir")})), "it is a directory");
+  }
+  EXPECT_TRUE(fs::is_fifo(path("pipe")));
+  EXPECT_TRUE(fs::is_directory(path("dir")));
+  EXPECT_THAT(temporaries(dir_), ::testing::IsEmpty());
+}
+
+TEST_F(ReverseCli, MetricsStreamIntoStdoutLineByLine) {
+  const CliResult r = cli(tiny({"--epochs", "2", "--quiet", "--metrics-out", "/dev/stdout"}));
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::istringstream lines(r.out);
+  int epochs = 0, finals = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line[0] != '{') continue;
+    const auto j = nlohmann::json::parse(line);
+    if (j.contains("event")) ++finals;
+    else EXPECT_EQ(j.at("epoch").get<int>(), ++epochs);
+  }
+  EXPECT_EQ(epochs, 2) << "each epoch's line once, in order:\n" << r.out;
+  EXPECT_EQ(finals, 1);
+}
+
+TEST_F(ReverseCli, TwoOutputsOnOneFileAreRefusedBeforeAnythingIsWritten) {
+  expect_usage_error(cli(tiny({"--epochs", "1", "--save", path("x"), "--metrics-out", path("x")})),
+                     "--save " + path("x") + " and --metrics-out " + path("x") + " name the same file");
+  EXPECT_FALSE(fs::exists(path("x")));
+  // The same file through a symlink, and through a hard link.
+  ASSERT_EQ(cli(tiny({"--epochs", "1", "--save", path("good.safetensors")})).status, 0);
+  const auto size = fs::file_size(path("good.safetensors"));
+  fs::create_symlink(path("good.safetensors"), path("alias"));
+  fs::create_hard_link(path("good.safetensors"), path("hard"));
+  expect_usage_error(cli(tiny({"--epochs", "1", "--save", path("good.safetensors"), "--plot", path("alias")})),
+                     "name the same file");
+  expect_usage_error(cli(tiny({"--epochs", "1", "--save", path("hard"), "--grad-log", path("good.safetensors")})),
+                     "name the same file");
+  // An output over the checkpoint being resumed (only --save may name it).
+  expect_usage_error(cli(tiny({"--epochs", "2", "--resume", path("good.safetensors"), "--metrics-out", path("alias")})),
+                     "names the checkpoint being resumed");
+  EXPECT_EQ(fs::file_size(path("good.safetensors")), size);
+  EXPECT_EQ(cli({"eval", "--checkpoint", path("good.safetensors")}).status, 0);
+}
+
+TEST_F(ReverseCli, EmptyOutputPathsAreRefused) {
+  expect_usage_error(cli(tiny({"--epochs", "1", "--save", ""})), "--save needs a path");
+  expect_usage_error(cli(tiny({"--epochs", "1", "--metrics-out", ""})), "--metrics-out needs a path");
+}
+
+TEST_F(ReverseCli, OutputsAreCheckedBeforeTrainingStarts) {
+  const CliResult r = cli(tiny({"--epochs", "1", "--plot", path("no/such/dir/p.svg")}));
+  expect_usage_error(r, "its directory");
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("epoch"))) << "nothing may train before the outputs are known good";
+}
+
+TEST_F(ReverseCli, ADivergedRunStopsAndKeepsTheLastGoodCheckpoint) {
+  ASSERT_EQ(cli(tiny({"--epochs", "1", "--save", path("c.safetensors")})).status, 0);
+  const std::string good = [&] {
+    std::ifstream f(path("c.safetensors"), std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  }();
+  const CliResult r = cli(tiny({"--epochs", "3", "--lr", "1e30", "--save", path("c.safetensors"), "--metrics-out",
+                                path("m.jsonl")}));
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.status, 2) << "a diverged run is not a usage error";
+  EXPECT_THAT(r.err, HasSubstr("training diverged: the loss is"));
+  EXPECT_THAT(r.err, HasSubstr("at epoch 1, step"));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  std::ifstream f(path("c.safetensors"), std::ios::binary);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>()), good)
+      << "the last good checkpoint must not be replaced";
+  EXPECT_EQ(cli({"eval", "--checkpoint", path("c.safetensors")}).status, 0);
+  EXPECT_THAT(temporaries(dir_), ::testing::IsEmpty());
+}
+
+TEST_F(ReverseCli, ResumingACheckpointThatIsAlreadyDoneSaysSo) {
+  ASSERT_EQ(cli(tiny({"--epochs", "2", "--save", path("c.safetensors")})).status, 0);
+  expect_usage_error(cli(tiny({"--epochs", "2", "--resume", path("c.safetensors")})),
+                     "the checkpoint has trained 2 epochs already and --epochs is 2: nothing to do");
+  expect_usage_error(cli(tiny({"--epochs", "1", "--resume", path("c.safetensors")})), "nothing to do");
 }
 
 TEST_F(ReverseCli, SweepTrainsEveryCombinationAndPlotsTheirLosses) {
