@@ -57,46 +57,61 @@ void check_outputs_or_usage_error(const std::vector<OutputFlag>& outputs, const 
 void add_config_flags(cxxopts::Options& o, bool sweep = false) {
   const TrainConfig d;
   o.add_options("data")
-      ("vocab", "vocabulary size: tokens 1..vocab-1, 0 is PAD", cxxopts::value<std::int64_t>()->default_value(std::to_string(d.vocab)))
-      ("seq-len", "sequence length (fixed)", cxxopts::value<std::int64_t>()->default_value(std::to_string(d.seq_len)))
-      ("min-len", "shortest sequence (variable lengths, with --max-len)", cxxopts::value<std::int64_t>()->default_value("0"))
-      ("max-len", "longest sequence (variable lengths, with --min-len)", cxxopts::value<std::int64_t>()->default_value("0"))
-      ("train-size", "training sequences", cxxopts::value<std::int64_t>()->default_value(std::to_string(d.train_size)))
-      ("test-size", "test sequences (never in the training set)", cxxopts::value<std::int64_t>()->default_value(std::to_string(d.test_size)));
+      ("vocab", "vocabulary size: tokens 1..vocab-1, 0 is PAD", cxxopts::value<std::string>()->default_value(std::to_string(d.vocab)))
+      ("seq-len", "sequence length (fixed)", cxxopts::value<std::string>()->default_value(std::to_string(d.seq_len)))
+      ("min-len", "shortest sequence (variable lengths, with --max-len)", cxxopts::value<std::string>()->default_value("0"))
+      ("max-len", "longest sequence (variable lengths, with --min-len)", cxxopts::value<std::string>()->default_value("0"))
+      ("train-size", "training sequences", cxxopts::value<std::string>()->default_value(std::to_string(d.train_size)))
+      ("test-size", "test sequences (never in the training set)", cxxopts::value<std::string>()->default_value(std::to_string(d.test_size)));
   o.add_options("model")
-      ("d-model", "model width", cxxopts::value<std::int64_t>()->default_value(std::to_string(d.d_model)))
+      ("d-model", "model width", cxxopts::value<std::string>()->default_value(std::to_string(d.d_model)))
       ("heads", sweep ? "comma-separated head counts to compare, e.g. 1,2,4,8" : "attention heads (must divide d-model)",
        sweep ? cxxopts::value<std::string>()->default_value(std::to_string(d.heads))
-             : cxxopts::value<std::int64_t>()->default_value(std::to_string(d.heads)))
-      ("encoder-layers", "encoder layers", cxxopts::value<std::int64_t>()->default_value(std::to_string(d.encoder_layers)))
-      ("decoder-layers", "decoder layers", cxxopts::value<std::int64_t>()->default_value(std::to_string(d.decoder_layers)))
-      ("d-ff", "feed-forward width", cxxopts::value<std::int64_t>()->default_value(std::to_string(d.d_ff)))
-      ("positions", "rows of the learned position tables", cxxopts::value<std::int64_t>()->default_value(std::to_string(d.positions)))
-      ("dropout", "dropout probability", cxxopts::value<double>()->default_value("0"))
+             : cxxopts::value<std::string>()->default_value(std::to_string(d.heads)))
+      ("encoder-layers", "encoder layers", cxxopts::value<std::string>()->default_value(std::to_string(d.encoder_layers)))
+      ("decoder-layers", "decoder layers", cxxopts::value<std::string>()->default_value(std::to_string(d.decoder_layers)))
+      ("d-ff", "feed-forward width", cxxopts::value<std::string>()->default_value(std::to_string(d.d_ff)))
+      ("positions", "rows of the learned position tables", cxxopts::value<std::string>()->default_value(std::to_string(d.positions)))
+      ("dropout", "dropout probability", cxxopts::value<std::string>()->default_value("0"))
       ("arch", "transformer (the honest model) | tutorial (the seed tutorial's model, fed the target)",
        cxxopts::value<std::string>()->default_value(d.arch))
       ("attention", sweep ? "comma-separated cross-attention kinds to compare (scaled_dot,additive,multiplicative)"
                           : "cross-attention: scaled_dot | additive | multiplicative",
        cxxopts::value<std::string>()->default_value(d.attention));
   o.add_options("training")
-      ("epochs", "epochs", cxxopts::value<std::int64_t>()->default_value(std::to_string(d.epochs)))
-      ("batch-size", "batch size", cxxopts::value<std::int64_t>()->default_value(std::to_string(d.batch_size)))
-      ("lr", "learning rate", cxxopts::value<double>()->default_value("0.001"))
+      ("epochs", "epochs", cxxopts::value<std::string>()->default_value(std::to_string(d.epochs)))
+      ("batch-size", "batch size", cxxopts::value<std::string>()->default_value(std::to_string(d.batch_size)))
+      ("lr", "learning rate", cxxopts::value<std::string>()->default_value("0.001"))
       ("optimizer", "adam | adamw | sgd", cxxopts::value<std::string>()->default_value(d.optimizer))
-      ("weight-decay", "weight decay (L2 for adam/sgd, decoupled for adamw)", cxxopts::value<double>()->default_value("0"))
+      ("weight-decay", "weight decay (L2 for adam/sgd, decoupled for adamw)", cxxopts::value<std::string>()->default_value("0"))
       ("schedule", "learning rate: constant | step (halve every 10 epochs) | cosine (warm-up then cosine)",
        cxxopts::value<std::string>()->default_value(d.schedule))
-      ("warmup-steps", "linear warm-up steps for --schedule cosine", cxxopts::value<std::int64_t>()->default_value("0"))
-      ("clip-grad", "clip the global gradient norm to this (0: off)", cxxopts::value<double>()->default_value("0"))
-      ("seed", "seed of the data, the initial weights and the shuffles", cxxopts::value<std::uint64_t>()->default_value(std::to_string(d.seed)))
-      ("threads", "threads; each runs a slice of every batch on its own model replica (0: OpenMP's default)", cxxopts::value<std::int64_t>()->default_value("0"));
+      ("warmup-steps", "linear warm-up steps for --schedule cosine", cxxopts::value<std::string>()->default_value("0"))
+      ("clip-grad", "clip the global gradient norm to this (0: off)", cxxopts::value<std::string>()->default_value("0"))
+      ("seed", "seed of the data, the initial weights and the shuffles", cxxopts::value<std::string>()->default_value(std::to_string(d.seed)))
+      ("threads", "threads; each runs a slice of every batch on its own model replica (0: OpenMP's default)", cxxopts::value<std::string>()->default_value("0"));
+}
+
+// A flag's value, parsed strictly (cli/parse.h): a refusal is a usage error naming the flag.
+template <typename T>
+T flag_value(const cxxopts::ParseResult& r, const std::string& flag) {
+  const std::string text = r[flag].as<std::string>();
+  try {
+    if constexpr (std::is_same_v<T, std::string>) return text;
+    else if constexpr (std::is_same_v<T, double>) return cli::double_flag(flag, text);
+    else if constexpr (std::is_same_v<T, std::uint64_t>) return cli::uint_flag(flag, text);
+    else return cli::int_flag(flag, text);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
 }
 
 // Copies flags into a config; with `only_explicit`, only those the user typed (resuming keeps the rest).
 void apply_config_flags(const cxxopts::ParseResult& r, TrainConfig& c, bool only_explicit, bool sweep = false) {
   auto set = [&](const char* flag, auto& field) {
     if (sweep && (std::string(flag) == "heads" || std::string(flag) == "attention")) return;  // lists in sweep
-    if (!only_explicit || r.count(flag)) field = r[flag].as<std::remove_reference_t<decltype(field)>>();
+    if (only_explicit && !r.count(flag)) return;
+    field = flag_value<std::remove_reference_t<decltype(field)>>(r, flag);
   };
   set("vocab", c.vocab), set("seq-len", c.seq_len), set("min-len", c.min_len), set("max-len", c.max_len);
   set("train-size", c.train_size), set("test-size", c.test_size), set("d-model", c.d_model), set("heads", c.heads);
@@ -183,7 +198,7 @@ int cmd_train(int argc, char** argv) {
       ("plot", "SVG of loss and accuracy per epoch", cxxopts::value<std::string>())
       ("trace-graph", "Graphviz DOT of the first step's autograd graph, with gradient norms", cxxopts::value<std::string>())
       ("grad-log", "JSON Lines: per parameter gradient norm, weight norm, update/weight ratio", cxxopts::value<std::string>())
-      ("grad-log-every", "steps between --grad-log lines", cxxopts::value<std::int64_t>()->default_value("10"))
+      ("grad-log-every", "steps between --grad-log lines", cxxopts::value<std::string>()->default_value("10"))
       ("detect-anomaly", "stop at the first NaN/Inf in a forward result or gradient, naming the op and its line")
       ("quiet", "only the final summary")
       ("h,help", "this help");
@@ -228,8 +243,9 @@ int cmd_train(int argc, char** argv) {
   if (r.count("resume")) trainer.load(resume);
   if (r.count("trace-graph")) trainer.trace_graph_once(r["trace-graph"].as<std::string>());
   if (r.count("grad-log")) {
-    if (r["grad-log-every"].as<std::int64_t>() <= 0) throw UsageError("--grad-log-every must be positive");
-    trainer.log_gradients(r["grad-log"].as<std::string>(), r["grad-log-every"].as<std::int64_t>());
+    const std::int64_t every = flag_value<std::int64_t>(r, "grad-log-every");
+    if (every <= 0) throw UsageError("--grad-log-every must be positive");
+    trainer.log_gradients(r["grad-log"].as<std::string>(), every);
   }
   const data::ReversalConfig dcfg = config.data_config();
 
@@ -315,15 +331,19 @@ std::vector<std::int64_t> readable(const Tensor& predictions, std::int64_t row, 
 int cmd_eval(int argc, char** argv) {
   cxxopts::Options o("cppgrad-reverse eval", "Greedy accuracy of a checkpoint on a freshly generated test set.");
   o.add_options()("checkpoint", "checkpoint to evaluate", cxxopts::value<std::string>())
-      ("seed", "seed of the fresh test set", cxxopts::value<std::uint64_t>()->default_value("1"))
-      ("examples", "examples to print", cxxopts::value<std::int64_t>()->default_value("5"))
-      ("threads", "threads; each runs a slice of every batch on its own model replica (0: OpenMP's default)", cxxopts::value<std::int64_t>()->default_value("0"))
+      ("seed", "seed of the fresh test set", cxxopts::value<std::string>()->default_value("1"))
+      ("examples", "examples to print", cxxopts::value<std::string>()->default_value("5"))
+      ("threads", "threads; each runs a slice of every batch on its own model replica (0: OpenMP's default)", cxxopts::value<std::string>()->default_value("0"))
       ("h,help", "this help");
   const auto r = parse(o, argc, argv);
   if (!r.count("checkpoint")) throw UsageError("eval needs --checkpoint PATH");
-  Trainer trainer = load_trainer(r["checkpoint"].as<std::string>(), r["threads"].as<std::int64_t>());
+  const std::uint64_t seed = flag_value<std::uint64_t>(r, "seed");
+  const std::int64_t examples = flag_value<std::int64_t>(r, "examples"), threads = flag_value<std::int64_t>(r, "threads");
+  if (examples < 0) throw UsageError("--examples must be >= 0");
+  if (threads < 0 || threads > kMaxThreads) throw UsageError(fmt::format("--threads must be in 0..{}", kMaxThreads));
+  Trainer trainer = load_trainer(r["checkpoint"].as<std::string>(), threads);
   const data::ReversalConfig dcfg = trainer.config().data_config();
-  const data::ReversalSet test = data::make_test_set(dcfg, r["seed"].as<std::uint64_t>());
+  const data::ReversalSet test = data::make_test_set(dcfg, seed);
   const data::Batch all = data::gather_batch(test, [&] {
     std::vector<std::int64_t> rows(static_cast<std::size_t>(test.size()));
     for (std::int64_t i = 0; i < test.size(); ++i) rows[i] = i;
@@ -332,9 +352,9 @@ int cmd_eval(int argc, char** argv) {
   const Tensor pred = greedy_decode(trainer.model(), all.src, all.src_mask, dcfg);
   const Accuracy acc = accuracy(pred, test.target);
   fmt::print("checkpoint {} (epoch {}): greedy accuracy on {} fresh test sequences (seed {}): sequences {}, tokens {}\n",
-             r["checkpoint"].as<std::string>(), trainer.epochs_done(), test.size(), r["seed"].as<std::uint64_t>(),
+             r["checkpoint"].as<std::string>(), trainer.epochs_done(), test.size(), seed,
              percent(acc.sequence), percent(acc.token));
-  for (std::int64_t i = 0; i < std::min<std::int64_t>(r["examples"].as<std::int64_t>(), test.size()); ++i) {
+  for (std::int64_t i = 0; i < std::min<std::int64_t>(examples, test.size()); ++i) {
     const auto got = readable(pred, i, dcfg);
     std::vector<std::int64_t> want(test.sequences[i].rbegin(), test.sequences[i].rend());
     fmt::print("  {} -> {}  {}\n", tokens_str(test.sequences[i]), tokens_str(got), got == want ? "ok" : "WRONG, expected " + tokens_str(want));

@@ -1,9 +1,14 @@
 #pragma once
-// Small helpers the command-line programs share for their flag values.
+// Small helpers the command-line programs share for their flag values. Numbers are parsed strictly: the whole
+// text must be the number ("0.5abc", "5x", "" and " 5" are refused), and a refusal names the flag.
+#include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
+#include <system_error>
 #include <vector>
 
 namespace cppgrad::cli {
@@ -17,15 +22,37 @@ inline std::vector<std::string> split_list(const std::string& s) {
   return out;
 }
 
-// The whole string as an integer, or nothing.
-inline std::optional<std::int64_t> parse_int(const std::string& s) {
-  std::size_t used = 0;
-  try {
-    const std::int64_t v = std::stoll(s, &used);
-    if (used == s.size()) return v;
-  } catch (const std::exception&) {
-  }
-  return std::nullopt;
+// The whole string as a number of type T, or nothing (no sign for unsigned T, no leading space or '+').
+template <typename T>
+std::optional<T> parse_number(const std::string& s) {
+  T value{};
+  const char* end = s.data() + s.size();
+  const auto [ptr, ec] = std::from_chars(s.data(), end, value);
+  if (ec != std::errc() || ptr != end || s.empty()) return std::nullopt;
+  return value;
+}
+
+inline std::optional<std::int64_t> parse_int(const std::string& s) { return parse_number<std::int64_t>(s); }
+
+// A flag's value as a whole number, or std::invalid_argument "--<flag>: '<text>' is not a whole number".
+inline std::int64_t int_flag(const std::string& flag, const std::string& text) {
+  if (const auto v = parse_number<std::int64_t>(text)) return *v;
+  throw std::invalid_argument("--" + flag + ": '" + text + "' is not a whole number" +
+                              (text.find_first_not_of("0123456789-") == std::string::npos && !text.empty()
+                                   ? " in range" : ""));
+}
+
+inline std::uint64_t uint_flag(const std::string& flag, const std::string& text) {
+  if (const auto v = parse_number<std::uint64_t>(text)) return *v;
+  throw std::invalid_argument("--" + flag + ": '" + text + "' is not a whole number from 0 to 2^64-1");
+}
+
+// A finite number ("1e-3", "0.5"); "nan", "inf" and trailing characters are refused.
+inline double double_flag(const std::string& flag, const std::string& text) {
+  const auto v = parse_number<double>(text);
+  if (!v) throw std::invalid_argument("--" + flag + ": '" + text + "' is not a number");
+  if (!std::isfinite(*v)) throw std::invalid_argument("--" + flag + ": must be a finite number, got '" + text + "'");
+  return *v;
 }
 
 }  // namespace cppgrad::cli

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace cppgrad::reverse {
@@ -30,26 +33,78 @@ nn::Seq2SeqOptions TrainConfig::model_options() const {
           .dropout_seed = seed + 1};
 }
 
+namespace {
+
+// lo <= v <= hi, or std::invalid_argument naming the flag.
+void check_range(const char* flag, std::int64_t v, std::int64_t lo, std::int64_t hi) {
+  if (v < lo || v > hi) throw std::invalid_argument(fmt::format("--{} must be in {}..{}, got {}", flag, lo, hi, v));
+}
+
+// a * b, saturating at INT64_MAX (all inputs are already range-checked and non-negative).
+std::int64_t mul_sat(std::int64_t a, std::int64_t b) {
+  std::int64_t out = 0;
+  return __builtin_mul_overflow(a, b, &out) ? std::numeric_limits<std::int64_t>::max() : out;
+}
+
+}  // namespace
+
+std::int64_t TrainConfig::estimated_parameters() const {
+  // Per layer: 4 d^2 attention projections (cross-attention: 4 more in the decoder), 2 d d_ff feed-forward.
+  const std::int64_t attention = mul_sat(4, mul_sat(d_model, d_model)), ffn = mul_sat(2, mul_sat(d_model, d_ff));
+  const std::int64_t layers = mul_sat(encoder_layers + decoder_layers, attention + ffn) + mul_sat(decoder_layers, attention);
+  const std::int64_t tables = mul_sat(3 * vocab + 2 * positions, d_model);  // embeddings, output, positions
+  return layers + tables;
+}
+
+std::int64_t TrainConfig::estimated_activations() const {
+  // Per layer and token, about 12 vectors of width d_model and 2 of d_ff, plus the attention weights (heads x
+  // length); the output logits per token.
+  const std::int64_t len = std::max(seq_len, max_len) + 1;
+  const std::int64_t per_token = mul_sat(encoder_layers + 2 * decoder_layers,
+                                         12 * d_model + 2 * d_ff + 3 * mul_sat(heads, len)) + 2 * vocab;
+  return mul_sat(mul_sat(batch_size, len), per_token);
+}
+
 void TrainConfig::validate() const {
-  auto positive = [](const char* name, std::int64_t v) {
-    if (v <= 0) throw std::invalid_argument(fmt::format("--{} must be positive, got {}", name, v));
-  };
-  positive("epochs", epochs);
-  positive("batch-size", batch_size);
-  positive("d-model", d_model);
-  positive("heads", heads);
-  positive("d-ff", d_ff);
-  positive("positions", positions);
-  if (encoder_layers < 0 || decoder_layers < 1)
-    throw std::invalid_argument(fmt::format("--encoder-layers must be >= 0 and --decoder-layers >= 1, got {} and {}",
-                                            encoder_layers, decoder_layers));
+  check_range("epochs", epochs, 1, kMaxEpochs);
+  check_range("batch-size", batch_size, 1, kMaxBatch);
+  check_range("vocab", vocab, 3, kMaxVocab);
+  check_range("seq-len", seq_len, 1, kMaxSeqLen);
+  check_range("min-len", min_len, 0, kMaxSeqLen);
+  check_range("max-len", max_len, 0, kMaxSeqLen);
+  check_range("train-size", train_size, 1, kMaxExamples);
+  check_range("test-size", test_size, 1, kMaxExamples);
+  check_range("d-model", d_model, 1, kMaxWidth);
+  check_range("heads", heads, 1, d_model);
+  check_range("d-ff", d_ff, 1, kMaxWidth);
+  check_range("positions", positions, 1, kMaxSeqLen + 2);
+  check_range("encoder-layers", encoder_layers, 0, kMaxLayers);
+  check_range("decoder-layers", decoder_layers, 1, kMaxLayers);
+  check_range("warmup-steps", warmup_steps, 0, kMaxWarmupSteps);
+  check_range("threads", threads, 0, kMaxThreads);
+  const std::int64_t tokens = mul_sat(train_size + test_size, std::max(seq_len, max_len) + 2);
+  if (tokens > kMaxDataTokens)
+    throw std::invalid_argument(fmt::format("--train-size {} and --test-size {} of length {} make {} tokens, more than "
+                                            "the limit {}", train_size, test_size, std::max(seq_len, max_len), tokens,
+                                            kMaxDataTokens));
+  if (const std::int64_t p = estimated_parameters(); p > kMaxParameters)
+    throw std::invalid_argument(fmt::format("the model would have about {} parameters, more than the limit {}: lower "
+                                            "--d-model ({}), --d-ff ({}), the layers or --vocab", p, kMaxParameters,
+                                            d_model, d_ff));
+  if (const std::int64_t a = estimated_activations(); a > kMaxActivations)
+    throw std::invalid_argument(fmt::format("one training step would hold about {} activations, more than the limit {}: "
+                                            "lower --batch-size ({}), the length, --d-model or the layers", a,
+                                            kMaxActivations, batch_size));
   if (d_model % heads != 0)
     throw std::invalid_argument(fmt::format("--heads {} does not divide --d-model {}: each head gets d_model / heads dims",
                                             heads, d_model));
-  if (!(lr > 0)) throw std::invalid_argument(fmt::format("--lr must be positive, got {}", lr));
+  if (!(lr > 0) || !std::isfinite(lr)) throw std::invalid_argument(fmt::format("--lr must be a positive number, got {}", lr));
   if (!(dropout >= 0 && dropout < 1)) throw std::invalid_argument(fmt::format("--dropout must be in [0, 1), got {}", dropout));
-  if (clip_grad < 0) throw std::invalid_argument(fmt::format("--clip-grad must be >= 0, got {}", clip_grad));
-  if (threads < 0) throw std::invalid_argument(fmt::format("--threads must be >= 0, got {}", threads));
+  if (!(clip_grad >= 0) || !std::isfinite(clip_grad))
+    throw std::invalid_argument(fmt::format("--clip-grad must be a number >= 0, got {}", clip_grad));
+  if (!(weight_decay >= 0) || !std::isfinite(weight_decay))
+    throw std::invalid_argument(fmt::format("--weight-decay must be a number >= 0, got {}", weight_decay));
+  if (!(momentum >= 0 && momentum < 1)) throw std::invalid_argument(fmt::format("momentum must be in [0, 1), got {}", momentum));
   if (optimizer != "adam" && optimizer != "adamw" && optimizer != "sgd")
     throw std::invalid_argument("--optimizer must be adam, adamw or sgd, got '" + optimizer + "'");
   if (schedule != "constant" && schedule != "step" && schedule != "cosine")
@@ -59,7 +114,6 @@ void TrainConfig::validate() const {
   nn::parse_cross_attention(attention);
   if ((min_len > 0) != (max_len > 0))
     throw std::invalid_argument("--min-len and --max-len go together (variable lengths), or neither (--seq-len)");
-  if (seq_len <= 0) throw std::invalid_argument(fmt::format("--seq-len must be positive, got {}", seq_len));
   const data::ReversalConfig d = data_config();
   d.validate();
   if (d.target_len() > positions)

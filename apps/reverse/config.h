@@ -11,6 +11,21 @@
 
 namespace cppgrad::reverse {
 
+// The largest values a run accepts, from a flag or from a checkpoint's config: every size is bounded before
+// anything is allocated, so a typo cannot ask for terabytes. The estimates below bound what a step holds.
+inline constexpr std::int64_t kMaxEpochs = 1'000'000;
+inline constexpr std::int64_t kMaxVocab = 100'000;
+inline constexpr std::int64_t kMaxSeqLen = 1'024;             // --seq-len, --max-len, --positions
+inline constexpr std::int64_t kMaxExamples = 1'000'000;       // --train-size, --test-size
+inline constexpr std::int64_t kMaxDataTokens = 50'000'000;    // (train + test sequences) x length
+inline constexpr std::int64_t kMaxWidth = 16'384;             // --d-model, --d-ff
+inline constexpr std::int64_t kMaxLayers = 64;                // --encoder-layers, --decoder-layers
+inline constexpr std::int64_t kMaxBatch = 65'536;
+inline constexpr std::int64_t kMaxParameters = 200'000'000;   // 0.8 GB of float32 weights, x4 with Adam and grads
+inline constexpr std::int64_t kMaxActivations = 1'000'000'000;  // floats a step's graph holds, roughly (4 GB)
+inline constexpr std::int64_t kMaxThreads = 256;
+inline constexpr std::int64_t kMaxWarmupSteps = 1'000'000'000;
+
 struct TrainConfig {
   // data (the seed tutorial's setting by default)
   std::int64_t vocab = 10;
@@ -44,8 +59,12 @@ struct TrainConfig {
 
   data::ReversalConfig data_config() const;
   nn::Seq2SeqOptions model_options() const;
-  // Throws std::invalid_argument with a one-line reason for any value out of range.
+  // Throws std::invalid_argument with a one-line reason, naming the flag, for any value out of range (the limits
+  // above included).
   void validate() const;
+  // Rough sizes of the model and of one training step, for the limits (exact enough to stop a typo).
+  std::int64_t estimated_parameters() const;
+  std::int64_t estimated_activations() const;
 
   std::string to_json() const;
   static TrainConfig from_json(const std::string& json);  // throws std::invalid_argument on a malformed config

@@ -300,9 +300,11 @@ TrainConfig checkpoint_config(const SafetensorsFile& f, const std::string& path)
   auto config = f.metadata.find("config");
   if (config == f.metadata.end()) throw std::runtime_error("checkpoint " + path + ": metadata has no 'config'");
   try {
-    return TrainConfig::from_json(config->second);
+    TrainConfig c = TrainConfig::from_json(config->second);
+    c.validate();  // bounded before anything is allocated for it
+    return c;
   } catch (const std::exception& e) {
-    throw std::runtime_error("checkpoint " + path + ": " + e.what());
+    throw std::runtime_error("checkpoint " + path + ": its config is refused: " + e.what());
   }
 }
 

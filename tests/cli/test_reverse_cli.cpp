@@ -81,8 +81,8 @@ TEST_F(ReverseCli, BadFlagsAndValuesExitTwoWithOneLine) {
   expect_usage_error(cli({"train", "--epochs", "lots"}), "lots");
   expect_usage_error(cli({"train", "--d-model", "30", "--heads", "4"}), "--heads 4 does not divide --d-model 30");
   expect_usage_error(cli({"train", "--seq-len", "60"}), "the position table has 50");
-  expect_usage_error(cli({"train", "--vocab", "2"}), "vocab must be at least 3");
-  expect_usage_error(cli({"train", "--epochs", "-3"}), "--epochs must be positive");
+  expect_usage_error(cli({"train", "--vocab", "2"}), "--vocab must be in 3..100000, got 2");
+  expect_usage_error(cli({"train", "--epochs", "-3"}), "--epochs must be in 1..1000000, got -3");
   expect_usage_error(cli({"train", "--vocab", "3", "--seq-len", "3", "--test-size", "20"}),
                      "only 8 distinct sequences exist");
   expect_usage_error(cli({"frobnicate"}), "unknown command 'frobnicate'");
@@ -92,6 +92,40 @@ TEST_F(ReverseCli, VersionIsTheProjectVersion) {
   const CliResult r = cli({"--version"});
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, std::string("cppgrad-reverse ") + CPPGRAD_VERSION + "\n");
+}
+
+TEST_F(ReverseCli, NumbersAreParsedStrictlyAndNamedWhenRefused) {
+  expect_usage_error(cli(tiny({"--lr", "0.5abc"})), "--lr: '0.5abc' is not a number");
+  expect_usage_error(cli(tiny({"--dropout", "0.1x"})), "--dropout: '0.1x' is not a number");
+  expect_usage_error(cli(tiny({"--lr", "nan"})), "--lr: must be a finite number");
+  expect_usage_error(cli(tiny({"--clip-grad", "inf"})), "--clip-grad: must be a finite number");
+  expect_usage_error(cli(tiny({"--epochs", "5x"})), "--epochs: '5x' is not a whole number");
+  expect_usage_error(cli(tiny({"--epochs", " 5"})), "--epochs: ' 5' is not a whole number");
+  expect_usage_error(cli(tiny({"--epochs", "99999999999999999999"})), "--epochs: '99999999999999999999' is not a whole number");
+  expect_usage_error(cli(tiny({"--seed", "-1"})), "--seed: '-1' is not a whole number from 0 to 2^64-1");
+  expect_usage_error(cli(tiny({"--weight-decay", "-1"})), "--weight-decay must be a number >= 0");
+  expect_usage_error(cli(tiny({"--dropout", "1"})), "--dropout must be in [0, 1)");
+  expect_usage_error(cli(tiny({"--warmup-steps", "-5"})), "--warmup-steps must be in 0..");
+  expect_usage_error(cli(tiny({"--grad-log", path("g.jsonl"), "--grad-log-every", "0"})), "--grad-log-every must be positive");
+  expect_usage_error(cli({"eval", "--checkpoint", path("c.safetensors"), "--seed", "1e3"}), "--seed: '1e3' is not a whole number");
+}
+
+TEST_F(ReverseCli, SizesAreBoundedBeforeAnythingIsAllocated) {
+  // Each of these asked for gigabytes (or overflowed) before; now each is refused at once, naming the flag.
+  const auto start = std::chrono::steady_clock::now();
+  expect_usage_error(cli(tiny({"--train-size", "2000000000"})), "--train-size must be in 1..1000000");
+  expect_usage_error(cli(tiny({"--d-model", "1000000", "--heads", "1"})), "--d-model must be in 1..16384");
+  expect_usage_error(cli(tiny({"--batch-size", "9223372036854775807"})), "--batch-size must be in 1..65536");
+  expect_usage_error(cli(tiny({"--threads", "100000"})), "--threads must be in 0..256");
+  expect_usage_error(cli(tiny({"--d-model", "16384", "--d-ff", "16384", "--heads", "1"})), "parameters, more than the limit");
+  expect_usage_error(cli(tiny({"--batch-size", "65536", "--d-model", "1024", "--heads", "1"})),
+                     "activations, more than the limit");
+  expect_usage_error(cli(tiny({"--train-size", "1000000", "--seq-len", "1000", "--positions", "1002"})),
+                     "tokens, more than the limit");
+  expect_usage_error(cli(tiny({"--seq-len", "2000"})), "--seq-len must be in 1..1024");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 10.0);
+  // The largest seed is a seed like any other.
+  EXPECT_EQ(cli(tiny({"--epochs", "1", "--seed", "18446744073709551615"})).status, 0);
 }
 
 TEST_F(ReverseCli, MissingOrCorruptFilesExitTwo) {
