@@ -131,16 +131,22 @@ void* allocate_storage(std::size_t nbytes) {
   return system_allocate(size);
 }
 
-void free_storage(void* p, std::size_t nbytes) {
+void free_storage(void* p, std::size_t nbytes) noexcept {
   if (!p) return;
   const std::size_t size = rounded(nbytes);
   if (!kCacheEnabled || t_phase != Phase::Alive || cache().stats.cached_bytes + size > kMaxCachedBytes) {
     std::free(p);
     return;
   }
-  Cache& c = cache();
-  c.free_blocks[size].push_back(p);
-  c.stats.cached_bytes += size;
+  // Keeping the block needs a list entry, which can itself fail to allocate; this runs in a destructor, where an
+  // exception would terminate the program, so such a block goes back to the system instead.
+  try {
+    Cache& c = cache();
+    c.free_blocks[size].push_back(p);
+    c.stats.cached_bytes += size;
+  } catch (const std::bad_alloc&) {
+    std::free(p);
+  }
 }
 
 AllocatorStats allocator_stats() { return t_phase == Phase::Destroyed ? AllocatorStats{} : cache().stats; }

@@ -11,7 +11,7 @@ namespace cppgrad {
 
 // 64-byte aligned, at least `nbytes` (rounded up to 64). Throws std::bad_alloc.
 void* allocate_storage(std::size_t nbytes);
-void free_storage(void* p, std::size_t nbytes);
+void free_storage(void* p, std::size_t nbytes) noexcept;  // never throws: it runs in destructors
 
 // Small objects: tensor headers, storage handles, graph nodes and backward closures, each with its shared_ptr
 // control block. A training step makes and frees thousands of them; freed blocks are kept per 16-byte size class

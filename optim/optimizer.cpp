@@ -1,5 +1,6 @@
 #include "optim/optimizer.h"
 
+#include <cmath>
 #include <stdexcept>
 
 namespace cppgrad::optim {
@@ -40,6 +41,18 @@ nn::StateDict Optimizer::state_dict() const {
 void Optimizer::load_state_dict(const nn::StateDict& state) {
   for (const char* key : {"step", "lr"})
     if (!state.count(key)) throw std::invalid_argument(std::string("optimizer load_state_dict: missing entry '") + key + "'");
+  // The scalars first: a count of steps (Adam's bias correction divides by 1 - beta^step) and a finite rate.
+  const Tensor& step = state.at("step");
+  const Tensor& lr = state.at("lr");
+  if (step.numel() != 1 || step.dtype() != DType::Int64)
+    throw std::invalid_argument("optimizer load_state_dict: 'step' must be one int64, got " + shape_str(step.shape()) +
+                                " " + dtype_name(step.dtype()));
+  const auto steps = step.to_vector<std::int64_t>()[0];
+  if (steps < 0 || steps > kMaxSteps)
+    throw std::invalid_argument("optimizer load_state_dict: 'step' must be in 0.." + std::to_string(kMaxSteps) +
+                                ", got " + std::to_string(steps));
+  if (lr.numel() != 1 || !is_floating(lr.dtype()) || !(lr.item() >= 0) || !std::isfinite(lr.item()))
+    throw std::invalid_argument("optimizer load_state_dict: 'lr' must be one finite number >= 0");
   std::map<std::string, Tensor> loaded;
   for (const auto& [name, t] : state) {
     if (name == "step" || name == "lr") continue;
@@ -52,11 +65,13 @@ void Optimizer::load_state_dict(const nn::StateDict& state) {
     if (t.shape() != p->shape())
       throw std::invalid_argument("optimizer load_state_dict: entry '" + name + "' has shape " + shape_str(t.shape()) +
                                   " but parameter '" + param + "' has shape " + shape_str(p->shape()));
+    for (const double v : t.to_double_vector())
+      if (!std::isfinite(v)) throw std::invalid_argument("optimizer load_state_dict: entry '" + name + "' holds NaN or Inf");
     loaded[name] = t.to(p->dtype()).clone();
   }
   state_ = std::move(loaded);
-  steps_ = static_cast<std::int64_t>(state.at("step").item());
-  lr_ = state.at("lr").item();
+  steps_ = steps;
+  lr_ = lr.item();
 }
 
 }  // namespace cppgrad::optim

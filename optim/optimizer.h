@@ -8,6 +8,10 @@
 
 namespace cppgrad::optim {
 
+// The most steps a loaded optimizer state may claim: counts up to 2^53 convert to double exactly (Adam's bias
+// correction raises beta to the step).
+inline constexpr std::int64_t kMaxSteps = std::int64_t{1} << 53;
+
 class Optimizer {
  public:
   explicit Optimizer(nn::NamedTensors params);

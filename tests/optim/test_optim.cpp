@@ -78,6 +78,23 @@ TEST(Optim, StateDictRoundTripContinuesIdentically) {
   nn::StateDict bad = a1.state_dict();
   bad["w.exp_avg"] = Tensor::zeros({3}, DType::Float64);
   EXPECT_THROW_MSG(a2.load_state_dict(bad), std::invalid_argument, "entry 'w.exp_avg' has shape [3] but parameter 'w'");
+
+  // Every loaded scalar is checked before it is used (a checkpoint is a file anyone can edit).
+  const std::int64_t steps_before = a2.steps();
+  for (const Tensor& step : {Tensor::scalar(static_cast<double>(INT64_MAX), DType::Int64),
+                             Tensor::scalar(-1.0, DType::Int64), Tensor::scalar(std::nan(""), DType::Float64),
+                             Tensor::from_vector<std::int64_t>({1, 2}, {2})}) {
+    nn::StateDict s = a1.state_dict();
+    s["step"] = step;
+    EXPECT_THROW_MSG(a2.load_state_dict(s), std::invalid_argument, "optimizer load_state_dict: 'step' must be");
+  }
+  nn::StateDict nan_lr = a1.state_dict();
+  nan_lr["lr"] = Tensor::scalar(std::nan(""), DType::Float64);
+  EXPECT_THROW_MSG(a2.load_state_dict(nan_lr), std::invalid_argument, "'lr' must be one finite number");
+  nn::StateDict nan_moment = a1.state_dict();
+  nan_moment["w.exp_avg"] = Tensor::from_vector<double>({1, std::nan("")}, {2});
+  EXPECT_THROW_MSG(a2.load_state_dict(nan_moment), std::invalid_argument, "entry 'w.exp_avg' holds NaN or Inf");
+  EXPECT_EQ(a2.steps(), steps_before) << "a refused state changes nothing";
 }
 
 TEST(Optim, ClipGradNormScalesOnlyWhenAboveTheLimit) {
