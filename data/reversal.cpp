@@ -18,6 +18,16 @@ void ReversalConfig::validate() const {
     throw std::invalid_argument(fmt::format("lengths must satisfy 1 <= min-len <= max-len, got {}..{}", min_len, max_len));
   if (train_size < 1 || test_size < 1)
     throw std::invalid_argument(fmt::format("train and test sizes must be positive, got {} and {}", train_size, test_size));
+  // Bounds that keep every index below (ids up to vocab + 2, positions i * length + j, 100 draws per sequence)
+  // far from overflow; the trainer's own limits are much lower.
+  constexpr std::int64_t kMaxId = std::int64_t{1} << 40, kMaxLen = std::int64_t{1} << 20, kMaxTokens = std::int64_t{1} << 40;
+  if (vocab > kMaxId) throw std::invalid_argument(fmt::format("vocab must be at most 2^40, got {}", vocab));
+  if (max_len > kMaxLen) throw std::invalid_argument(fmt::format("max-len must be at most 2^20, got {}", max_len));
+  std::int64_t sequences = 0, tokens = 0;
+  if (__builtin_add_overflow(train_size, test_size, &sequences) ||
+      __builtin_mul_overflow(sequences, max_len + 2, &tokens) || tokens > kMaxTokens)
+    throw std::invalid_argument(fmt::format("{} train and {} test sequences of length {} are more than 2^40 tokens",
+                                            train_size, test_size, max_len));
   const std::int64_t distinct = distinct_sequences();
   if (test_size >= distinct)
     throw std::invalid_argument(fmt::format(

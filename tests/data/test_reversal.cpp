@@ -89,6 +89,16 @@ TEST(ReversalData, BadConfigurationsSayWhy) {
                    std::invalid_argument, "only 4 distinct sequences exist");
   EXPECT_THROW_MSG(data::make_set({.vocab = 5, .min_len = 3, .max_len = 3}, {{1, 7, 2}}), std::invalid_argument,
                    "token 7 is outside the vocabulary 1..4");
+  // Extremes that would overflow the index arithmetic (eos = vocab + 1, i * length + j) are refused first; under
+  // UBSan (the sanitizer stage) any overflow on the way would fail this test.
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  EXPECT_THROW_MSG(data::make_reversal_data({.vocab = kMax}), std::invalid_argument, "vocab must be at most 2^40");
+  EXPECT_THROW_MSG(data::make_reversal_data({.min_len = 1, .max_len = kMax}), std::invalid_argument,
+                   "max-len must be at most 2^20");
+  EXPECT_THROW_MSG(data::make_reversal_data({.train_size = kMax, .test_size = kMax}), std::invalid_argument,
+                   "more than 2^40 tokens");
+  EXPECT_THROW_MSG(data::make_reversal_data({.max_len = 1 << 20, .train_size = 1 << 30}), std::invalid_argument,
+                   "more than 2^40 tokens");
 }
 
 }  // namespace
