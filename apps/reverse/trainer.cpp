@@ -105,11 +105,68 @@ EpochMetrics Trainer::run_epoch(const StepCallback& on_step) {
   return m;
 }
 
+// ------------------------------------------------------------------------------------------- the training step
+// The step a learner reads first: forward, loss, backward, optimizer step, on the whole batch with one model.
+// train_step takes it whenever one worker runs; the data-parallel step below does the same on slices.
+Trainer::StepResult Trainer::plain_step(const data::Batch& batch) {
+  begin_step();                                                         // this step's lr, zeroed gradients
+  const StepResult r = forward_backward(*model_, batch, std::nullopt);  // forward, loss, backward
+  update();                                                             // clip, optimizer step, gradient log
+  return r;
+}
+
+void Trainer::begin_step() {
+  optimizer_->set_lr(schedule_.lr_at(global_step_));
+  optimizer_->zero_grad();
+}
+
+// One model's forward and backward on a batch. `weight` scales the loss's gradient (none: 1, the whole batch);
+// a worker of the data-parallel step passes its share of the batch's target tokens.
+Trainer::StepResult Trainer::forward_backward(nn::Seq2SeqTransformer& m, const data::Batch& b,
+                                              std::optional<double> weight) {
+  Tensor logits = m.forward(b.src, b.dec_in, b.src_mask);                   // [B, T, V]
+  Tensor loss = cross_entropy(logits, b.target, /*ignore_index=*/data::kPad);  // mean over the target tokens
+  const Tensor seed = weight ? Tensor::scalar(*weight, loss.dtype()) : Tensor();  // d(weight * loss) / d loss
+  if (&m == model_.get() && !trace_graph_path_.empty()) {
+    run_backward(loss, seed, /*retain_graph=*/true, /*record_grad_norms=*/true);  // keep the graph to draw it
+    write_traced_graph(loss);
+  } else {
+    loss.backward(seed);
+  }
+  return {loss.item(), count_correct(argmax(logits.detach(), -1), b.target)};
+}
+
+void Trainer::write_traced_graph(const Tensor& loss) {
+  std::map<const TensorImpl*, std::string> names;
+  for (const auto& [name, p] : model_->named_parameters()) names[p.impl_ptr().get()] = name;
+  std::ostringstream dot;
+  write_graph_dot(loss, dot, names);
+  write_file_atomically(trace_graph_path_, dot.str());
+  trace_graph_path_.clear();
+}
+
+// The optimizer's half of a step: the gradient norm (clipping it with --clip-grad), the update, the gradient log.
+void Trainer::update() {
+  // clip_grad_norm returns the norm before clipping (as PyTorch's): one pass over the gradients, not two.
+  grad_norms_.push_back(config_.clip_grad > 0 ? optim::clip_grad_norm(worker_params_[0], config_.clip_grad)
+                                              : optim::grad_norm(worker_params_[0]));
+  const bool log_now = grad_log_every_ > 0 && global_step_ % grad_log_every_ == 0;
+  std::vector<std::pair<std::string, Tensor>> before;
+  if (log_now)
+    for (const auto& [name, p] : model_->named_parameters()) before.emplace_back(name, p.detach().clone());
+  optimizer_->step();
+  if (log_now) append_grad_log(epochs_done() + 1, before);
+  ++global_step_;
+}
+
 Trainer::StepResult Trainer::train_step(const std::vector<std::int64_t>& rows) {
   const bool variable = config_.data_config().variable_length();
   const int n = static_cast<int>(std::min<std::size_t>(workers_.size(), rows.size()));
-  // Worker w takes a contiguous slice of the rows. Its loss is the mean over its slice's target tokens, so it is
-  // weighted by its share of the batch's tokens: the summed gradients are then those of the batch's mean loss.
+  if (n == 1) return plain_step(data::gather_batch(data_.train, rows, variable));
+
+  // The data-parallel step. Worker w takes a contiguous slice of the rows. Its loss is the mean over its slice's
+  // target tokens, so it is weighted by its share of the batch's tokens: the summed gradients are then those of
+  // the batch's mean loss.
   std::vector<data::Batch> slices;
   std::vector<double> share(static_cast<std::size_t>(n));
   std::int64_t batch_tokens = 0;
@@ -125,52 +182,23 @@ Trainer::StepResult Trainer::train_step(const std::vector<std::int64_t>& rows) {
   }
   for (double& s : share) s /= static_cast<double>(batch_tokens);
 
-  optimizer_->set_lr(schedule_.lr_at(global_step_));
-  optimizer_->zero_grad();
+  begin_step();
   for (int w = 1; w < n; ++w) {
     workers_[w]->train(model_->is_training());
     if (config_.dropout > 0) workers_[w]->dropout_generator().manual_seed(model_->dropout_generator().next_u64());
   }
-  std::vector<double> losses(static_cast<std::size_t>(n));
-  std::vector<AccuracyCounts> counts(static_cast<std::size_t>(n));
+  std::vector<StepResult> parts(static_cast<std::size_t>(n));
   run_in_parallel(n, [&](int w) {
-    nn::Seq2SeqTransformer& m = *workers_[w];
-    if (w > 0) m.zero_grad();  // on the thread that owns this replica's gradient memory
-    const data::Batch& b = slices[w];
-    Tensor logits = m.forward(b.src, b.dec_in, b.src_mask);  // [b, T, V]
-    Tensor loss = cross_entropy(logits, b.target, /*ignore_index=*/data::kPad);
-    const Tensor seed = n == 1 ? Tensor() : Tensor::scalar(share[w], loss.dtype());
-    if (w == 0 && !trace_graph_path_.empty()) {
-      run_backward(loss, seed, /*retain_graph=*/true, /*record_grad_norms=*/true);  // keep the graph to draw it
-      std::map<const TensorImpl*, std::string> names;
-      for (const auto& [name, p] : m.named_parameters()) names[p.impl_ptr().get()] = name;
-      std::ostringstream dot;
-      write_graph_dot(loss, dot, names);
-      write_file_atomically(trace_graph_path_, dot.str());
-    } else {
-      loss.backward(seed);
-    }
-    losses[w] = loss.item();
-    counts[w] = count_correct(argmax(logits.detach(), -1), b.target);
+    if (w > 0) workers_[w]->zero_grad();  // on the thread that owns this replica's gradient memory
+    parts[w] = forward_backward(*workers_[w], slices[w], share[w]);
   });
-  trace_graph_path_.clear();
   sum_replica_gradients(n);
-
-  // clip_grad_norm returns the norm before clipping (as PyTorch's): one pass over the gradients, not two.
-  grad_norms_.push_back(config_.clip_grad > 0 ? optim::clip_grad_norm(worker_params_[0], config_.clip_grad)
-                                              : optim::grad_norm(worker_params_[0]));
-  const bool log_now = grad_log_every_ > 0 && global_step_ % grad_log_every_ == 0;
-  std::vector<std::pair<std::string, Tensor>> before;
-  if (log_now)
-    for (const auto& [name, p] : model_->named_parameters()) before.emplace_back(name, p.detach().clone());
-  optimizer_->step();
-  if (log_now) append_grad_log(epochs_done() + 1, before);
-  ++global_step_;
+  update();
 
   StepResult result;
   for (int w = 0; w < n; ++w) {
-    result.loss += n == 1 ? losses[w] : share[w] * losses[w];
-    result.teacher_forced += counts[w];
+    result.loss += share[w] * parts[w].loss;
+    result.teacher_forced += parts[w].teacher_forced;
   }
   return result;
 }

@@ -3,6 +3,7 @@
 // depends on is either derived from the config or saved in the checkpoint, so a resumed run replays exactly.
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "optim/optimizer.h"
@@ -48,6 +49,8 @@ class Trainer {
   // (one contiguous slice of the rows each, on its own thread), their gradients summed into the model, then
   // clipping and the optimizer step. The same seed and worker count give bit-identical results.
   StepResult train_step(const std::vector<std::int64_t>& rows);
+  // The same step on one model and the whole batch: forward, loss, backward, optimizer step.
+  StepResult plain_step(const data::Batch& batch);
   // Greedy accuracy on the test set, its rows split across the workers.
   Accuracy evaluate();
 
@@ -80,6 +83,10 @@ class Trainer {
   void load(const std::string& path);
 
  private:
+  void begin_step();
+  StepResult forward_backward(nn::Seq2SeqTransformer& m, const data::Batch& b, std::optional<double> weight);
+  void write_traced_graph(const Tensor& loss);
+  void update();
   void sum_replica_gradients(int n);
   void append_grad_log(std::int64_t epoch, const std::vector<std::pair<std::string, Tensor>>& before) const;
 
