@@ -1,6 +1,7 @@
 #include "core/gradcheck.h"
 
 #include <cmath>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 
@@ -45,9 +46,8 @@ std::vector<std::vector<double>> backward_grads(const GradcheckFn& f, const std:
   return grads;
 }
 
-}  // namespace
-
-GradcheckResult gradcheck(const GradcheckFn& f, const std::vector<Tensor>& inputs, const GradcheckOptions& opt) {
+// The inputs gradcheck perturbs (those requiring grad), refusing float32 and expanded (stride-0) ones.
+std::vector<std::size_t> checked_inputs(const std::vector<Tensor>& inputs) {
   std::vector<std::size_t> checked;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].requires_grad()) continue;
@@ -56,13 +56,113 @@ GradcheckResult gradcheck(const GradcheckFn& f, const std::vector<Tensor>& input
                                   "; finite differences need float64 (eps 1e-6 is below float32's precision)");
     for (auto s : inputs[i].strides())
       if (s == 0)
-        throw std::invalid_argument("gradcheck: input " + std::to_string(i) +
+        throw std::invalid_argument("gradcheck: input " + std::to_string(i) + " " + shape_str(inputs[i].shape()) +
                                     " has a zero stride (an expanded view): perturbing one element would move many");
     checked.push_back(i);
   }
   if (checked.empty()) throw std::invalid_argument("gradcheck: no input has requires_grad");
+  return checked;
+}
 
-  GradcheckResult result;
+using Jacobian = std::vector<std::vector<std::vector<double>>>;  // [input][input element][output element]
+
+// One column per input element: (f(x + eps) - f(x - eps)) / (2 eps).
+Jacobian numerical_jacobian(const GradcheckFn& f, const std::vector<Tensor>& inputs,
+                            const std::vector<std::size_t>& checked, std::int64_t n_out, double eps) {
+  Jacobian numerical(checked.size());
+  NoGradGuard no_grad;
+  for (std::size_t c = 0; c < checked.size(); ++c) {
+    const Tensor& x = inputs[checked[c]];
+    for (const auto& idx : all_indices(x.shape())) {
+      const double orig = x.at(idx);
+      x.set(idx, orig + eps);
+      const std::vector<double> plus = f(inputs).to_double_vector();
+      x.set(idx, orig - eps);
+      const std::vector<double> minus = f(inputs).to_double_vector();
+      x.set(idx, orig);
+      std::vector<double> column(n_out);
+      for (std::int64_t j = 0; j < n_out; ++j) column[j] = (plus[j] - minus[j]) / (2 * eps);
+      numerical[c].push_back(std::move(column));
+    }
+  }
+  return numerical;
+}
+
+// A value as a reader should see it: NaN and infinities by name.
+std::string value_str(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+  std::ostringstream os;
+  os.precision(10);
+  os << v;
+  return os.str();
+}
+
+// Compares the analytical Jacobian, one row per output element (backward from a one-hot upstream gradient),
+// with the numerical one, entry by entry. A NaN or Inf on either side fails and is reported as such: its error
+// is infinite, never a NaN that every comparison would silently pass over.
+void compare_jacobians(const GradcheckFn& f, const std::vector<Tensor>& inputs, const std::vector<std::size_t>& checked,
+                       const Jacobian& numerical, const Shape& out_shape, const GradcheckOptions& opt,
+                       GradcheckResult& result) {
+  double worst_ratio = -1;
+  const auto out_indices = all_indices(out_shape);
+  std::vector<std::vector<std::vector<std::int64_t>>> in_indices;  // [input][element]: for messages
+  for (std::size_t i : checked) in_indices.push_back(all_indices(inputs[i].shape()));
+  for (std::size_t j = 0; j < out_indices.size(); ++j) {
+    Tensor onehot = Tensor::zeros(out_shape, DType::Float64);
+    onehot.set(out_indices[j], 1.0);
+    const auto rows = backward_grads(f, inputs, checked, onehot);
+    for (std::size_t c = 0; c < checked.size(); ++c) {
+      for (std::size_t e = 0; e < rows[c].size(); ++e) {
+        const double a = rows[c][e], n = numerical[c][e][j];
+        const bool finite = std::isfinite(a) && std::isfinite(n);
+        const double abs_err = finite ? std::abs(a - n) : std::numeric_limits<double>::infinity();
+        const double ratio = abs_err / (opt.atol + opt.rtol * std::abs(n));  // > 1: outside the tolerance
+        const std::string where = "input " + std::to_string(checked[c]) + " " + index_str(in_indices[c][e]) +
+                                  " / out " + index_str(out_indices[j]);
+        if (ratio > worst_ratio || result.worst.empty()) {
+          worst_ratio = ratio;
+          result.worst = finite ? where : where + " (backward " + value_str(a) + ", numerical " + value_str(n) + ")";
+        }
+        result.max_abs_error = std::max(result.max_abs_error, abs_err);
+        if (std::abs(n) > opt.atol || !finite)
+          result.max_rel_error = std::max(result.max_rel_error, finite ? abs_err / std::abs(n) : abs_err);
+        if (!(abs_err <= opt.atol + opt.rtol * std::abs(n)) && result.ok) {
+          result.ok = false;
+          result.message = "Jacobian mismatch for input " + std::to_string(checked[c]) + " " +
+                           shape_str(inputs[checked[c]].shape()) + " at element " + index_str(in_indices[c][e]) +
+                           ", output element " + index_str(out_indices[j]) + ": backward gives " + value_str(a) +
+                           ", finite differences give " + value_str(n);
+        }
+      }
+    }
+  }
+}
+
+// A zero upstream gradient must give zero gradients; "" when it does.
+std::string zero_upstream_problem(const GradcheckFn& f, const std::vector<Tensor>& inputs,
+                                  const std::vector<std::size_t>& checked, const Shape& out_shape) {
+  const auto rows = backward_grads(f, inputs, checked, Tensor::zeros(out_shape, DType::Float64));
+  for (std::size_t c = 0; c < checked.size(); ++c)
+    for (double v : rows[c])
+      if (v != 0.0)
+        return "a zero upstream gradient gave a gradient of " + value_str(v) + " for input " + std::to_string(checked[c]);
+  return "";
+}
+
+// Backward must be deterministic: the same random upstream gradient twice gives identical gradients.
+std::string determinism_problem(const GradcheckFn& f, const std::vector<Tensor>& inputs,
+                                const std::vector<std::size_t>& checked, const Shape& out_shape) {
+  Generator gen(1234);
+  const Tensor upstream = Tensor::randn(out_shape, gen, DType::Float64);
+  const auto first = backward_grads(f, inputs, checked, upstream), second = backward_grads(f, inputs, checked, upstream);
+  return first == second ? "" : "two backward passes with the same upstream gradient disagree (non-deterministic backward)";
+}
+
+}  // namespace
+
+GradcheckResult gradcheck(const GradcheckFn& f, const std::vector<Tensor>& inputs, const GradcheckOptions& opt) {
+  const std::vector<std::size_t> checked = checked_inputs(inputs);
   Tensor out0;
   {
     NoGradGuard no_grad;
@@ -71,81 +171,12 @@ GradcheckResult gradcheck(const GradcheckFn& f, const std::vector<Tensor>& input
   if (out0.dtype() != DType::Float64)
     throw std::invalid_argument(std::string("gradcheck: the function returned ") + dtype_name(out0.dtype()) +
                                 ", expected float64");
-  const std::int64_t n_out = out0.numel();
-
-  // Numerical Jacobian, one column per input element: (f(x + eps) - f(x - eps)) / (2 eps).
-  std::vector<std::vector<std::vector<double>>> numerical(checked.size());  // [input][in_elem][out_elem]
-  for (std::size_t c = 0; c < checked.size(); ++c) {
-    const Tensor& x = inputs[checked[c]];
-    for (const auto& idx : all_indices(x.shape())) {
-      const double orig = x.at(idx);
-      std::vector<double> plus, minus;
-      {
-        NoGradGuard no_grad;
-        x.set(idx, orig + opt.eps);
-        plus = f(inputs).to_double_vector();
-        x.set(idx, orig - opt.eps);
-        minus = f(inputs).to_double_vector();
-        x.set(idx, orig);
-      }
-      std::vector<double> column(n_out);
-      for (std::int64_t j = 0; j < n_out; ++j) column[j] = (plus[j] - minus[j]) / (2 * opt.eps);
-      numerical[c].push_back(std::move(column));
-    }
-  }
-
-  // Analytical Jacobian, one row per output element: backward from a one-hot upstream gradient.
-  double worst_ratio = -1;
-  const auto out_indices = all_indices(out0.shape());
-  std::vector<std::vector<std::vector<std::int64_t>>> in_indices;  // [input][element]: for messages
-  for (std::size_t i : checked) in_indices.push_back(all_indices(inputs[i].shape()));
-  for (std::int64_t j = 0; j < n_out; ++j) {
-    Tensor onehot = Tensor::zeros(out0.shape(), DType::Float64);
-    onehot.set(out_indices[j], 1.0);
-    const auto rows = backward_grads(f, inputs, checked, onehot);
-    for (std::size_t c = 0; c < checked.size(); ++c) {
-      for (std::size_t e = 0; e < rows[c].size(); ++e) {
-        const double a = rows[c][e], n = numerical[c][e][j];
-        const double abs_err = std::abs(a - n), rel_err = abs_err / std::max(std::abs(n), 1e-300);
-        const double ratio = abs_err / (opt.atol + opt.rtol * std::abs(n));  // > 1: outside the tolerance
-        if (ratio > worst_ratio || result.worst.empty()) {
-          worst_ratio = ratio;
-          result.worst = "input " + std::to_string(checked[c]) + " " + index_str(in_indices[c][e]) + " / out " +
-                         index_str(out_indices[j]);
-        }
-        result.max_abs_error = std::max(result.max_abs_error, abs_err);
-        if (std::abs(n) > opt.atol) result.max_rel_error = std::max(result.max_rel_error, rel_err);
-        if (!(abs_err <= opt.atol + opt.rtol * std::abs(n)) && result.ok) {
-          std::ostringstream os;
-          os.precision(10);
-          os << "Jacobian mismatch for input " << checked[c] << " " << shape_str(inputs[checked[c]].shape())
-             << " at element " << index_str(in_indices[c][e]) << ", output element " << index_str(out_indices[j])
-             << ": backward gives " << a << ", finite differences give " << n;
-          result.ok = false;
-          result.message = os.str();
-        }
-      }
-    }
-  }
-
-  // A zero upstream gradient must give zero gradients.
-  const auto zero_rows = backward_grads(f, inputs, checked, Tensor::zeros(out0.shape(), DType::Float64));
-  for (std::size_t c = 0; c < checked.size() && result.ok; ++c)
-    for (double v : zero_rows[c])
-      if (v != 0.0) {
-        result.ok = false;
-        result.message = "a zero upstream gradient gave a non-zero gradient for input " + std::to_string(checked[c]);
-        break;
-      }
-
-  // Backward must be deterministic: the same random upstream gradient twice gives identical gradients.
-  Generator gen(1234);
-  Tensor upstream = Tensor::randn(out0.shape(), gen, DType::Float64);
-  const auto first = backward_grads(f, inputs, checked, upstream);
-  const auto second = backward_grads(f, inputs, checked, upstream);
-  if (result.ok && first != second) {
-    result.ok = false;
-    result.message = "two backward passes with the same upstream gradient disagree (non-deterministic backward)";
+  GradcheckResult result;
+  compare_jacobians(f, inputs, checked, numerical_jacobian(f, inputs, checked, out0.numel(), opt.eps), out0.shape(),
+                    opt, result);
+  for (auto problem : {&zero_upstream_problem, &determinism_problem}) {
+    if (!result.ok) break;
+    if (std::string why = problem(f, inputs, checked, out0.shape()); !why.empty()) result.ok = false, result.message = why;
   }
   return result;
 }

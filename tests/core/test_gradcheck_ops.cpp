@@ -52,6 +52,21 @@ TEST(GradCheckChecker, CatchesAGradientSentToTheWrongElement) {
   EXPECT_FALSE(gradcheck(bad_scale, {test::leaf({3}, 2)}).ok);
 }
 
+TEST(GradCheckChecker, NamesANaNGradientForWhatItIs) {
+  // A backward that returns NaN: every comparison with NaN is false, so it must be caught and reported as NaN
+  // with an infinite error, not as "0 error".
+  auto nan_backward = [](const Inputs& in) {
+    Tensor x = in[0];
+    Tensor out = mul(x.detach(), 2.0);
+    return record_op(out, "nan_backward", {x}, [](const Tensor& g) { return TensorList{mul(g, std::nan(""))}; });
+  };
+  const auto r = gradcheck(nan_backward, {test::leaf({2}, 3)});
+  EXPECT_FALSE(r.ok);
+  EXPECT_THAT(r.message, ::testing::HasSubstr("backward gives NaN, finite differences give 2"));
+  EXPECT_TRUE(std::isinf(r.max_abs_error)) << r.max_abs_error;
+  EXPECT_THAT(r.worst, ::testing::HasSubstr("(backward NaN, numerical 2)"));
+}
+
 TEST(GradCheckChecker, RefusesFloat32Inputs) {
   Tensor x = Tensor::ones({2}, DType::Float32);
   x.set_requires_grad(true);
