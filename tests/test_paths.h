@@ -10,7 +10,7 @@
 
 namespace cppgrad::test {
 
-// The PyTorch-written cases: $CPPGRAD_GOLDEN_DIR if set, else ../shared/golden next to the source tree.
+// The PyTorch-written cases: $CPPGRAD_GOLDEN_DIR if set, else the committed tests/golden.
 inline std::filesystem::path golden_dir() {
   if (const char* env = std::getenv("CPPGRAD_GOLDEN_DIR"); env && *env) return env;
   return CPPGRAD_DEFAULT_GOLDEN_DIR;

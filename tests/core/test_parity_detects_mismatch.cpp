@@ -1,6 +1,7 @@
-// The parity runner can fail: copies of the softmax golden case, each corrupted in one way, are written to a
-// temporary directory and `cppgrad_parity --dir TMP` must exit non-zero (and say why). An unmodified copy must
-// pass, so a non-zero exit is the corruption's doing and not, say, a wrong path.
+// The parity runner can fail: copies of a case from the golden directory in use (the committed tests/golden, or
+// $CPPGRAD_GOLDEN_DIR), each corrupted in one way, are written to a temporary directory and
+// `cppgrad_parity --dir TMP` must exit non-zero (and say why). An unmodified copy must pass, so a non-zero exit is
+// the corruption's doing and not, say, a wrong path.
 //
 // Built as its own binary (not part of cppgrad_tests, whose glob leaves out "parity"): CMake passes the runner's
 // path as CPPGRAD_PARITY_BIN and the golden directory as CPPGRAD_DEFAULT_GOLDEN_DIR.
@@ -10,7 +11,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <stdexcept>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -60,60 +64,109 @@ RunResult run_parity(const std::vector<std::string>& args, const fs::path& log_p
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
 }
 
+// A case of the golden directory in use: the first file, in name order, with a differentiated output (one that
+// has an upstream gradient) and a gradient with respect to an input. Every expectation below is derived from it.
+struct ChosenCase {
+  fs::path file;
+  SafetensorsFile contents;
+  std::string output;    // "output.Y"
+  std::string gradient;  // "grad.input.X"
+};
+
+ChosenCase choose_case(const fs::path& dir) {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".safetensors") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  for (const fs::path& f : files) {
+    ChosenCase c{f, read_safetensors(f.string()), "", ""};
+    for (const auto& [name, t] : c.contents.tensors) {
+      if (name.rfind("output.", 0) == 0 && c.output.empty() && t.numel() > 1 &&
+          c.contents.tensors.count("upstream." + name.substr(7)))
+        c.output = name;
+      if (name.rfind("grad.input.", 0) == 0 && c.gradient.empty() && t.numel() > 0) c.gradient = name;
+    }
+    if (!c.output.empty() && !c.gradient.empty()) return c;
+  }
+  throw std::runtime_error("no golden case in " + dir.string() + " has a differentiated output and an input gradient");
+}
+
+// "[1, 2, 3]": the row-major multi-index of flat element i.
+std::string multi_index(std::int64_t i, const Shape& shape) {
+  std::vector<std::int64_t> idx(shape.size());
+  for (std::size_t d = shape.size(); d-- > 0;) idx[d] = i % shape[d], i /= shape[d];
+  std::string s = "[";
+  for (std::size_t d = 0; d < idx.size(); ++d) s += (d ? ", " : "") + std::to_string(idx[d]);
+  return s + "]";
+}
+
 class ParityDetectsMismatch : public testing::Test {
  protected:
   void SetUp() override {
     case_dir_ = tmp_.path / "cases";
     fs::create_directory(case_dir_);
-    softmax_ = read_safetensors((golden_dir() / "softmax.safetensors").string());
+    chosen_ = choose_case(golden_dir());
+    name_ = chosen_.file.filename().string();
   }
 
   // Writes `file` as the only case of the directory and runs the runner on it in float64.
   RunResult run_with(const SafetensorsFile& file) {
-    write_safetensors((case_dir_ / "softmax.safetensors").string(), file.tensors, file.metadata);
+    write_safetensors((case_dir_ / name_).string(), file.tensors, file.metadata);
     return run_parity({"--dtype", "float64", "--dir", case_dir_.string()}, tmp_.path / "log.txt");
   }
 
-  // A fresh copy of the tensors (perturbing one must not touch softmax_).
+  // A fresh copy of the tensors (perturbing one must not touch the chosen case).
   SafetensorsFile copy() const {
-    SafetensorsFile out{{}, softmax_.metadata};
-    for (const auto& [name, t] : softmax_.tensors) out.tensors[name] = t.clone();
+    SafetensorsFile out{{}, chosen_.contents.metadata};
+    for (const auto& [name, t] : chosen_.contents.tensors) out.tensors[name] = t.clone();
     return out;
+  }
+
+  // Moves flat element i of `name` in f by a thousand times the float64 tolerance (1e-10 + 1e-9 |v|) at that
+  // value: far outside it, yet small enough to disturb nothing else.
+  static void perturb(SafetensorsFile& f, const std::string& name, std::int64_t i) {
+    Tensor t = f.tensors.at(name).reshape({-1});
+    const double v = t.at({i});
+    t.set({i}, v + 1000 * (1e-10 + 1e-9 * std::abs(v)));
   }
 
   TempDir tmp_;
   fs::path case_dir_;
-  SafetensorsFile softmax_;
+  ChosenCase chosen_;
+  std::string name_;
 };
 
 TEST_F(ParityDetectsMismatch, UnmodifiedCopyPasses) {
   const RunResult r = run_with(copy());
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_THAT(r.output, HasSubstr("[parity] softmax.safetensors:")) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("[parity] " + name_ + ":")) << r.output;
 }
 
-TEST_F(ParityDetectsMismatch, OutputOffByOneMillionthFails) {
+TEST_F(ParityDetectsMismatch, OutputOffByAThousandTolerancesFails) {
   SafetensorsFile f = copy();
-  const Tensor& y = f.tensors.at("output.output");
-  y.set({1, 2, 3}, y.at({1, 2, 3}) + 1e-6);
+  const Tensor& y = f.tensors.at(chosen_.output);
+  const std::int64_t i = y.numel() / 2;  // an element in the middle
+  perturb(f, chosen_.output, i);
   const RunResult r = run_with(f);
   EXPECT_NE(r.exit_code, 0) << r.output;
-  EXPECT_THAT(r.output, HasSubstr("softmax.safetensors: output.output: 1 of 30 elements outside")) << r.output;
-  EXPECT_THAT(r.output, HasSubstr("flat index 28 [1, 2, 3]")) << r.output;
+  EXPECT_THAT(r.output, HasSubstr(name_ + ": " + chosen_.output + ": 1 of " + std::to_string(y.numel()) +
+                                  " elements outside")) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("flat index " + std::to_string(i) + " " + multi_index(i, y.shape()))) << r.output;
 }
 
-TEST_F(ParityDetectsMismatch, GradientOffByOneMillionthFails) {
+TEST_F(ParityDetectsMismatch, GradientOffByAThousandTolerancesFails) {
   SafetensorsFile f = copy();
-  const Tensor& g = f.tensors.at("grad.input.input");
-  g.set({0, 0, 0}, g.at({0, 0, 0}) - 1e-6);
+  const Tensor& g = f.tensors.at(chosen_.gradient);
+  perturb(f, chosen_.gradient, 0);
   const RunResult r = run_with(f);
   EXPECT_NE(r.exit_code, 0) << r.output;
-  EXPECT_THAT(r.output, HasSubstr("grad.input.input: 1 of 30 elements outside")) << r.output;
+  EXPECT_THAT(r.output, HasSubstr(name_ + ": " + chosen_.gradient + ": 1 of " + std::to_string(g.numel()) +
+                                  " elements outside")) << r.output;
 }
 
 TEST_F(ParityDetectsMismatch, EntryNoHandlerComparesFails) {
   SafetensorsFile f = copy();
-  f.tensors["output.extra"] = f.tensors.at("output.output").clone();
+  f.tensors["output.extra"] = f.tensors.at(chosen_.output).clone();
   const RunResult r = run_with(f);
   EXPECT_NE(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("'output.extra' was never compared")) << r.output;
@@ -124,7 +177,7 @@ TEST_F(ParityDetectsMismatch, UnknownKindFails) {
   f.metadata["kind"] = "no_such_kind";
   const RunResult r = run_with(f);
   EXPECT_NE(r.exit_code, 0) << r.output;
-  EXPECT_THAT(r.output, HasSubstr("softmax.safetensors: unknown kind 'no_such_kind'")) << r.output;
+  EXPECT_THAT(r.output, HasSubstr(name_ + ": unknown kind 'no_such_kind'")) << r.output;
 }
 
 TEST_F(ParityDetectsMismatch, MissingDirectoryFails) {

@@ -81,7 +81,9 @@ inline Outputs seq2seq_reversal_handler(Case& c) {
   nn::Seq2SeqTransformer trained(seq2seq_options(c), init_generator());
   trained.to(c.dtype());
   trained.load_state_dict(model.state_dict());
-  optim::Adam adam(trained.named_parameters(), {.lr = c.meta_double("adam_lr")});
+  // adam_eps is optional (PyTorch's default 1e-8 when absent).
+  const double eps = c.has_meta("adam_eps") ? c.meta_double("adam_eps") : 1e-8;
+  optim::Adam adam(trained.named_parameters(), {.lr = c.meta_double("adam_lr"), .eps = eps});
   for (std::int64_t s = 0; s < c.meta_int("adam_steps"); ++s) {
     adam.zero_grad();
     cross_entropy(trained.forward(src, dec_in), tgt).backward();

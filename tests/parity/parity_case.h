@@ -1,7 +1,7 @@
 #pragma once
 // The machinery of the PyTorch parity runner (tests/parity/golden_parity.cpp): one golden case loaded from a
 // safetensors file, the leaves a handler builds from it, the allclose comparison, the backward convention of
-// /work/shared/golden/README.md, and the bookkeeping that proves every expected tensor was compared.
+// tests/golden/README.md, and the bookkeeping that proves every expected tensor was compared.
 //
 // Flow of one case (run_case):
 //   1. the handler for the file's `kind` reads inputs/params through Case and returns its outputs by name;
@@ -121,6 +121,7 @@ class Case {
   bool has(const std::string& full_name) const { return st_.tensors.count(full_name) != 0; }
 
   // --- metadata (all strings in the file); a missing or malformed key throws, naming it ---
+  bool has_meta(const std::string& key) const { return st_.metadata.count(key) != 0; }
   const std::string& meta(const std::string& key) const {
     auto it = st_.metadata.find(key);
     if (it == st_.metadata.end()) throw std::runtime_error("metadata key '" + key + "' is missing");
