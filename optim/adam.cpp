@@ -16,7 +16,10 @@ void Adam::step() {
   // PyTorch folds the corrections into the step: p -= (lr / bc1) * m / (sqrt(v) / sqrt(bc2) + eps)
   const double step_size = lr_ / bias_correction1;
   const double sqrt_bc2 = std::sqrt(bias_correction2);
-  for (auto& [name, p] : params_) {
+  for (auto& named : params_) {
+    // A reference, not a structured binding: OpenMP (the simd loop below) cannot capture those in Clang.
+    const std::string& name = named.first;
+    const Tensor& p = named.second;
     const Tensor grad = p.grad();
     if (!grad.defined()) continue;
     Tensor& m = slot(name, "exp_avg", p);

@@ -12,7 +12,9 @@ SGD::SGD(nn::NamedTensors params, const SGDOptions& options) : Optimizer(std::mo
 
 void SGD::step() {
   ++steps_;
-  for (auto& [name, p] : params_) {
+  for (auto& named : params_) {
+    const std::string& name = named.first;  // not a structured binding: Clang's OpenMP cannot capture those
+    const Tensor& p = named.second;
     const Tensor grad = p.grad();
     if (!grad.defined()) continue;
     const bool first = !has_slot(name, "momentum_buffer");

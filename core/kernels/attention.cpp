@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/kernels/exp.h"
-#include "core/kernels/float8.h"
+#include "core/kernels/simd.h"
 
 namespace cppgrad::kernels {
 
@@ -106,26 +106,26 @@ std::int64_t vectors_for(std::int64_t n) { return (n + kLanes - 1) / kLanes; }
 
 // The first n floats at p (all 8 when n >= 8), the other lanes zero. Whole vectors take one fixed-size copy (a
 // single load or store); a copy of variable size would be a call to memcpy.
-[[gnu::always_inline]] static inline float8 load_partial(const float* p, std::int64_t n) {
+[[gnu::always_inline]] static inline f32x8 load_partial(const float* p, std::int64_t n) {
   if (n >= kLanes) return load8(p);
-  float8 v{};
+  f32x8 v{};
   for (std::int64_t l = 0; l < n; ++l) v[l] = p[l];
   return v;
 }
 
-[[gnu::always_inline]] static inline void store_partial(float* p, float8 v, std::int64_t n) {
+[[gnu::always_inline]] static inline void store_partial(float* p, f32x8 v, std::int64_t n) {
   if (n >= kLanes) store8(p, v);
   else
     for (std::int64_t l = 0; l < n; ++l) p[l] = v[l];
 }
 
 // A call's scratch, carved from one buffer per thread (its contents never outlive the call). Every piece starts on
-// a whole vector (32-byte aligned), so it can be read and written as float8.
+// a whole vector (32-byte aligned), so it can be read and written as f32x8.
 class Scratch {
  public:
   explicit Scratch(std::size_t floats)
       : capacity_(static_cast<std::size_t>(vectors_for(static_cast<std::int64_t>(floats)) * kLanes)),
-        buffer_(reinterpret_cast<float*>(scratch<float8>(capacity_ / kLanes))) {}
+        buffer_(reinterpret_cast<float*>(scratch<f32x8>(capacity_ / kLanes))) {}
   float* take(std::int64_t floats) {
     float* p = buffer_ + used_;
     used_ += static_cast<std::size_t>(vectors_for(floats) * kLanes);
@@ -144,7 +144,7 @@ struct VectorRows {
   const float* data;
   std::int64_t rs;
   std::int64_t vecs;  // vectors per row
-  float8 at(std::int64_t r, std::int64_t c) const { return load8(data + r * rs + c * kLanes); }
+  f32x8 at(std::int64_t r, std::int64_t c) const { return load8(data + r * rs + c * kLanes); }
 };
 
 // Rows [n, cols] as VectorRows: read in place when cols is a whole number of vectors, otherwise copied into
@@ -161,7 +161,7 @@ VectorRows as_vector_rows(const float* src, std::int64_t rs, std::int64_t n, std
 
 // 8 rows of 8 floats (rows rs apart) transposed into 8 rows of out (rows out_rs apart).
 void transpose8x8(const float* src, std::int64_t rs, float* out, std::int64_t out_rs) {
-  float8 r[8];
+  f32x8 r[8];
   for (int i = 0; i < 8; ++i) r[i] = load8(src + i * rs);
   transpose8(r);
   for (int i = 0; i < 8; ++i) store8(out + i * out_rs, r[i]);
@@ -198,11 +198,11 @@ struct SmallProduct {
 template <int R, typename Store>
 [[gnu::always_inline]] inline void product_rows(const SmallProduct& p, std::int64_t i0, Store& store) {
   for (std::int64_t c = 0; c < p.b.vecs; ++c) {
-    float8 acc[R];
+    f32x8 acc[R];
 #pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) acc[r] = float8{};
+    for (int r = 0; r < R; ++r) acc[r] = f32x8{};
     for (std::int64_t e = 0; e < p.E; ++e) {
-      const float8 bv = p.b.at(e, c);
+      const f32x8 bv = p.b.at(e, c);
       const float* a = p.a + i0 * p.a_rs + e * p.a_cs;
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) acc[r] += a[r * p.a_rs] * bv;
@@ -217,7 +217,7 @@ template <int R, typename Store>
 template <typename Store>
 [[gnu::always_inline]] inline void product_row(const SmallProduct& p, std::int64_t i, Store& store) {
   for (std::int64_t c = 0; c < p.b.vecs; ++c) {
-    float8 acc[4] = {};
+    f32x8 acc[4] = {};
     const float* a = p.a + i * p.a_rs;
     std::int64_t e = 0;
     for (; e + 4 <= p.E; e += 4)
@@ -246,26 +246,26 @@ void product(const SmallProduct& p, Store store) {
 enum class SoftmaxRows { AcrossLanes, DownLanes };
 
 template <SoftmaxRows kRows>
-[[gnu::always_inline]] static inline void softmax_vectors(float8* v, std::int64_t n) {
+[[gnu::always_inline]] static inline void softmax_vectors(f32x8* v, std::int64_t n) {
   constexpr float minus_inf = -std::numeric_limits<float>::infinity();
-  float8 m = float8{} + minus_inf;
+  f32x8 m = f32x8{} + minus_inf;
   for (std::int64_t c = 0; c < n; ++c) m = v[c] > m ? v[c] : m;
   if constexpr (kRows == SoftmaxRows::AcrossLanes) m = all_lanes_max(m);
-  float8 total{};
+  f32x8 total{};
   for (std::int64_t c = 0; c < n; ++c) {
-    const float8 e = exp_float8(v[c] - m);
-    v[c] = v[c] == minus_inf ? float8{} : e;
+    const f32x8 e = exp_f32x8(v[c] - m);
+    v[c] = v[c] == minus_inf ? f32x8{} : e;
     total += v[c];
   }
   if constexpr (kRows == SoftmaxRows::AcrossLanes) total = all_lanes_sum(total);
-  const float8 inv = total > 0.0f ? 1.0f / total : float8{};  // every entry blocked: all zeros
+  const f32x8 inv = total > 0.0f ? 1.0f / total : f32x8{};  // every entry blocked: all zeros
   for (std::int64_t c = 0; c < n; ++c) v[c] *= inv;
 }
 
 // Lanes of keys [8c, 8c + 8) that query i may not attend to (past Lk, or blocked by the mask): all bits set.
-int8 blocked_lanes(const AttentionHead<float>& h, std::int64_t Lk, std::int64_t i, std::int64_t c) {
+i32x8 blocked_lanes(const AttentionHead<float>& h, std::int64_t Lk, std::int64_t i, std::int64_t c) {
   const std::int64_t j0 = c * kLanes;
-  const int8 past_end = int8{0, 1, 2, 3, 4, 5, 6, 7} >= static_cast<std::int32_t>(Lk - j0);
+  const i32x8 past_end = i32x8{0, 1, 2, 3, 4, 5, 6, 7} >= static_cast<std::int32_t>(Lk - j0);
   if (h.mask == nullptr) return past_end;
   if (h.mask_cs == 1 && j0 + kLanes <= Lk) {  // 8 mask bytes in a row: spread them over the lanes by shifts
     using words8 = std::uint32_t __attribute__((vector_size(32)));
@@ -275,7 +275,7 @@ int8 blocked_lanes(const AttentionHead<float>& h, std::int64_t Lk, std::int64_t 
     const words8 lanes = (words8{lo, lo, lo, lo, hi, hi, hi, hi} >> words8{0, 8, 16, 24, 0, 8, 16, 24}) & 0xffu;
     return lanes == 0u;
   }
-  int8 out;
+  i32x8 out;
   for (std::int64_t l = 0; l < kLanes; ++l) out[l] = j0 + l < Lk && allowed(h, i, j0 + l) ? 0 : -1;
   return out;
 }
@@ -285,16 +285,16 @@ int8 blocked_lanes(const AttentionHead<float>& h, std::int64_t Lk, std::int64_t 
 // many rows). What is left is mostly the softmax's dependent chain, which the CPU overlaps with the next head's.
 void attention_one_query(const AttentionDims& d, const AttentionHead<float>& h, float* weights, float* out) {
   constexpr float minus_inf = -std::numeric_limits<float>::infinity();
-  const float8 q = load8(h.q);
-  float8 products[8];  // products[j] = q * k_j, its lanes summed below into score j
+  const f32x8 q = load8(h.q);
+  f32x8 products[8];  // products[j] = q * k_j, its lanes summed below into score j
 #pragma GCC unroll 8
-  for (int j = 0; j < 8; ++j) products[j] = j < d.Lk ? q * load8(h.k + j * h.k_rs) : float8{};
-  float8 row[1] = {lane_sums(products) * static_cast<float>(d.scale)};
-  row[0] = blocked_lanes(h, d.Lk, 0, 0) ? float8{} + minus_inf : row[0];
+  for (int j = 0; j < 8; ++j) products[j] = j < d.Lk ? q * load8(h.k + j * h.k_rs) : f32x8{};
+  f32x8 row[1] = {lane_sums(products) * static_cast<float>(d.scale)};
+  row[0] = blocked_lanes(h, d.Lk, 0, 0) ? f32x8{} + minus_inf : row[0];
   softmax_vectors<SoftmaxRows::AcrossLanes>(row, 1);
-  const float8 w = row[0];
+  const f32x8 w = row[0];
   store_partial(weights, w, d.Lk);
-  float8 even{}, odd{};  // O = sum_j w_j v_j, two FMA chains
+  f32x8 even{}, odd{};  // O = sum_j w_j v_j, two FMA chains
 #pragma GCC unroll 8
   for (int j = 0; j < 8; j += 2) {
     if (j < d.Lk) even += w[j] * load8(h.v + j * h.v_rs);
@@ -315,19 +315,19 @@ void attention_forward<float>(const AttentionDims& d, const AttentionHead<float>
   const float scale = static_cast<float>(d.scale);
   Scratch scratch(static_cast<std::size_t>((d.dk + d.Lq) * kv * kLanes + (d.Lk + d.Lq) * (vv + vectors_for(d.dk)) * kLanes));
   const VectorRows v = as_vector_rows(h.v, h.v_rs, d.Lk, d.dv, scratch);   // V [Lk][vv]
-  float8* s = reinterpret_cast<float8*>(scratch.take(d.Lq * kv * kLanes));  // S, then P [Lq][kv]
+  f32x8* s = reinterpret_cast<f32x8*>(scratch.take(d.Lq * kv * kLanes));  // S, then P [Lq][kv]
   if (d.Lq >= 4) {  // S = Q K^T as a product: K transposed once, then several query rows at a time
     const VectorRows kt = transposed_vector_rows(h.k, h.k_rs, d.Lk, d.dk, scratch);  // K^T [dk][kv]
-    product({d.Lq, d.dk, h.q, h.q_rs, 1, kt}, [&](std::int64_t i, std::int64_t c, float8 x) { s[i * kv + c] = x * scale; });
+    product({d.Lq, d.dk, h.q, h.q_rs, 1, kt}, [&](std::int64_t i, std::int64_t c, f32x8 x) { s[i * kv + c] = x * scale; });
   } else {  // fewer than 4 queries (decoding): dot products with the keys as they are, summed 8 at a time
     const VectorRows q = as_vector_rows(h.q, h.q_rs, d.Lq, d.dk, scratch), k = as_vector_rows(h.k, h.k_rs, d.Lk, d.dk, scratch);
     for (std::int64_t i = 0; i < d.Lq; ++i)
       for (std::int64_t c = 0; c < kv; ++c) {
-        float8 products[8];  // unrolled, so the eight stay in registers
+        f32x8 products[8];  // unrolled, so the eight stay in registers
 #pragma GCC unroll 8
         for (int l = 0; l < 8; ++l) {
           const std::int64_t j = c * kLanes + l;
-          float8 acc{};
+          f32x8 acc{};
           if (j < d.Lk)
             for (std::int64_t e = 0; e < q.vecs; ++e) acc += q.at(i, e) * k.at(j, e);
           products[l] = acc;
@@ -338,15 +338,15 @@ void attention_forward<float>(const AttentionDims& d, const AttentionHead<float>
   // Softmax of each row, blocked keys -inf before and exactly 0 after. Rows of one vector (at most 8 keys) go eight
   // at a time: transposed, normalised down the lanes, transposed back.
   for (std::int64_t i = 0; i < d.Lq; ++i)
-    for (std::int64_t c = 0; c < kv; ++c) s[i * kv + c] = blocked_lanes(h, d.Lk, i, c) ? float8{} + minus_inf : s[i * kv + c];
+    for (std::int64_t c = 0; c < kv; ++c) s[i * kv + c] = blocked_lanes(h, d.Lk, i, c) ? f32x8{} + minus_inf : s[i * kv + c];
   std::int64_t i = 0;
   if (kv == 1)
     for (; i + 8 <= d.Lq; i += 8) {
-      float8 rows[8];
+      f32x8 rows[8];
       for (int r = 0; r < 8; ++r) rows[r] = s[i + r];
       transpose8(rows);
       softmax_vectors<SoftmaxRows::DownLanes>(rows, d.Lk);
-      for (std::int64_t j = d.Lk; j < kLanes; ++j) rows[j] = float8{};
+      for (std::int64_t j = d.Lk; j < kLanes; ++j) rows[j] = f32x8{};
       transpose8(rows);
       for (int r = 0; r < 8; ++r) s[i + r] = rows[r];
     }
@@ -355,7 +355,7 @@ void attention_forward<float>(const AttentionDims& d, const AttentionHead<float>
     for (std::int64_t c = 0; c < kv; ++c) store_partial(weights + i * d.Lk + c * kLanes, s[i * kv + c], d.Lk - c * kLanes);
   // O = P V, reading P from its padded rows
   product({d.Lq, d.Lk, reinterpret_cast<const float*>(s), kv * kLanes, 1, v},
-          [&](std::int64_t i, std::int64_t c, float8 x) { store_partial(out + i * out_rs + c * kLanes, x, d.dv - c * kLanes); });
+          [&](std::int64_t i, std::int64_t c, f32x8 x) { store_partial(out + i * out_rs + c * kLanes, x, d.dv - c * kLanes); });
 }
 
 void attention_forward_one_query_group(const AttentionDims& d, const AttentionHead<float> (&h)[kHeadGroup],
@@ -365,21 +365,21 @@ void attention_forward_one_query_group(const AttentionDims& d, const AttentionHe
   const std::int64_t Lk = d.Lk;
   const float scale = static_cast<float>(d.scale);
   bool any_mask = false;
-  float8 q[kHeadGroup];
+  f32x8 q[kHeadGroup];
 #pragma GCC unroll 8
   for (int i = 0; i < kHeadGroup; ++i) q[i] = load8(h[i].q), any_mask = any_mask || h[i].mask != nullptr;
   // s[j], lane i: head i's score for key j. Each key's eight dot products (one per head) are summed across lanes in
   // one lane_sums, which lands score i in lane i.
-  float8 s[kMaxGroupedKeys];
+  f32x8 s[kMaxGroupedKeys];
   for (std::int64_t j = 0; j < Lk; ++j) {
-    float8 products[kHeadGroup];
+    f32x8 products[kHeadGroup];
 #pragma GCC unroll 8
     for (int i = 0; i < kHeadGroup; ++i) products[i] = q[i] * load8(h[i].k + j * h[i].k_rs);
-    float8 sj = lane_sums(products) * scale;
+    f32x8 sj = lane_sums(products) * scale;
     if (any_mask) {
-      int8 blocked;
+      i32x8 blocked;
       for (int i = 0; i < kHeadGroup; ++i) blocked[i] = h[i].mask != nullptr && !h[i].mask[j * h[i].mask_cs] ? -1 : 0;
-      sj = blocked ? float8{} + minus_inf : sj;
+      sj = blocked ? f32x8{} + minus_inf : sj;
     }
     s[j] = sj;
   }
@@ -395,7 +395,7 @@ void attention_forward_one_query_group(const AttentionDims& d, const AttentionHe
   // O_i = sum_j P[i, j] v_i[j]: the weight read as a broadcast from memory (a load, not a shuffle), two FMA chains.
 #pragma GCC unroll 8
   for (int i = 0; i < kHeadGroup; ++i) {
-    float8 even{}, odd{};
+    f32x8 even{}, odd{};
     std::int64_t j = 0;
     for (; j + 2 <= Lk; j += 2) {
       even += p[j * kLanes + i] * load8(h[i].v + j * h[i].v_rs);
@@ -417,14 +417,14 @@ void attention_backward<float>(const AttentionDims& d, const AttentionHead<float
   const VectorRows k = as_vector_rows(h.k, h.k_rs, d.Lk, d.dk, scratch);            // K [Lk][qv]
   const VectorRows q = as_vector_rows(h.q, h.q_rs, d.Lq, d.dk, scratch);            // Q [Lq][qv]
   const VectorRows dout = as_vector_rows(g.dout, g.dout_rs, d.Lq, d.dv, scratch);   // dO [Lq][vv]
-  float8* ds = reinterpret_cast<float8*>(scratch.take(d.Lq * kv * kLanes));          // dP, then dS [Lq][kv]
-  product({d.Lq, d.dv, g.dout, g.dout_rs, 1, vt}, [&](std::int64_t i, std::int64_t c, float8 x) { ds[i * kv + c] = x; });
+  f32x8* ds = reinterpret_cast<f32x8*>(scratch.take(d.Lq * kv * kLanes));          // dP, then dS [Lq][kv]
+  product({d.Lq, d.dv, g.dout, g.dout_rs, 1, vt}, [&](std::int64_t i, std::int64_t c, f32x8 x) { ds[i * kv + c] = x; });
   // dS[i] = P[i] (dP[i] - sum_j P[i, j] dP[i, j]), times the scale. Rows of one vector go eight at a time, their
   // eight sums across lanes done together by lane_sums.
   std::int64_t i0 = 0;
   if (kv == 1)
     for (; i0 + 8 <= d.Lq; i0 += 8) {
-      float8 p[8], products[8];
+      f32x8 p[8], products[8];
       for (int r = 0; r < 8; ++r) {
         p[r] = load_partial(weights + (i0 + r) * d.Lk, d.Lk);
         products[r] = p[r] * ds[i0 + r];
@@ -434,21 +434,21 @@ void attention_backward<float>(const AttentionDims& d, const AttentionHead<float
       for (int r = 0; r < 8; ++r) ds[i0 + r] = p[r] * (ds[i0 + r] - row_dots[r]) * scale;
     }
   for (std::int64_t i = i0; i < d.Lq; ++i) {
-    float8* dsi = ds + i * kv;
-    float8 row_dot{};
+    f32x8* dsi = ds + i * kv;
+    f32x8 row_dot{};
     for (std::int64_t c = 0; c < kv; ++c) row_dot += load_partial(weights + i * d.Lk + c * kLanes, d.Lk - c * kLanes) * dsi[c];
-    const float8 r = all_lanes_sum(row_dot);
+    const f32x8 r = all_lanes_sum(row_dot);
     for (std::int64_t c = 0; c < kv; ++c)
       dsi[c] = load_partial(weights + i * d.Lk + c * kLanes, d.Lk - c * kLanes) * (dsi[c] - r) * scale;
   }
   const float* dsf = reinterpret_cast<const float*>(ds);
   const std::int64_t ld = kv * kLanes;  // dS's padded row length
   product({d.Lq, d.Lk, dsf, ld, 1, k},  // dQ = dS K
-          [&](std::int64_t i, std::int64_t c, float8 x) { store_partial(g.dq + i * g.dq_rs + c * kLanes, x, d.dk - c * kLanes); });
+          [&](std::int64_t i, std::int64_t c, f32x8 x) { store_partial(g.dq + i * g.dq_rs + c * kLanes, x, d.dk - c * kLanes); });
   product({d.Lk, d.Lq, dsf, 1, ld, q},  // dK = dS^T Q
-          [&](std::int64_t j, std::int64_t c, float8 x) { store_partial(g.dk + j * g.dk_rs + c * kLanes, x, d.dk - c * kLanes); });
+          [&](std::int64_t j, std::int64_t c, f32x8 x) { store_partial(g.dk + j * g.dk_rs + c * kLanes, x, d.dk - c * kLanes); });
   product({d.Lk, d.Lq, weights, 1, d.Lk, dout},  // dV = P^T dO
-          [&](std::int64_t j, std::int64_t c, float8 x) { store_partial(g.dv + j * g.dv_rs + c * kLanes, x, d.dv - c * kLanes); });
+          [&](std::int64_t j, std::int64_t c, f32x8 x) { store_partial(g.dv + j * g.dv_rs + c * kLanes, x, d.dv - c * kLanes); });
 }
 
 // float64 serves gradient checks and parity: the reference is the kernel.

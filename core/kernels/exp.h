@@ -12,22 +12,22 @@
 #include <cmath>
 #include <cstdint>
 
-#include "core/kernels/float8.h"
+#include "core/kernels/simd.h"
 
 namespace cppgrad::kernels {
 
-// The vector forms are static and always inlined, for the reason given in float8.h.
+// The vector forms are static and always inlined, for the reason given in simd.h.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
 
 namespace detail {
 
 [[gnu::always_inline]] static inline std::int32_t to_int(float x) { return static_cast<std::int32_t>(x); }
-[[gnu::always_inline]] static inline int8 to_int(float8 x) { return __builtin_convertvector(x, int8); }
+[[gnu::always_inline]] static inline i32x8 to_int(f32x8 x) { return __builtin_convertvector(x, i32x8); }
 [[gnu::always_inline]] static inline float as_float(std::int32_t bits) { return std::bit_cast<float>(bits); }
-[[gnu::always_inline]] static inline float8 as_float(int8 bits) { return std::bit_cast<float8>(bits); }
+[[gnu::always_inline]] static inline f32x8 as_float(i32x8 bits) { return std::bit_cast<f32x8>(bits); }
 
-// F is float or float8; every step is lane-wise, and the clamps are selects, so the vector form has no branch.
+// F is float or f32x8; every step is lane-wise, and the clamps are selects, so the vector form has no branch.
 template <typename F>
 [[gnu::always_inline]] static inline F exp_cephes(F x) {
   x = x < -87.3f ? F{} - 87.3f : x;
@@ -48,7 +48,7 @@ template <typename F>
 
 inline float exp_float(float x) { return detail::exp_cephes(x); }
 // The same on 8 lanes at once, for loops the compiler would not vectorise by itself (rows of exactly 8).
-[[gnu::always_inline]] static inline float8 exp_float8(float8 x) { return detail::exp_cephes(x); }
+[[gnu::always_inline]] static inline f32x8 exp_f32x8(f32x8 x) { return detail::exp_cephes(x); }
 #pragma GCC diagnostic pop
 
 template <typename T>

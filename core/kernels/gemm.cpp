@@ -1,5 +1,6 @@
 #include "core/kernels/gemm.h"
 #include "core/kernels/parallel_for.h"
+#include "core/kernels/simd.h"
 
 #include <algorithm>
 #include <cstring>
@@ -89,11 +90,9 @@ void gemm_rows(std::int64_t i0, std::int64_t i1, std::int64_t N, std::int64_t K,
 // Blocks of KC x NC of B are packed at a time so the panels stay in L2. Written with GCC/Clang vector
 // extensions: AVX2 + FMA code when built with -mavx2 -mfma, SSE2 code otherwise, the same source either way.
 
-typedef float v8f __attribute__((vector_size(32)));
-typedef double v4d __attribute__((vector_size(32)));
 template <typename T> struct Simd;
-template <> struct Simd<float> { using V = v8f; };
-template <> struct Simd<double> { using V = v4d; };
+template <> struct Simd<float> { using V = f32x8; };
+template <> struct Simd<double> { using V = f64x4; };
 
 template <typename T>
 struct Tile {

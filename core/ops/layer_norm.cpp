@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <type_traits>
 
-#include "core/kernels/float8.h"
+#include "core/kernels/simd.h"
 #include "core/kernels/parallel_for.h"
 #include "core/ops.h"
 
@@ -24,25 +24,25 @@ struct FloatRows {
 };
 
 [[gnu::always_inline]] inline void normalise_row(const FloatRows& p, std::int64_t i, float mu, float r) {
-  using kernels::float8, kernels::load8, kernels::store8;
+  using kernels::f32x8, kernels::load8, kernels::store8;
   for (std::int64_t c = 0; c < p.D; c += 8) {
-    const float8 h = (load8(p.x + i * p.D + c) - mu) * r;
+    const f32x8 h = (load8(p.x + i * p.D + c) - mu) * r;
     if (p.xhat) store8(p.xhat + i * p.D + c, h);
-    store8(p.y + i * p.D + c, h * (p.w ? load8(p.w + c) : float8{} + 1.0f) + (p.b ? load8(p.b + c) : float8{}));
+    store8(p.y + i * p.D + c, h * (p.w ? load8(p.w + c) : f32x8{} + 1.0f) + (p.b ? load8(p.b + c) : f32x8{}));
   }
   if (p.rstd) p.rstd[i] = r;
 }
 
-void layer_norm_row_float8(const FloatRows& p, std::int64_t i) {
-  using kernels::float8, kernels::load8;
+void layer_norm_row_f32x8(const FloatRows& p, std::int64_t i) {
+  using kernels::f32x8, kernels::load8;
   const float* x = p.x + i * p.D;
   const auto D = static_cast<float>(p.D);
-  float8 sum{};
+  f32x8 sum{};
   for (std::int64_t c = 0; c < p.D; c += 8) sum += load8(x + c);
   const float mu = kernels::lane_total(sum) / D;
-  float8 sq{};
+  f32x8 sq{};
   for (std::int64_t c = 0; c < p.D; c += 8) {
-    const float8 d = load8(x + c) - mu;
+    const f32x8 d = load8(x + c) - mu;
     sq += d * d;
   }
   normalise_row(p, i, mu, 1.0f / std::sqrt(kernels::lane_total(sq) / D + p.eps));
@@ -50,26 +50,26 @@ void layer_norm_row_float8(const FloatRows& p, std::int64_t i) {
 
 // Rows [i0, i0 + 8) at once: their eight sums across lanes come from one lane_sums (the same order as lane_total,
 // so the same bits as row by row), and the eight rows' dependent chains (mean, variance, square root) overlap.
-void layer_norm_8_rows_float8(const FloatRows& p, std::int64_t i0) {
-  using kernels::float8, kernels::load8;
+void layer_norm_8_rows_f32x8(const FloatRows& p, std::int64_t i0) {
+  using kernels::f32x8, kernels::load8;
   const auto D = static_cast<float>(p.D);
   // The loops over the 8 rows are unrolled so each row's sum stays in a register of its own (rolled, GCC kept the
   // array on the stack and zeroed it with rep stos: a fifth of the function).
   const float* x = p.x + i0 * p.D;
-  float8 sums[8];
+  f32x8 sums[8];
 #pragma GCC unroll 8
-  for (int r = 0; r < 8; ++r) sums[r] = float8{};
+  for (int r = 0; r < 8; ++r) sums[r] = f32x8{};
   for (std::int64_t c = 0; c < p.D; c += 8)
 #pragma GCC unroll 8
     for (int r = 0; r < 8; ++r) sums[r] += load8(x + r * p.D + c);
   float mu[8], var[8];
   kernels::store8(mu, kernels::lane_sums(sums) / D);
 #pragma GCC unroll 8
-  for (int r = 0; r < 8; ++r) sums[r] = float8{};
+  for (int r = 0; r < 8; ++r) sums[r] = f32x8{};
   for (std::int64_t c = 0; c < p.D; c += 8)
 #pragma GCC unroll 8
     for (int r = 0; r < 8; ++r) {
-      const float8 d = load8(x + r * p.D + c) - mu[r];
+      const f32x8 d = load8(x + r * p.D + c) - mu[r];
       sums[r] += d * d;
     }
   kernels::store8(var, kernels::lane_sums(sums) / D);
@@ -146,8 +146,8 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
       if constexpr (std::is_same_v<T, float>) {
         if (D % 8 == 0) {
           const FloatRows rows{px, pw, pb, D, static_cast<float>(eps), py, ph, pr};
-          if (i1 - i0 == 8) return layer_norm_8_rows_float8(rows, i0);
-          for (std::int64_t i = i0; i < i1; ++i) layer_norm_row_float8(rows, i);
+          if (i1 - i0 == 8) return layer_norm_8_rows_f32x8(rows, i0);
+          for (std::int64_t i = i0; i < i1; ++i) layer_norm_row_f32x8(rows, i);
           return;
         }
       }

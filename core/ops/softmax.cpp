@@ -74,16 +74,16 @@ Tensor rows_backward(const Tensor& g, const Tensor& y, const Tensor& like, std::
   return from_rows(gx, like, d);
 }
 
-// Float rows run in chunks of 8 lanes, one kernels::float8 value each, the last chunk padded with -inf (weight
+// Float rows run in chunks of 8 lanes, one kernels::f32x8 value each, the last chunk padded with -inf (weight
 // 0): every loop has a compile-time width and becomes a few vector instructions, with no loop set-up or scalar
 // remainder, which matters for attention's rows of 8 keys (1 to 9 while decoding). The sums are taken lane by
 // lane and then across lanes in a fixed order, so results are reproducible.
 void softmax_row(const float* xi, float* yi, std::int64_t n) {
-  using kernels::float8;
+  using kernels::f32x8;
   constexpr float minus_inf = -std::numeric_limits<float>::infinity();
   const std::int64_t full = n / 8, rest = n % 8, chunks = full + (rest ? 1 : 0);
   auto load = [&](std::int64_t c) {
-    float8 v;
+    f32x8 v;
     if (c < full) {
       std::memcpy(&v, xi + c * 8, sizeof v);
     } else {
@@ -93,9 +93,9 @@ void softmax_row(const float* xi, float* yi, std::int64_t n) {
     }
     return v;
   };
-  float8 chunk_max = float8{} + minus_inf;
+  f32x8 chunk_max = f32x8{} + minus_inf;
   for (std::int64_t c = 0; c < chunks; ++c) {
-    const float8 v = load(c);
+    const f32x8 v = load(c);
     chunk_max = v > chunk_max ? v : chunk_max;
   }
   float m = minus_inf;
@@ -104,11 +104,11 @@ void softmax_row(const float* xi, float* yi, std::int64_t n) {
     for (std::int64_t j = 0; j < n; ++j) yi[j] = 0;
     return;
   }
-  float8 sums{};
+  f32x8 sums{};
   for (std::int64_t c = 0; c < chunks; ++c) {
-    const float8 v = load(c);
-    const float8 ev = kernels::exp_float8(v - m);
-    const float8 w = v == minus_inf ? float8{} : ev;  // masked entries: exactly 0
+    const f32x8 v = load(c);
+    const f32x8 ev = kernels::exp_f32x8(v - m);
+    const f32x8 w = v == minus_inf ? f32x8{} : ev;  // masked entries: exactly 0
     sums += w;
     if (c < full) {
       std::memcpy(yi + c * 8, &w, sizeof w);
