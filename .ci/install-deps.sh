@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# Installs the build and test dependencies of cppgrad on Debian 12 with apt-get.
+# Installs the build and test dependencies of cppgrad on Debian 12 with apt-get (with --ci, also what CI's
+# Clang stages need).
 # Each package is checked first, so on a machine that has them all this does nothing and needs no network.
 # Quiet on success; on failure it says which step failed and shows apt's output.
 set -euo pipefail
 
 packages=(cmake g++ make pkg-config libgtest-dev libgmock-dev libfmt-dev libcxxopts-dev nlohmann-json3-dev libbenchmark-dev)
+# --ci: also Clang 16 with its OpenMP runtime and its sanitizer and libFuzzer runtimes, for CI's Clang stages.
+if [[ "${1:-}" == "--ci" ]]; then
+  packages+=(clang-16 libomp-16-dev libclang-rt-16-dev)
+fi
 
 # `dpkg -s` also succeeds for a removed package whose config files remain, so check the status itself.
 installed() {

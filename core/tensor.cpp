@@ -4,6 +4,8 @@
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
+#include <string>
+#include <type_traits>
 
 #include "core/autograd.h"
 #include "core/generator.h"
@@ -11,6 +13,23 @@
 #include "core/ops.h"
 
 namespace cppgrad {
+
+namespace {
+
+// A double as a value of dtype T. Into int64, a value that does not fit (or NaN) is refused, as PyTorch refuses
+// it ("value cannot be converted to type int64_t without overflow"): the plain conversion is undefined behaviour.
+template <typename T>
+T value_as(double v, const char* op) {
+  if constexpr (std::is_same_v<T, std::int64_t>) {
+    // [-2^63, 2^63): every double in it converts exactly (after truncation toward zero).
+    if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0))
+      throw std::invalid_argument(std::string(op) + ": value " + std::to_string(v) +
+                                  " cannot be converted to int64 without overflow");
+  }
+  return static_cast<T>(v);
+}
+
+}  // namespace
 
 namespace {
 
@@ -119,7 +138,7 @@ Tensor Tensor::from_vector(const std::vector<double>& values, const Shape& shape
   dispatch_all(dtype, [&](auto tag) {
     using T = decltype(tag);
     T* p = t.data<T>();
-    for (std::size_t i = 0; i < values.size(); ++i) p[i] = static_cast<T>(values[i]);
+    for (std::size_t i = 0; i < values.size(); ++i) p[i] = value_as<T>(values[i], "from_vector");
   });
   return t;
 }
@@ -193,7 +212,7 @@ void Tensor::set(const std::vector<std::int64_t>& index, double value) const {
   const std::int64_t off = element_offset(*this, index);
   dispatch_all(dtype(), [&](auto tag) {
     using T = decltype(tag);
-    reinterpret_cast<T*>(impl().storage->data())[off] = static_cast<T>(value);
+    reinterpret_cast<T*>(impl().storage->data())[off] = value_as<T>(value, "set");
   });
 }
 
@@ -325,10 +344,11 @@ void Tensor::backward(const Tensor& grad, bool retain_graph) const { run_backwar
 void Tensor::fill_(double value) const {
   dispatch_all(dtype(), [&](auto tag) {
     using T = decltype(tag);
+    const T v = value_as<T>(value, "fill_");
     T* base = reinterpret_cast<T*>(impl().storage->data());
     kernels::for_each_row<1>(shape(), {strides()}, [&](const std::array<std::int64_t, 1>& off, std::int64_t n,
                                                       const std::array<std::int64_t, 1>& inner) {
-      for (std::int64_t i = 0; i < n; ++i) base[offset() + off[0] + i * inner[0]] = static_cast<T>(value);
+      for (std::int64_t i = 0; i < n; ++i) base[offset() + off[0] + i * inner[0]] = v;
     });
   });
 }

@@ -172,6 +172,16 @@ TEST(TensorBroadcast, ShapesFollowNumPyRules) {
   EXPECT_EQ(c.at({1, 3, 2}), 4.0);
 }
 
+TEST(TensorErrors, ValuesThatDoNotFitInt64AreRefused) {
+  // As PyTorch: torch.tensor(1e19, dtype=torch.int64) raises; converting would be undefined behaviour.
+  EXPECT_THROW_MSG(Tensor::scalar(1e19, DType::Int64), std::invalid_argument, "fill_: value");
+  EXPECT_THROW_MSG(Tensor::scalar(std::nan(""), DType::Int64), std::invalid_argument, "cannot be converted to int64");
+  EXPECT_THROW_MSG(Tensor::from_vector({1.0, -1e300}, {2}, DType::Int64), std::invalid_argument, "from_vector");
+  Tensor t = Tensor::zeros({2}, DType::Int64);
+  EXPECT_THROW_MSG(t.set({0}, 9.3e18), std::invalid_argument, "set: value");
+  EXPECT_EQ(Tensor::scalar(-9223372036854775808.0, DType::Int64).item(), -9223372036854775808.0);  // -2^63 fits
+}
+
 TEST(TensorErrors, BroadcastMismatchNamesOpAndShapes) {
   EXPECT_THROW_MSG(add(Tensor::ones({2, 3}), Tensor::ones({4})), std::invalid_argument,
                    "add: shapes cannot be broadcast: a [2, 3] vs b [4]");

@@ -81,7 +81,7 @@ TEST(Optim, StateDictRoundTripContinuesIdentically) {
 
   // Every loaded scalar is checked before it is used (a checkpoint is a file anyone can edit).
   const std::int64_t steps_before = a2.steps();
-  for (const Tensor& step : {Tensor::scalar(static_cast<double>(INT64_MAX), DType::Int64),
+  for (const Tensor& step : {Tensor::from_vector<std::int64_t>({INT64_MAX}, {}),
                              Tensor::scalar(-1.0, DType::Int64), Tensor::scalar(std::nan(""), DType::Float64),
                              Tensor::from_vector<std::int64_t>({1, 2}, {2})}) {
     nn::StateDict s = a1.state_dict();
