@@ -53,6 +53,13 @@ std::string quoted(const std::string& s) {
 
 std::string tensor_label(const std::string& name) { return "tensor " + quoted(name); }
 
+// "[begin, end]", built by appending (GCC 12 misreads `"[" + std::to_string(...)` here as an overlapping copy).
+std::string byte_range(std::uint64_t begin, std::uint64_t end) {
+  std::string s = "[";
+  s.append(std::to_string(begin)).append(", ").append(std::to_string(end)).append("]");
+  return s;
+}
+
 // --- dtype codes: the file's names for our dtypes ---------------------------------------------------------
 struct DTypeCode {
   const char* code;
@@ -102,36 +109,69 @@ struct TempFileGuard {
 };
 
 // ---------------------------------------------------------------------------------------------- reading
-// Parses the header JSON, refusing duplicate keys (which entry would win is up to the parser: an ambiguous
-// file) and absurd nesting (a header of 100 MB of '[' would otherwise build a 100-million-deep tree).
+// nlohmann's message without its "[json.exception.parse_error.101] " tag, which means nothing to a user.
+std::string without_library_tag(const std::string& what) {
+  const std::size_t close = what.find("] ");
+  return what.rfind("[json.exception.", 0) == 0 && close != std::string::npos ? what.substr(close + 2) : what;
+}
+
+// One pass of nlohmann's SAX parser over the header that refuses what a header must never hold: a key repeated
+// within one object (which entry would win is up to the parser: an ambiguous file) and nesting deeper than
+// kMaxJsonDepth (a header of 100 MB of '[' would otherwise build a 100-million-deep tree). Linear in the header's
+// size; nlohmann's parse-with-callback is not (it rescans the parent object at every object's end: 61 s for a
+// header of 80,000 tensors).
+class HeaderGuard final : public nlohmann::json_sax<json> {
+ public:
+  explicit HeaderGuard(const std::string& path) : path_(path) {}
+
+  bool start_object(std::size_t) override { return open(true); }
+  bool start_array(std::size_t) override { return open(false); }
+  bool end_object() override { return close(); }
+  bool end_array() override { return close(); }
+  bool key(string_t& k) override {
+    // (quoted) is ours: unparenthesised, argument-dependent lookup would also find std::quoted.
+    if (!keys_.back().insert(k).second) fail(path_, "duplicate key " + (quoted)(k) + " in the header JSON");
+    return true;
+  }
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
+    fail(path_, "header is not valid JSON: " + without_library_tag(e.what()));  // also a number like 1e999
+  }
+
+ private:
+  bool open(bool object) {
+    if (++depth_ > kMaxJsonDepth)
+      fail(path_, "header JSON nests more than " + std::to_string(kMaxJsonDepth) + " levels deep; a safetensors "
+                  "header needs 3");
+    keys_.emplace_back();  // arrays get an (unused) set too, so close() needs no bookkeeping of which is which
+    (void)object;
+    return true;
+  }
+  bool close() {
+    --depth_;
+    keys_.pop_back();
+    return true;
+  }
+
+  const std::string& path_;
+  int depth_ = 0;
+  std::vector<std::set<std::string>> keys_;  // the keys seen in each object (or array) currently open
+};
+
+// The header as a JSON value, after HeaderGuard's checks.
 json parse_header_json(const std::string& path, const char* begin, const char* end) {
-  std::vector<std::set<std::string>> keys_seen;  // one set per object currently open
-  auto check = [&](int depth, json::parse_event_t event, json& parsed) {
-    switch (event) {
-      case json::parse_event_t::object_start:
-      case json::parse_event_t::array_start:
-        if (depth >= kMaxJsonDepth)
-          fail(path, "header JSON nests more than " + std::to_string(kMaxJsonDepth) +
-                         " levels deep; a safetensors header needs 3");
-        if (event == json::parse_event_t::object_start) keys_seen.emplace_back();
-        break;
-      case json::parse_event_t::object_end:
-        keys_seen.pop_back();
-        break;
-      case json::parse_event_t::key: {
-        const auto& key = parsed.get_ref<const std::string&>();
-        if (!keys_seen.back().insert(key).second) fail(path, "duplicate key " + quoted(key) + " in the header JSON");
-        break;
-      }
-      default:
-        break;
-    }
-    return true;  // keep every value
-  };
+  HeaderGuard guard(path);
+  json::sax_parse(begin, end, &guard);
   try {
-    return json::parse(begin, end, check);
-  } catch (const json::parse_error& e) {
-    fail(path, std::string("header is not valid JSON (") + e.what() + ")");
+    return json::parse(begin, end);
+  } catch (const json::exception& e) {  // not expected after the guard's pass; never let one escape raw
+    fail(path, "header is not valid JSON: " + without_library_tag(e.what()));
   }
 }
 
@@ -209,7 +249,7 @@ Entry parse_entry(const std::string& path, const std::string& name, const json& 
     fail(path, who + ": \"data_offsets\" must be a list [begin, end] of two non-negative integers");
   const auto begin = as_offset(joff[0]), end = as_offset(joff[1]);
   if (!begin || !end) fail(path, who + ": \"data_offsets\" must be two non-negative integers [begin, end]");
-  const std::string range = "[" + std::to_string(*begin) + ", " + std::to_string(*end) + "]";
+  const std::string range = byte_range(*begin, *end);
   if (*begin > *end) fail(path, who + ": data_offsets " + range + " have begin > end");
   if (*end > data_size)
     fail(path, who + ": data_offsets " + range + " run past the end of the data section (" +
@@ -232,21 +272,33 @@ std::map<std::string, std::string> parse_metadata(const std::string& path, const
   return metadata;
 }
 
-// Two tensors sharing bytes would alias after loading in PyTorch but not here; the reference implementation
-// refuses such files, and so do we. Empty ranges hold no bytes and cannot overlap anything.
-void check_no_overlap(const std::string& path, std::vector<const Entry*> entries) {
+// The data section must be exactly the tensors' bytes, one after another: sorted by offset, the first starts at 0,
+// each starts where the previous ended, and the last ends at the end of the file. That rules out overlapping
+// tensors (which would alias in PyTorch but not here), gaps and trailing bytes, as the reference implementation
+// does. Empty tensors hold no bytes and may stand anywhere in the chain.
+void check_contiguous(const std::string& path, std::vector<const Entry*> entries, std::uint64_t data_size) {
   std::sort(entries.begin(), entries.end(), [](const Entry* a, const Entry* b) {
     return a->begin != b->begin ? a->begin < b->begin : a->end < b->end;
   });
+  std::uint64_t expected = 0;
   const Entry* previous = nullptr;
   for (const Entry* e : entries) {
-    if (e->begin == e->end) continue;
-    if (previous && e->begin < previous->end)
-      fail(path, "tensors " + quoted(previous->name) + " [" + std::to_string(previous->begin) + ", " +
-                     std::to_string(previous->end) + "] and " + quoted(e->name) + " [" + std::to_string(e->begin) +
-                     ", " + std::to_string(e->end) + "] overlap in the data section");
+    if (e->begin == e->end && e->begin <= expected) continue;
+    if (e->begin < expected)
+      fail(path, "tensors " + quoted(previous->name) + " " + byte_range(previous->begin, previous->end) + " and " +
+                     quoted(e->name) + " " + byte_range(e->begin, e->end) + " overlap in the data section");
+    if (e->begin > expected) {
+      const std::string before = previous ? "the previous tensor ends at " + std::to_string(expected)
+                                          : std::string("the first tensor must start at 0");
+      fail(path, tensor_label(e->name) + " starts at byte " + std::to_string(e->begin) + " of the data section, but " +
+                     before + ": the data section has a gap");
+    }
+    expected = e->end;
     previous = e;
   }
+  if (expected != data_size)
+    fail(path, "the tensors hold " + std::to_string(expected) + " bytes but the data section has " +
+                   std::to_string(data_size) + " (trailing bytes after the last tensor)");
 }
 
 // A bool byte other than 0 or 1 is undefined behaviour once read as a C++ bool, so it never gets that far.
@@ -257,34 +309,87 @@ void check_bool_bytes(const std::string& path, const std::string& name, const st
                      std::to_string(std::to_integer<int>(data[i])) + " (only 0 and 1 are valid)");
 }
 
-std::vector<std::byte> read_whole_file(const std::string& path) {
+// Opens path for reading and returns its size; refuses anything but a regular file.
+std::uint64_t open_regular_file(const std::string& path, FileDescriptor& file) {
   // O_NONBLOCK: opening a FIFO would otherwise wait forever for a writer; fstat below refuses it instead.
   // (On regular files the flag changes nothing.)
-  FileDescriptor file(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (file.fd < 0) fail_errno(path, "cannot open for reading");
   struct stat info {};
   if (::fstat(file.fd, &info) != 0) fail_errno(path, "cannot stat");
   if (!S_ISREG(info.st_mode)) fail(path, "not a regular file");
-  const auto size = static_cast<std::uint64_t>(info.st_size);
-  // Cheap checks before allocating a buffer the size of the file.
-  if (size < 8)
-    fail(path, "file is " + std::to_string(size) + " bytes, too short for the 8-byte header length (truncated?)");
+  return static_cast<std::uint64_t>(info.st_size);
+}
 
-  std::vector<std::byte> bytes(size);
+// Exactly n bytes from `offset` into `out`.
+void read_exactly(const std::string& path, int fd, std::uint64_t offset, void* out, std::uint64_t n) {
+  auto* p = static_cast<char*>(out);
   std::uint64_t done = 0;
-  while (done < size) {
-    // One read() moves at most ~2 GB on Linux; ask for 1 GB at a time.
-    const std::size_t chunk = static_cast<std::size_t>(std::min<std::uint64_t>(size - done, 1u << 30));
-    const ssize_t got = ::read(file.fd, bytes.data() + done, chunk);
+  while (done < n) {
+    // One read moves at most ~2 GB on Linux; ask for 1 GB at a time.
+    const std::size_t chunk = static_cast<std::size_t>(std::min<std::uint64_t>(n - done, 1u << 30));
+    const ssize_t got = ::pread(fd, p + done, chunk, static_cast<off_t>(offset + done));
     if (got < 0) {
       if (errno == EINTR) continue;
       fail_errno(path, "read failed");
     }
-    if (got == 0) fail(path, "file shrank while being read (" + std::to_string(done) + " of " +
-                                 std::to_string(size) + " bytes)");
+    if (got == 0) fail(path, "file shrank while being read (" + std::to_string(offset + done) + " bytes in)");
     done += static_cast<std::uint64_t>(got);
   }
-  return bytes;
+}
+
+// The header of a file of `size` bytes: its length (read first and bounded before anything is allocated), its
+// tensors' entries, validated against the data section, and its metadata. `read(offset, out, n)` reads bytes.
+struct Layout {
+  std::uint64_t data_start = 0;  // 8 + header length
+  std::vector<Entry> entries;
+  std::map<std::string, std::string> metadata;
+};
+
+template <typename ReadBytes>
+Layout read_layout(const std::string& path, std::uint64_t size, ReadBytes read) {
+  if (size < 8)
+    fail(path, "file is " + std::to_string(size) + " bytes, too short for the 8-byte header length (truncated?)");
+  std::uint64_t header_size = 0;
+  read(0, &header_size, 8);  // little-endian on disk and (static_assert) in memory
+  if (header_size > kMaxHeaderBytes)
+    fail(path, "header length " + std::to_string(header_size) + " is over the 100 MB limit (corrupt file?)");
+  if (header_size > size - 8)
+    fail(path, "header length " + std::to_string(header_size) + " runs past the end of the file (" +
+                   std::to_string(size) + " bytes); is the file truncated?");
+  std::string text(header_size, '\0');
+  read(8, text.data(), header_size);
+  const json header = parse_header_json(path, text.data(), text.data() + text.size());
+  if (!header.is_object()) fail(path, "header must be a JSON object, got " + std::string(header.type_name()));
+
+  Layout layout;
+  layout.data_start = 8 + header_size;
+  const std::uint64_t data_size = size - layout.data_start;
+  for (auto it = header.begin(); it != header.end(); ++it) {
+    if (it.key() == "__metadata__")
+      layout.metadata = parse_metadata(path, it.value());
+    else
+      layout.entries.push_back(parse_entry(path, it.key(), it.value(), data_size));
+  }
+  std::vector<const Entry*> pointers;
+  for (const Entry& e : layout.entries) pointers.push_back(&e);
+  check_contiguous(path, std::move(pointers), data_size);
+  return layout;
+}
+
+// Every tensor of a validated layout, each read straight into its own storage.
+template <typename ReadBytes>
+SafetensorsFile read_tensors(const std::string& path, Layout layout, ReadBytes read) {
+  SafetensorsFile file;
+  file.metadata = std::move(layout.metadata);
+  for (const Entry& e : layout.entries) {
+    const std::uint64_t nbytes = e.end - e.begin;
+    Tensor t = Tensor::empty(e.shape, e.dtype);  // fresh, contiguous, offset 0
+    if (nbytes > 0) read(layout.data_start + e.begin, t.impl().storage->data(), nbytes);
+    if (e.dtype == DType::Bool) check_bool_bytes(path, e.name, t.impl().storage->data(), nbytes);
+    file.tensors.emplace(e.name, std::move(t));
+  }
+  return file;
 }
 
 // ---------------------------------------------------------------------------------------------- writing
@@ -314,50 +419,18 @@ void fsync_directory(const std::string& path) {
 }  // namespace
 
 SafetensorsFile parse_safetensors(const std::vector<std::byte>& bytes, const std::string& name_for_errors) {
-  const std::string& path = name_for_errors;
-  const std::uint64_t size = bytes.size();
-  if (size < 8)
-    fail(path, "file is " + std::to_string(size) + " bytes, too short for the 8-byte header length (truncated?)");
-
-  std::uint64_t header_size = 0;
-  std::memcpy(&header_size, bytes.data(), 8);  // little-endian on disk and (static_assert) in memory
-  if (header_size > kMaxHeaderBytes)
-    fail(path, "header length " + std::to_string(header_size) + " is over the 100 MB limit (corrupt file?)");
-  if (header_size > size - 8)
-    fail(path, "header length " + std::to_string(header_size) + " runs past the end of the file (" +
-                   std::to_string(size) + " bytes); is the file truncated?");
-
-  const char* header_text = reinterpret_cast<const char*>(bytes.data()) + 8;
-  const json header = parse_header_json(path, header_text, header_text + header_size);
-  if (!header.is_object()) fail(path, "header must be a JSON object, got " + std::string(header.type_name()));
-
-  const std::byte* data = bytes.data() + 8 + header_size;
-  const std::uint64_t data_size = size - 8 - header_size;
-
-  // Validate every entry before allocating anything.
-  SafetensorsFile file;
-  std::vector<Entry> entries;
-  for (auto it = header.begin(); it != header.end(); ++it) {
-    if (it.key() == "__metadata__")
-      file.metadata = parse_metadata(path, it.value());
-    else
-      entries.push_back(parse_entry(path, it.key(), it.value(), data_size));
-  }
-  std::vector<const Entry*> pointers;
-  for (const Entry& e : entries) pointers.push_back(&e);
-  check_no_overlap(path, std::move(pointers));
-
-  for (const Entry& e : entries) {
-    const std::uint64_t nbytes = e.end - e.begin;
-    if (e.dtype == DType::Bool) check_bool_bytes(path, e.name, data + e.begin, nbytes);
-    Tensor t = Tensor::empty(e.shape, e.dtype);  // fresh, contiguous, offset 0
-    if (nbytes > 0) std::memcpy(t.impl().storage->data(), data + e.begin, nbytes);
-    file.tensors.emplace(e.name, std::move(t));
-  }
-  return file;
+  auto read = [&](std::uint64_t offset, void* out, std::uint64_t n) { std::memcpy(out, bytes.data() + offset, n); };
+  return read_tensors(name_for_errors, read_layout(name_for_errors, bytes.size(), read), read);
 }
 
-SafetensorsFile read_safetensors(const std::string& path) { return parse_safetensors(read_whole_file(path), path); }
+// The header first, then exactly the bytes each tensor needs: a file is never read whole, so a huge or sparse
+// file with a bad header costs one 8-byte read.
+SafetensorsFile read_safetensors(const std::string& path) {
+  FileDescriptor file(-1);
+  const std::uint64_t size = open_regular_file(path, file);
+  auto read = [&](std::uint64_t offset, void* out, std::uint64_t n) { read_exactly(path, file.fd, offset, out, n); };
+  return read_tensors(path, read_layout(path, size, read), read);
+}
 
 void write_safetensors(const std::string& path, const std::map<std::string, Tensor>& tensors,
                        const std::map<std::string, std::string>& metadata) {
