@@ -16,6 +16,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "core/atomic_file.h"
+
 namespace cppgrad {
 
 // The file stores little-endian bytes and we memcpy them straight into tensors (and back out).
@@ -90,22 +92,6 @@ struct FileDescriptor {
   }
   FileDescriptor(const FileDescriptor&) = delete;
   FileDescriptor& operator=(const FileDescriptor&) = delete;
-  // Closes now and reports the result: for a written file, close() can be where a deferred write error shows up.
-  int close() {
-    const int result = ::close(fd);
-    fd = -1;
-    return result;
-  }
-};
-
-// Removes the temporary file on every path out of the writer except success (after the rename, there is
-// nothing left to remove).
-struct TempFileGuard {
-  std::string path;
-  bool keep = false;
-  ~TempFileGuard() {
-    if (!keep) ::unlink(path.c_str());
-  }
 };
 
 // ---------------------------------------------------------------------------------------------- reading
@@ -392,30 +378,6 @@ SafetensorsFile read_tensors(const std::string& path, Layout layout, ReadBytes r
   return file;
 }
 
-// ---------------------------------------------------------------------------------------------- writing
-void write_all(const std::string& path, int fd, const void* data, std::size_t n) {
-  const char* p = static_cast<const char*>(data);
-  while (n > 0) {
-    const ssize_t wrote = ::write(fd, p, std::min<std::size_t>(n, 1u << 30));
-    if (wrote < 0) {
-      if (errno == EINTR) continue;
-      fail_errno(path, "write failed");
-    }
-    p += wrote;
-    n -= static_cast<std::size_t>(wrote);
-  }
-}
-
-// After a rename, the new directory entry is durable only once the directory itself is synced.
-void fsync_directory(const std::string& path) {
-  std::string dir = std::filesystem::path(path).parent_path().string();
-  if (dir.empty()) dir = ".";
-  FileDescriptor d(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (d.fd < 0) fail_errno(path, "cannot open directory " + dir + " to sync it");
-  // Some file systems cannot sync a directory (EINVAL); the rename has happened, which is the best they offer.
-  if (::fsync(d.fd) != 0 && errno != EINVAL) fail_errno(path, "fsync of directory " + dir + " failed");
-}
-
 }  // namespace
 
 SafetensorsFile parse_safetensors(const std::vector<std::byte>& bytes, const std::string& name_for_errors) {
@@ -459,24 +421,19 @@ void write_safetensors(const std::string& path, const std::map<std::string, Tens
   text.append((8 - text.size() % 8) % 8, ' ');
   const std::uint64_t header_size = text.size();
 
-  // 2. Write a temporary file and make it durable, then 3. rename it over the target: readers see the old file
-  // or the new one, never half of one.
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  TempFileGuard guard{tmp};
-  FileDescriptor file(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
-  if (file.fd < 0) fail_errno(path, "cannot create temporary file " + tmp);
-  write_all(path, file.fd, &header_size, 8);  // little-endian host
-  write_all(path, file.fd, text.data(), text.size());
-  for (const Tensor& c : blobs)
-    if (c.numel() > 0)
-      write_all(path, file.fd, c.impl().storage->data() + c.offset() * static_cast<std::int64_t>(dtype_size(c.dtype())),
-                static_cast<std::size_t>(c.numel()) * dtype_size(c.dtype()));
-  // Unbuffered write() calls leave nothing in user space to flush; fsync pushes the kernel's copy to disk.
-  if (::fsync(file.fd) != 0) fail_errno(path, "fsync of " + tmp + " failed");
-  if (file.close() != 0) fail_errno(path, "close of " + tmp + " failed");
-  if (::rename(tmp.c_str(), path.c_str()) != 0) fail_errno(path, "cannot rename " + tmp + " over it");
-  guard.keep = true;  // the temporary name no longer exists
-  fsync_directory(path);
+  // 2. The bytes, written atomically (core/atomic_file.h): readers see the old file or the whole new one.
+  try {
+    write_file_atomically(path, [&](const ByteSink& sink) {
+      sink(&header_size, 8);  // little-endian host
+      sink(text.data(), text.size());
+      for (const Tensor& c : blobs)
+        if (c.numel() > 0)
+          sink(c.impl().storage->data() + c.offset() * static_cast<std::int64_t>(dtype_size(c.dtype())),
+               static_cast<std::size_t>(c.numel()) * dtype_size(c.dtype()));
+    });
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(std::string("safetensors: ") + e.what());  // "<path>: <what failed>" from the writer
+  }
 }
 
 }  // namespace cppgrad

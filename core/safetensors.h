@@ -28,9 +28,9 @@ SafetensorsFile read_safetensors(const std::string& path);
 // The same checks on bytes already in memory; name_for_errors stands in for the path in messages.
 SafetensorsFile parse_safetensors(const std::vector<std::byte>& bytes, const std::string& name_for_errors);
 
-// Writes the tensors (any layout and dtype; values only, no autograd state) in name order, atomically: the data
-// goes to "<path>.tmp.<pid>", is fsync'ed, then renamed over path, so a crash leaves either the old file or the
-// complete new one. Throws std::runtime_error "safetensors: <path>: ..." naming the failing step and errno.
+// Writes the tensors (any layout and dtype; values only, no autograd state) in name order, atomically
+// (core/atomic_file.h: a crash leaves either the old file or the complete new one, and only a regular file is
+// ever replaced). Throws std::runtime_error naming the path and the failing step.
 void write_safetensors(const std::string& path, const std::map<std::string, Tensor>& tensors,
                        const std::map<std::string, std::string>& metadata = {});
 
