@@ -36,10 +36,10 @@ int run(int argc, char** argv) {
   cxxopts::Options o("cppgrad-gradcheck", "Float64 central-difference gradient checks of every op and module.");
   o.add_options()("only", "comma-separated name prefixes, e.g. softmax,layer_norm", cxxopts::value<std::string>())
       ("seed", "seed of the random inputs and parameters (0: the unit tests' values)",
-       cxxopts::value<std::uint64_t>()->default_value("0"))
-      ("eps", "finite-difference step", cxxopts::value<double>()->default_value("1e-6"))
-      ("atol", "absolute tolerance", cxxopts::value<double>()->default_value("1e-5"))
-      ("rtol", "relative tolerance", cxxopts::value<double>()->default_value("1e-3"))
+       cxxopts::value<std::string>()->default_value("0"))
+      ("eps", "finite-difference step", cxxopts::value<std::string>()->default_value("1e-6"))
+      ("atol", "absolute tolerance", cxxopts::value<std::string>()->default_value("1e-5"))
+      ("rtol", "relative tolerance", cxxopts::value<std::string>()->default_value("1e-3"))
       ("include-broken", "also check a deliberately wrong backward (it must FAIL)")
       ("list", "list the cases and exit")
       ("version", "print the version and exit")
@@ -60,7 +60,17 @@ int run(int argc, char** argv) {
     std::cout << "cppgrad-gradcheck " << CPPGRAD_VERSION << "\n";
     return 0;
   }
-  GradcheckOptions options{.eps = r["eps"].as<double>(), .atol = r["atol"].as<double>(), .rtol = r["rtol"].as<double>()};
+  GradcheckOptions options;
+  std::uint64_t seed = 0;
+  try {  // numbers parsed strictly (cli/parse.h), a refusal naming the flag
+    seed = cli::uint_flag("seed", r["seed"].as<std::string>());
+    options = {.eps = cli::double_flag("eps", r["eps"].as<std::string>()),
+               .atol = cli::double_flag("atol", r["atol"].as<std::string>()),
+               .rtol = cli::double_flag("rtol", r["rtol"].as<std::string>())};
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "cppgrad-gradcheck: " << e.what() << "\n";
+    return 2;
+  }
   if (!(options.eps > 0) || !(options.atol >= 0) || !(options.rtol >= 0)) {
     std::cerr << "cppgrad-gradcheck: --eps must be positive and --atol, --rtol non-negative\n";
     return 2;
@@ -89,7 +99,6 @@ int run(int argc, char** argv) {
     return 0;
   }
 
-  const std::uint64_t seed = r["seed"].as<std::uint64_t>();
   fmt::print("{:<44} {:<30} {:>10} {:>10}  {:<34} {}\n", "case", "inputs", "max abs", "max rel", "worst element",
              "result");
   int failed = 0;

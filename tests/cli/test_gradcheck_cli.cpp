@@ -52,6 +52,10 @@ TEST(GradcheckCli, BadFlagsExitTwo) {
   EXPECT_EQ(gradcheck_cli("--bogus").status, 2);
   EXPECT_EQ(gradcheck_cli("--only no_such_op").status, 2);
   EXPECT_EQ(gradcheck_cli("--eps -1").status, 2);
+  const Result junk = gradcheck_cli("--eps 1e-6abc");  // every number is read whole, and a refusal names the flag
+  EXPECT_EQ(junk.status, 2);
+  EXPECT_THAT(junk.out, ::testing::HasSubstr("--eps: '1e-6abc' is not a number"));
+  EXPECT_THAT(gradcheck_cli("--seed 3x").out, ::testing::HasSubstr("--seed: '3x' is not a whole number"));
 }
 
 }  // namespace
