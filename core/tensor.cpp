@@ -296,8 +296,19 @@ Tensor Tensor::permute(const Dims& dims) const { return cppgrad::permute(*this, 
 Tensor Tensor::slice(std::int64_t d, std::int64_t start, std::int64_t end, std::int64_t step) const {
   return cppgrad::slice(*this, d, start, end, step);
 }
+// As PyTorch's narrow: a negative start counts from the end, and [start, start + length) must lie in the dim.
 Tensor Tensor::narrow(std::int64_t d, std::int64_t start, std::int64_t length) const {
-  return cppgrad::slice(*this, d, start, start + length);
+  if (dim() == 0) throw std::invalid_argument("narrow: cannot be applied to a 0-d tensor (shape [])");
+  const std::int64_t dd = normalize_dim(d, dim(), "narrow"), n = shape()[dd];
+  if (start < -n || start > n)
+    throw std::out_of_range("narrow: start " + std::to_string(start) + " out of range for dim " + std::to_string(d) +
+                            " of size " + std::to_string(n) + " (shape " + shape_str(shape()) + ")");
+  const std::int64_t s = start < 0 ? start + n : start;
+  if (length < 0 || s + length > n)
+    throw std::out_of_range("narrow: start (" + std::to_string(s) + ") + length (" + std::to_string(length) +
+                            ") exceeds dim " + std::to_string(d) + " of size " + std::to_string(n) + " (shape " +
+                            shape_str(shape()) + ")");
+  return cppgrad::slice(*this, dd, s, s + length);
 }
 Tensor Tensor::select(std::int64_t d, std::int64_t index) const {
   const std::int64_t dd = normalize_dim(d, dim(), "select");

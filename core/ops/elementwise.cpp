@@ -111,7 +111,8 @@ Tensor pow(const Tensor& x, double p, std::source_location where) {
   Tensor out = unary_forward(x, "pow", [p](auto v) { return std::pow(v, p); });
   Tensor xs = x.detach();
   return record_op(out, "pow", {x}, [p, xs](const Tensor& g) {
-    return TensorList{grad_times(g, xs, [p](auto v) { return p * std::pow(v, p - 1); })};
+    // p = 0: out is the constant 1, so dx = 0 everywhere (p * x^-1 would be 0 * inf = NaN at x = 0), as PyTorch.
+    return TensorList{grad_times(g, xs, [p](auto v) { return p == 0 ? 0 * v : p * std::pow(v, p - 1); })};
   }, where);
 }
 

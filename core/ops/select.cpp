@@ -86,6 +86,10 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, std::source_l
 Tensor cat(const std::vector<Tensor>& xs, std::int64_t dim, std::source_location where) {
   if (xs.empty()) throw std::invalid_argument("cat: needs at least one tensor");
   const Tensor& first = xs[0];
+  for (std::size_t i = 0; i < xs.size(); ++i)  // as PyTorch: there is no dim to join 0-d tensors along
+    if (xs[i].dim() == 0)
+      throw std::invalid_argument("cat: tensor " + std::to_string(i) + " is 0-d (shape []) and cannot be "
+                                  "concatenated; use stack, or unsqueeze it first");
   const std::int64_t d = normalize_dim(dim, first.dim(), "cat");
   Shape out_shape = first.shape();
   out_shape[d] = 0;
@@ -136,6 +140,14 @@ Tensor stack(const std::vector<Tensor>& xs, std::int64_t dim, std::source_locati
 // x: (A.., S, B..) with S at dim  index: (I) -> (A.., I, B..);  dx = zeros with g's rows added back at index
 Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index, std::source_location where) {
   check_index(index, "index_select");
+  // As PyTorch: a 0-d index selects one element (a dim of size 1 remains), and a 0-d x is one element to select.
+  if (index.dim() == 0) return index_select(x, dim, index.reshape({1}), where);
+  if (x.dim() == 0) {
+    normalize_dim(dim, 0, "index_select");
+    if (index.numel() != 1)
+      throw std::invalid_argument("index_select: a 0-d x takes an index of one element, got " + shape_str(index.shape()));
+    return index_select(x.reshape({1}), 0, index, where).reshape({});
+  }
   if (index.dim() != 1)
     throw std::invalid_argument("index_select: index must be 1-D, got shape " + shape_str(index.shape()));
   const std::int64_t d = normalize_dim(dim, x.dim(), "index_select");
@@ -188,6 +200,14 @@ Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index, std:
 // out[..., j, ...] = x[..., index[..., j, ...], ...] along dim;  dx = g scattered (added) back to where it was read
 Tensor gather(const Tensor& x, std::int64_t dim, const Tensor& index, std::source_location where) {
   check_index(index, "gather");
+  // As PyTorch: a 0-d x is read as one element, with a 0-d or 1-D index of zeros; out has the index's shape.
+  if (x.dim() == 0) {
+    normalize_dim(dim, 0, "gather");
+    if (index.dim() > 1)
+      throw std::invalid_argument("gather: index " + shape_str(index.shape()) + " must have the same rank as x [] "
+                                  "(or be 1-D)");
+    return gather(x.reshape({1}), 0, index.reshape({index.numel()}), where).reshape(index.shape());
+  }
   const std::int64_t d = normalize_dim(dim, x.dim(), "gather");
   if (index.dim() != x.dim())
     throw std::invalid_argument("gather: index " + shape_str(index.shape()) + " must have the same rank as x " +

@@ -88,6 +88,7 @@ Tensor permute(const Tensor& x, const Dims& dims, std::source_location where) {
 
 // Python-style bounds: negative start/end count from the end, out-of-range ends are clamped.
 Tensor slice(const Tensor& x, std::int64_t dim, std::int64_t start, std::int64_t end, std::int64_t step, std::source_location where) {
+  if (x.dim() == 0) throw std::invalid_argument("slice: cannot be applied to a 0-d tensor (shape [])");  // as PyTorch
   const std::int64_t d = normalize_dim(dim, x.dim(), "slice");
   if (step <= 0) throw std::invalid_argument("slice: step must be positive, got " + std::to_string(step));
   const std::int64_t n = x.shape()[d];
