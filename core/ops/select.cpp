@@ -53,15 +53,15 @@ Tensor keep_where(const Tensor& g, const Tensor& mask, bool keep) {
 // x: (..)  mask: bool, broadcastable to x -> (..);  dx = g where the mask is false, 0 where it filled
 Tensor masked_fill(const Tensor& x, const Tensor& mask, double value, std::source_location where) {
   check_bool(mask, "masked_fill");
-  if (broadcast_shapes(x.shape(), mask.shape(), "masked_fill") != x.shape())
-    throw std::invalid_argument("masked_fill: mask " + shape_str(mask.shape()) + " must broadcast to x's shape " +
-                                shape_str(x.shape()));
+  // As PyTorch's (out-of-place) masked_fill, x and mask broadcast together: a mask larger than x gives a larger out.
+  const Shape out_shape = broadcast_shapes(x.shape(), mask.shape(), "masked_fill");
   const Tensor fill = Tensor::full({}, value, x.dtype());
-  Tensor out = select_kernel(mask.detach(), fill, x.detach(), x.shape());
+  Tensor out = select_kernel(mask.detach(), fill, x.detach(), out_shape);
   Tensor m = mask.detach();
+  const Shape x_shape = x.shape();
   // The fill value is an input too (a constant: no gradient), so anomaly detection sees where an infinity came from.
-  return record_op(out, "masked_fill", {x, fill}, [m](const Tensor& g) {
-    return TensorList{keep_where(g, m, false), Tensor()};
+  return record_op(out, "masked_fill", {x, fill}, [m, x_shape](const Tensor& g) {
+    return TensorList{sum_to(keep_where(g, m, false), x_shape), Tensor()};
   }, where);
 }
 

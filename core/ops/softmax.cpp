@@ -227,7 +227,8 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, std::int64_t ig
       for (std::int64_t j = 0; j < C; ++j) pp[i * C + j] /= s;
       if (pt[i] != ignore_index) total += static_cast<double>(m + std::log(s) - xi[pt[i]]);
     }
-    *loss.data<T>() = static_cast<T>(valid == 0 ? 0.0 : total / static_cast<double>(valid));
+    // The mean over no target is 0 / 0: NaN, as PyTorch gives (its gradient is zero: no target pulls on x).
+    *loss.data<T>() = static_cast<T>(valid == 0 ? std::nan("") : total / static_cast<double>(valid));
   });
   const Shape shape = logits.shape();
   return record_op(loss, "cross_entropy", {logits}, [=](const Tensor& g) {

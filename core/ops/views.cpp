@@ -50,6 +50,7 @@ Tensor view(const Tensor& x, const Shape& shape, std::source_location where) {
 }
 
 Tensor reshape(const Tensor& x, const Shape& shape, std::source_location where) {
+  infer_shape(shape, x.numel(), "reshape", x.shape());  // a refusal names the op the user called
   if (x.is_contiguous()) return view(x, shape, where);
   return view(contiguous(x, where), shape, where);
 }
