@@ -49,10 +49,13 @@ def arange(*shape, start=0.0):
 CASES = []
 
 
-def case(name, op, inputs, fn, **args):
-    """inputs: list of tensors (floating ones are differentiated); fn(*inputs) calls PyTorch with args."""
+def case(name, op, inputs, fn, differs=None, **args):
+    """inputs: list of tensors (floating ones are differentiated); fn(*inputs) calls PyTorch with args.
+    differs: where cppgrad deliberately refuses what PyTorch accepts, the reason (the test checks the refusal)."""
     leaves = [t.clone().requires_grad_(True) if t.is_floating_point() else t for t in inputs]
     entry = {"name": name, "op": op, "args": args, "inputs": [tensor_json(t) for t in inputs]}
+    if differs:
+        entry["known_difference"] = differs
     try:
         out = fn(*leaves)
     except (RuntimeError, IndexError, ValueError) as e:
@@ -180,7 +183,42 @@ def build():
     case("embedding_id_out_of_range", "embedding", [arange(4, 2), ix(0, 4)], lambda w, i: torch.nn.functional.embedding(i, w))
     case("embedding_0d_id", "embedding", [arange(4, 2), torch.tensor(2)], lambda w, i: torch.nn.functional.embedding(i, w))
 
+    case("sub_broadcast_0d", "sub", [x, s], torch.sub)
+    case("neg_empty", "neg", [e], torch.neg)
+    case("view_of_transposed", "view", [arange(2, 3)], lambda a: a.t().view(6), shape=[6], transpose_first=True)
+    case("view_minus_one", "view", [arange(2, 3)], lambda a: a.view(-1), shape=[-1])
+    case("where_float_condition", "where", [torch.tensor([1.0, 0.0]), arange(2), arange(2)], torch.where)
+    case("masked_fill_float_mask", "masked_fill", [arange(2), torch.tensor([1.0, 0.0])],
+         lambda a, m: a.masked_fill(m, 0.0), value=0.0,
+         differs="masks are bool, as PyTorch documents; its 1.13 still takes a float mask (a deprecated path)")
+    case("index_select_float_index", "index_select", [arange(3), torch.tensor([0.0])],
+         lambda a, i: a.index_select(0, i), dim=0)
+    case("index_select_2d_index", "index_select", [arange(3), ix(0, 1).reshape(1, 2)],
+         lambda a, i: a.index_select(0, i), dim=0)
+    case("embedding_2d_ids", "embedding", [arange(4, 3), ix(3, 0, 1, 1).reshape(2, 2)],
+         lambda w, i: torch.nn.functional.embedding(i, w))
+    case("squeeze_dim_out_of_range", "squeeze", [arange(2, 1)], lambda a: a.squeeze(2), dim=2)
+    no_promotion = "cppgrad has no type promotion: mixing dtypes is refused, naming both (convert with .to())"
+    case("stack_dtype_mismatch", "stack", [arange(2), ix(1, 2)], lambda a, b: torch.stack([a, b], 0), dim=0,
+         differs=no_promotion)
+    case("cat_dtype_mismatch", "cat", [arange(2), ix(1, 2)], lambda a, b: torch.cat([a, b], 0), dim=0,
+         differs=no_promotion)
+    case("softmax_of_integers", "softmax", [ix(1, 2, 3)], lambda a: a.softmax(0), dim=0)
+    case("sum_of_integers", "sum", [ix(1, 2, 3)], lambda a: a.sum(), dims=[], keepdim=False,
+         differs="reductions are differentiable float ops in cppgrad; sum an int64 tensor after .to(float64)")
+    case("linear_bias_wrong_size", "linear", [arange(2, 3), arange(4, 3), arange(3)],
+         lambda a, w, b: torch.nn.functional.linear(a, w, b))
+    case("linear_in_features_mismatch", "linear", [arange(2, 3), arange(4, 2), arange(4)],
+         lambda a, w, b: torch.nn.functional.linear(a, w, b))
+    case("linear_1d_input", "linear", [arange(3), arange(4, 3), arange(4)],
+         lambda a, w, b: torch.nn.functional.linear(a, w, b))
+
     # products
+    case("matmul_vector_vector", "matmul", [arange(3), arange(3)], torch.matmul)
+    case("matmul_matrix_vector", "matmul", [arange(2, 3), arange(3)], torch.matmul)
+    case("matmul_vector_matrix", "matmul", [arange(3), arange(3, 2)], torch.matmul)
+    case("matmul_batched_vector", "matmul", [arange(2, 2, 3), arange(3)], torch.matmul)
+    case("matmul_0d", "matmul", [s, arange(3)], torch.matmul)
     case("matmul_inner_mismatch", "matmul", [arange(2, 3), arange(2, 3)], torch.matmul)
     case("matmul_batch_broadcast_mismatch", "matmul", [arange(2, 2, 3), arange(3, 3, 2)], torch.matmul)
     case("matmul_empty_inner", "matmul", [torch.zeros(2, 0), torch.zeros(0, 3)], torch.matmul)

@@ -97,7 +97,7 @@ Tensor cat(const std::vector<Tensor>& xs, std::int64_t dim, std::source_location
     const Tensor& x = xs[i];
     if (x.dtype() != first.dtype())
       throw std::invalid_argument("cat: tensor " + std::to_string(i) + " has dtype " + dtype_name(x.dtype()) +
-                                  " but tensor 0 has " + dtype_name(first.dtype()));
+                                  " but tensor 0 has " + dtype_name(first.dtype()) + " (convert one with .to())");
     bool ok = x.dim() == first.dim();
     for (std::int64_t k = 0; ok && k < x.dim(); ++k) ok = k == d || x.shape()[k] == first.shape()[k];
     if (!ok)
@@ -132,6 +132,9 @@ Tensor stack(const std::vector<Tensor>& xs, std::int64_t dim, std::source_locati
     if (xs[i].shape() != xs[0].shape())
       throw std::invalid_argument("stack: tensor " + std::to_string(i) + " has shape " + shape_str(xs[i].shape()) +
                                   " but tensor 0 has " + shape_str(xs[0].shape()) + "; all must be equal");
+    if (xs[i].dtype() != xs[0].dtype())
+      throw std::invalid_argument("stack: tensor " + std::to_string(i) + " has dtype " + dtype_name(xs[i].dtype()) +
+                                  " but tensor 0 has " + dtype_name(xs[0].dtype()) + " (convert one with .to())");
     parts.push_back(xs[i].unsqueeze(d));
   }
   return cat(parts, d, where);
