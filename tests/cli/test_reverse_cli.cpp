@@ -1,5 +1,6 @@
 // cppgrad-reverse on the command line: bad input exits 2 with one clear line, metrics have their schema,
 // checkpoints round-trip, and a run killed with SIGKILL and resumed ends exactly where an unbroken run ends.
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -10,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -266,6 +268,24 @@ TEST_F(ReverseCli, MetricsStreamIntoStdoutLineByLine) {
   }
   EXPECT_EQ(epochs, 2) << "each epoch's line once, in order:\n" << r.out;
   EXPECT_EQ(finals, 1);
+}
+
+TEST_F(ReverseCli, MetricsStreamIntoAFifo) {
+  // A reader on the other end of a named pipe gets each epoch's line once; the FIFO stays a FIFO.
+  ASSERT_EQ(::mkfifo(path("pipe").c_str(), 0600), 0);
+  std::string received;
+  std::thread reader([&] {
+    std::ifstream in(path("pipe"));
+    received.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  });
+  const CliResult r = cli(tiny({"--epochs", "2", "--quiet", "--metrics-out", path("pipe")}));
+  // Had the program never opened the pipe, the reader would still wait in open(): release it either way.
+  if (const int fd = ::open(path("pipe").c_str(), O_WRONLY | O_NONBLOCK); fd >= 0) ::close(fd);
+  reader.join();
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(std::count(received.begin(), received.end(), '\n'), 3) << received;  // 2 epochs, then the final line
+  EXPECT_THAT(received, HasSubstr("\"event\":\"final\""));
+  EXPECT_TRUE(fs::is_fifo(path("pipe")));
 }
 
 TEST_F(ReverseCli, TwoOutputsOnOneFileAreRefusedBeforeAnythingIsWritten) {
