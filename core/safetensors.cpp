@@ -102,56 +102,75 @@ std::string without_library_tag(const std::string& what) {
 }
 
 // One pass of nlohmann's SAX parser over the header that refuses what a header must never hold: a key repeated
-// within one object (which entry would win is up to the parser: an ambiguous file) and nesting deeper than
-// kMaxJsonDepth (a header of 100 MB of '[' would otherwise build a 100-million-deep tree). Linear in the header's
-// size; nlohmann's parse-with-callback is not (it rescans the parent object at every object's end: 61 s for a
-// header of 80,000 tensors).
+// within one object (which entry would win is up to the parser: an ambiguous file), nesting deeper than
+// kMaxJsonDepth (a header of 100 MB of '[' would otherwise build a 100-million-deep tree), and a list longer than
+// kMaxListLength (100 MB of "0," would otherwise become a tree of 50 million values, 800 MB, before any shape is
+// looked at). Linear in the header's size; nlohmann's parse-with-callback is not (it rescans the parent object at
+// every object's end: 61 s for a header of 80,000 tensors).
 class HeaderGuard final : public nlohmann::json_sax<json> {
  public:
   explicit HeaderGuard(const std::string& path) : path_(path) {}
 
-  bool start_object(std::size_t) override { return open(true); }
-  bool start_array(std::size_t) override { return open(false); }
+  bool start_object(std::size_t) override { return open(/*list=*/false); }
+  bool start_array(std::size_t) override { return open(/*list=*/true); }
   bool end_object() override { return close(); }
   bool end_array() override { return close(); }
   bool key(string_t& k) override {
     // (quoted) is ours: unparenthesised, argument-dependent lookup would also find std::quoted.
-    if (!keys_.back().insert(k).second) fail(path_, "duplicate key " + (quoted)(k) + " in the header JSON");
+    if (!open_.back().keys.insert(k).second) fail(path_, "duplicate key " + (quoted)(k) + " in the header JSON");
     return true;
   }
-  bool null() override { return true; }
-  bool boolean(bool) override { return true; }
-  bool number_integer(number_integer_t) override { return true; }
-  bool number_unsigned(number_unsigned_t) override { return true; }
-  bool number_float(number_float_t, const string_t&) override { return true; }
-  bool string(string_t&) override { return true; }
-  bool binary(binary_t&) override { return true; }
+  bool null() override { return value(); }
+  bool boolean(bool) override { return value(); }
+  bool number_integer(number_integer_t) override { return value(); }
+  bool number_unsigned(number_unsigned_t) override { return value(); }
+  bool number_float(number_float_t, const string_t&) override { return value(); }
+  bool string(string_t&) override { return value(); }
+  bool binary(binary_t&) override { return value(); }
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
     fail(path_, "header is not valid JSON: " + without_library_tag(e.what()));  // also a number like 1e999
   }
 
  private:
-  bool open(bool object) {
-    if (++depth_ > kMaxJsonDepth)
+  // No list in a valid header is longer than a shape (kMaxRank dims); this leaves room for any future field.
+  static constexpr std::size_t kMaxListLength = 1024;
+
+  struct Level {  // an object or list currently open
+    bool list = false;
+    std::size_t elements = 0;    // a list's values so far
+    std::set<std::string> keys;  // an object's keys so far
+  };
+
+  // Every value (a list or object is one too) counts towards the list it stands in.
+  bool value() {
+    if (!open_.empty() && open_.back().list && ++open_.back().elements > kMaxListLength)
+      fail(path_, "header JSON has a list of more than " + std::to_string(kMaxListLength) +
+                      " values; the longest list in a safetensors header is a shape");
+    return true;
+  }
+  bool open(bool list) {
+    value();
+    if (open_.size() >= static_cast<std::size_t>(kMaxJsonDepth))
       fail(path_, "header JSON nests more than " + std::to_string(kMaxJsonDepth) + " levels deep; a safetensors "
                   "header needs 3");
-    keys_.emplace_back();  // arrays get an (unused) set too, so close() needs no bookkeeping of which is which
-    (void)object;
+    open_.emplace_back().list = list;
     return true;
   }
   bool close() {
-    --depth_;
-    keys_.pop_back();
+    open_.pop_back();
     return true;
   }
 
   const std::string& path_;
-  int depth_ = 0;
-  std::vector<std::set<std::string>> keys_;  // the keys seen in each object (or array) currently open
+  std::vector<Level> open_;
 };
 
 // The header as a JSON value, after HeaderGuard's checks.
 json parse_header_json(const std::string& path, const char* begin, const char* end) {
+  // JSON text cannot hold a raw NUL byte (a string spells it \u0000), but nlohmann's lexer takes one for the end
+  // of the input and ignores whatever follows it.
+  if (const char* nul = std::find(begin, end, '\0'); nul != end)
+    fail(path, "header is not valid JSON: a NUL byte at header offset " + std::to_string(nul - begin));
   HeaderGuard guard(path);
   json::sax_parse(begin, end, &guard);
   try {
