@@ -7,6 +7,8 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <type_traits>
+#include <utility>
 
 namespace cppgrad::reverse {
 
@@ -144,7 +146,17 @@ TrainConfig TrainConfig::from_json(const std::string& text) {
     const json j = json::parse(text);
     auto get = [&](const char* key, auto& field) {
       if (!j.contains(key)) throw std::invalid_argument(std::string("config lacks '") + key + "'");
-      j.at(key).get_to(field);
+      const json& value = j.at(key);
+      // nlohmann converts a float (1e30) into an integer field with a plain cast: undefined behaviour out of range.
+      // The config comes from a checkpoint, so an integer field must hold an integer that fits.
+      using Field = std::remove_cvref_t<decltype(field)>;
+      if constexpr (std::is_integral_v<Field>) {
+        const bool fits = value.is_number_unsigned() ? std::in_range<Field>(value.get<std::uint64_t>())
+                                                     : value.is_number_integer() && std::in_range<Field>(value.get<std::int64_t>());
+        if (!fits)
+          throw std::invalid_argument(std::string("config '") + key + "' must be an integer in range, got " + value.dump());
+      }
+      value.get_to(field);
     };
     get("vocab", c.vocab), get("seq_len", c.seq_len), get("min_len", c.min_len), get("max_len", c.max_len);
     get("train_size", c.train_size), get("test_size", c.test_size), get("d_model", c.d_model), get("heads", c.heads);

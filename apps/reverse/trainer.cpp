@@ -375,8 +375,11 @@ void Trainer::load(const std::string& path) {
         !std::all_of(words.begin(), words.end(), [](const nlohmann::json& w) { return w.is_number_unsigned(); }))
       throw std::invalid_argument("metadata 'dropout_rng' must be an array of 4 unsigned 64-bit words");
     const auto rng = words.get<std::vector<std::uint64_t>>();
+    if (std::all_of(rng.begin(), rng.end(), [](std::uint64_t w) { return w == 0; }))
+      throw std::invalid_argument("metadata 'dropout_rng' is all zeros, a state xoshiro256** never leaves");
     const std::vector<EpochMetrics> history = parse_history(meta.at("history"));
     const std::int64_t epoch = metadata_count(meta, "epoch");
+    const std::int64_t global_step = metadata_count(meta, "global_step");
     if (epoch != static_cast<std::int64_t>(history.size()))
       throw std::invalid_argument(fmt::format("epoch {} but a history of {} epochs", epoch, history.size()));
     // Everything is checked before anything is changed, so a refused file leaves this trainer as it was.
@@ -388,7 +391,7 @@ void Trainer::load(const std::string& path) {
     optimizer_->load_state_dict(optim_state);
     model_->load_state_dict(model_state);
     model_->dropout_generator().set_state({rng[0], rng[1], rng[2], rng[3]});
-    global_step_ = metadata_count(meta, "global_step");
+    global_step_ = global_step;
     history_ = history;
   } catch (const std::exception& e) {
     throw std::runtime_error("checkpoint " + path + ": " + e.what());
