@@ -60,7 +60,10 @@ TensorImpl& Tensor::impl() const {
   return *impl_;
 }
 
-std::int64_t Tensor::size(std::int64_t d) const { return shape()[normalize_dim(d, dim(), "size")]; }
+std::int64_t Tensor::size(std::int64_t d) const {
+  if (dim() == 0) throw std::out_of_range("size: a 0-d tensor (shape []) has no dim " + std::to_string(d));
+  return shape()[normalize_dim(d, dim(), "size")];
+}
 
 bool Tensor::is_contiguous() const {
   std::int64_t expected = 1;
@@ -311,6 +314,7 @@ Tensor Tensor::narrow(std::int64_t d, std::int64_t start, std::int64_t length) c
   return cppgrad::slice(*this, dd, s, s + length);
 }
 Tensor Tensor::select(std::int64_t d, std::int64_t index) const {
+  if (dim() == 0) throw std::invalid_argument("select: cannot be applied to a 0-d tensor (shape [])");  // as PyTorch
   const std::int64_t dd = normalize_dim(d, dim(), "select");
   const std::int64_t i = index < 0 ? index + shape()[dd] : index;
   if (i < 0 || i >= shape()[dd])

@@ -58,6 +58,7 @@ Tensor reshape(const Tensor& x, const Shape& shape, std::source_location where) 
 // x: (.., A, .., B, ..) -> (.., B, .., A, ..)
 Tensor transpose(const Tensor& x, std::int64_t d0, std::int64_t d1, std::source_location where) {
   const std::int64_t a = normalize_dim(d0, x.dim(), "transpose"), b = normalize_dim(d1, x.dim(), "transpose");
+  if (x.dim() == 0) return x;  // as PyTorch: a 0-d tensor has nothing to swap (dims 0 and -1 both name "it")
   Shape shape = x.shape();
   Strides strides = x.strides();
   std::swap(shape[a], shape[b]);
@@ -124,7 +125,7 @@ Tensor unsqueeze(const Tensor& x, std::int64_t dim, std::source_location where) 
 // Drops `dim` if its size is 1 (otherwise returns x unchanged, as PyTorch does).
 Tensor squeeze(const Tensor& x, std::int64_t dim, std::source_location where) {
   const std::int64_t d = normalize_dim(dim, x.dim(), "squeeze");
-  if (x.shape()[d] != 1) return x;
+  if (x.dim() == 0 || x.shape()[d] != 1) return x;  // a 0-d tensor, or a dim that is not 1: unchanged, as PyTorch
   Shape shape = x.shape();
   Strides strides = x.strides();
   shape.erase(shape.begin() + d);

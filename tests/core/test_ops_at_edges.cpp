@@ -41,6 +41,13 @@ TEST(OpsAtEdges, SliceAndCatRefuse0dTensors) {
   EXPECT_THROW_MSG(cat({f64({1}, {1}), s}, 0), std::invalid_argument, "cat: tensor 1 is 0-d");
 }
 
+TEST(OpsAtEdges, SelectAndSizeRefuseA0dTensor) {
+  // torch.tensor(3.).select(0, 0): "select() cannot be applied to a 0-dim tensor."; .size(0): IndexError
+  const Tensor s = Tensor::scalar(3.0, DType::Float64);
+  EXPECT_THROW_MSG(s.select(0, 0), std::invalid_argument, "select: cannot be applied to a 0-d tensor");
+  EXPECT_THROW_MSG(s.size(0), std::out_of_range, "size: a 0-d tensor (shape []) has no dim 0");
+}
+
 TEST(OpsAtEdges, IndexSelectAndGatherRead0dInputsAsOneElement) {
   Tensor s = Tensor::scalar(3.0, DType::Float64);
   s.set_requires_grad(true);
