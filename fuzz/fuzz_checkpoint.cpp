@@ -1,7 +1,9 @@
 // libFuzzer harness: any bytes, written to a file and loaded as a cppgrad-reverse checkpoint, the way
 // `cppgrad-reverse train --resume` and `eval --checkpoint` load one: its config is read and validated, then a
 // trainer of the configuration the seed corpus was made with loads the model, the optimizer state, the RNG state
-// and the metrics history. Refusals are std::runtime_error or std::invalid_argument naming the problem.
+// and the metrics history. Refusals are std::runtime_error or std::invalid_argument naming the problem, and a
+// refused checkpoint must leave the trainer exactly as it was (model, optimizer state, step, epochs, dropout RNG):
+// a bad --resume must not cost the run it was meant to continue.
 #include <unistd.h>
 
 #include <cstddef>
@@ -10,6 +12,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/generator.h"
+#include "fuzz_util.h"
 #include "reverse/trainer.h"
 
 namespace {
@@ -21,6 +25,29 @@ cppgrad::reverse::TrainConfig tiny_config() {
   c.encoder_layers = 1, c.decoder_layers = 1, c.d_ff = 4, c.epochs = 1, c.batch_size = 8, c.threads = 1;
   return c;
 }
+
+// Everything Trainer::load may change, copied.
+struct Snapshot {
+  cppgrad::nn::StateDict model, optim;
+  std::int64_t step, epochs;
+  cppgrad::Generator::State rng;
+
+  explicit Snapshot(cppgrad::reverse::Trainer& t)
+      : model(cppgrad::fuzz::snapshot(t.model().state_dict())),
+        optim(cppgrad::fuzz::snapshot(t.optimizer().state_dict())),
+        step(t.global_step()),
+        epochs(t.epochs_done()),
+        rng(t.model().dropout_generator().state()) {}
+
+  void expect_unchanged(cppgrad::reverse::Trainer& t, const std::string& refusal) const {
+    const Snapshot now(t);
+    const std::string why = " by a refused checkpoint (" + refusal + ")";
+    if (!cppgrad::fuzz::same_bits(model, now.model)) cppgrad::fuzz::bug("the model was changed" + why);
+    if (!cppgrad::fuzz::same_bits(optim, now.optim)) cppgrad::fuzz::bug("the optimizer state was changed" + why);
+    if (step != now.step || epochs != now.epochs) cppgrad::fuzz::bug("the step or epoch count was changed" + why);
+    if (rng != now.rng) cppgrad::fuzz::bug("the dropout RNG state was changed" + why);
+  }
+};
 
 }  // namespace
 
@@ -34,9 +61,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     (void)cppgrad::reverse::read_checkpoint_config(path);
     (void)cppgrad::reverse::read_checkpoint_epoch(path);
-    trainer.load(path);
   } catch (const std::runtime_error&) {
   } catch (const std::invalid_argument&) {
+  }
+  const Snapshot before(trainer);
+  try {
+    trainer.load(path);
+  } catch (const std::runtime_error& e) {
+    before.expect_unchanged(trainer, e.what());
+  } catch (const std::invalid_argument& e) {
+    before.expect_unchanged(trainer, e.what());
   }
   return 0;
 }
