@@ -280,7 +280,7 @@ std::map<std::string, std::string> parse_metadata(const std::string& path, const
 // The data section must be exactly the tensors' bytes, one after another: sorted by offset, the first starts at 0,
 // each starts where the previous ended, and the last ends at the end of the file. That rules out overlapping
 // tensors (which would alias in PyTorch but not here), gaps and trailing bytes, as the reference implementation
-// does. Empty tensors hold no bytes and may stand anywhere in the chain.
+// does. An empty tensor holds no bytes but must still stand where the chain is, not inside another tensor.
 void check_contiguous(const std::string& path, std::vector<const Entry*> entries, std::uint64_t data_size) {
   std::sort(entries.begin(), entries.end(), [](const Entry* a, const Entry* b) {
     return a->begin != b->begin ? a->begin < b->begin : a->end < b->end;
@@ -288,7 +288,7 @@ void check_contiguous(const std::string& path, std::vector<const Entry*> entries
   std::uint64_t expected = 0;
   const Entry* previous = nullptr;
   for (const Entry* e : entries) {
-    if (e->begin == e->end && e->begin <= expected) continue;
+    if (e->begin == e->end && e->begin == expected) continue;  // an empty tensor where the chain stands
     if (e->begin < expected)
       fail(path, "tensors " + quoted(previous->name) + " " + byte_range(previous->begin, previous->end) + " and " +
                      quoted(e->name) + " " + byte_range(e->begin, e->end) + " overlap in the data section");

@@ -292,7 +292,11 @@ namespace {
 std::int64_t metadata_count(const std::map<std::string, std::string>& meta, const std::string& key) {
   if (!meta.count(key)) throw std::invalid_argument("metadata has no '" + key + "'");
   const auto v = cli::parse_int(meta.at(key));
-  if (!v || *v < 0) throw std::invalid_argument("metadata '" + key + "' must be a whole number >= 0, got '" + meta.at(key) + "'");
+  if (!v || *v < 0) {
+    const std::string& got = meta.at(key);  // shown short: a hostile file's value may be megabytes long
+    throw std::invalid_argument("metadata '" + key + "' must be a whole number >= 0, got '" + got.substr(0, 40) +
+                                (got.size() > 40 ? "...'" : "'"));
+  }
   return *v;
 }
 

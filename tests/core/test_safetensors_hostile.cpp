@@ -133,7 +133,12 @@ TEST(SafetensorsHostile, TheDataSectionIsExactlyTheTensorsOneAfterAnother) {
                                                R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
                                                R"("y":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", eight)),
                    std::runtime_error, "overlap in the data section");
-  // Contiguous, in any order in the header, with an empty tensor anywhere: fine.
+  // An empty tensor inside another tensor's bytes (the reference implementation refuses it too).
+  EXPECT_THROW_MSG(read_safetensors(write_file(dir.path / "f",
+                                               R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                                               R"("e":{"dtype":"F32","shape":[0],"data_offsets":[4,4]}})", eight)),
+                   std::runtime_error, "overlap in the data section");
+  // Contiguous, in any order in the header, with an empty tensor between two others: fine.
   const SafetensorsFile ok = read_safetensors(write_file(dir.path / "e",
                                                          R"({"z":{"dtype":"F32","shape":[1],"data_offsets":[4,8]},)"
                                                          R"("e":{"dtype":"I64","shape":[0,3],"data_offsets":[8,8]},)"
