@@ -54,6 +54,16 @@ TEST(Module, Seq2SeqNamesMatchThePyTorchGoldenModel) {
   EXPECT_GT(ours.size(), 20u);
 }
 
+TEST(Module, SplitAndMergeHeadsRefuseShapesTheyCannotSplit) {
+  // [2, 3, 10] into 4 heads used to drop two features silently (10 / 4 = 2 per head).
+  EXPECT_THROW_MSG(split_heads(Tensor::zeros({2, 3, 10}), 4), std::invalid_argument,
+                   "split_heads: x [2, 3, 10] cannot be split into 4 heads");
+  EXPECT_THROW_MSG(split_heads(Tensor::zeros({3, 10}), 2), std::invalid_argument, "must be [B, L, D]");
+  EXPECT_THROW_MSG(split_heads(Tensor::zeros({2, 3, 8}), 0), std::invalid_argument, "into 0 heads");
+  EXPECT_THROW_MSG(merge_heads(Tensor::zeros({2, 3, 8})), std::invalid_argument, "merge_heads: x must be [B, H, L, dh]");
+  EXPECT_EQ(merge_heads(split_heads(Tensor::zeros({2, 3, 8}), 4)).shape(), (Shape{2, 3, 8}));
+}
+
 TEST(Module, InitialisationFollowsPyTorchDefaults) {
   Generator gen(1);
   Linear lin({.in = 100, .out = 50}, gen);
