@@ -136,6 +136,19 @@ void check_atomic_target(const std::string& path) {
   if (::access(dir.c_str(), W_OK | X_OK) != 0) fail(path, "cannot create files in its directory " + dir, errno);
 }
 
+void write_all(int fd, const void* data, std::size_t size, const std::string& name) {
+  const char* p = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::write(fd, p, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail(name, "cannot write", errno);
+    }
+    p += n;
+    size -= static_cast<std::size_t>(n);
+  }
+}
+
 void write_file_atomically(const std::string& path, const std::function<void(const ByteSink&)>& produce) {
   check_atomic_target(path);
   const std::string target = resolved_target(path), dir = directory_of(target);
@@ -150,18 +163,7 @@ void write_file_atomically(const std::string& path, const std::function<void(con
   const mode_t mode = ::stat(target.c_str(), &old) == 0 ? (old.st_mode & 07777) : default_file_mode();
   if (::fchmod(tmp.fd, mode) != 0) fail(path, "cannot set the mode of " + tmp.path, errno);
 
-  produce([&](const void* data, std::size_t size) {
-    const char* p = static_cast<const char*>(data);
-    while (size > 0) {
-      const ssize_t n = ::write(tmp.fd, p, size);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        fail(path, "cannot write " + tmp.path, errno);
-      }
-      p += n;
-      size -= static_cast<std::size_t>(n);
-    }
-  });
+  produce([&](const void* data, std::size_t size) { write_all(tmp.fd, data, size, path); });
   // Unbuffered write() calls leave nothing in user space to flush; fsync pushes the kernel's copy to disk.
   if (::fsync(tmp.fd) != 0) fail(path, "fsync of " + tmp.path + " failed", errno);
   const int fd = tmp.fd;

@@ -32,6 +32,10 @@ const char* path_kind_name(PathKind kind);  // "a directory", "a FIFO", ...
 // replace whatever file the shell redirected it to). Nothing is written.
 void check_atomic_target(const std::string& path);
 
+// Writes all `size` bytes to an open descriptor, however many write() calls that takes (retrying on EINTR);
+// throws std::runtime_error "<name>: cannot write: <errno text>".
+void write_all(int fd, const void* data, std::size_t size, const std::string& name);
+
 // Receives the file's bytes in pieces; each call appends.
 using ByteSink = std::function<void(const void* data, std::size_t size)>;
 

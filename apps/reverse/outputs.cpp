@@ -75,24 +75,13 @@ void LinesOutput::write(const std::string& content) {
     write_file_atomically(path_, content);
     return;
   }
-  if (content.size() > written_) send(content.data() + written_, content.size() - written_);
+  if (content.size() > written_) write_all(fd_, content.data() + written_, content.size() - written_, path_);
   written_ = content.size();
 }
 
 void LinesOutput::append(const std::string& lines) {
   if (fd_ < 0) throw std::logic_error("LinesOutput::append: " + path_ + " was opened as a whole file, not a log");
-  send(lines.data(), lines.size());
-}
-
-void LinesOutput::send(const char* p, std::size_t n) {
-  while (n > 0) {
-    const ssize_t w = ::write(fd_, p, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      throw std::runtime_error(path_ + ": cannot write: " + std::strerror(errno));
-    }
-    p += w, n -= static_cast<std::size_t>(w);
-  }
+  write_all(fd_, lines.data(), lines.size(), path_);
 }
 
 }  // namespace cppgrad::reverse

@@ -44,8 +44,6 @@ class LinesOutput {
   const std::string& path() const { return path_; }
 
  private:
-  void send(const char* p, std::size_t n);
-
   std::string path_;
   int fd_ = -1;              // open for a stream, or for a log
   std::size_t written_ = 0;  // Whole into a stream: bytes of the content already sent
