@@ -1,5 +1,6 @@
 #include "core/tensor.h"
 
+#include <cmath>
 #include <cstring>
 #include <ostream>
 #include <sstream>
@@ -356,6 +357,12 @@ void Tensor::zero_grad() const { impl().grad.reset(); }
 void Tensor::backward(const Tensor& grad, bool retain_graph) const { run_backward(*this, grad, retain_graph); }
 
 // ------------------------------------------------------------------------------------------- in-place
+bool Tensor::all_finite() const {
+  for (const double v : to_double_vector())
+    if (!std::isfinite(v)) return false;
+  return true;
+}
+
 void Tensor::fill_(double value) const {
   dispatch_all(dtype(), [&](auto tag) {
     using T = decltype(tag);

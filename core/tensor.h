@@ -72,6 +72,7 @@ class Tensor {
   template <typename T>
   std::vector<T> to_vector() const;  // in row-major logical order, any layout
   std::vector<double> to_double_vector() const;
+  bool all_finite() const;  // no NaN or Inf (integer and bool tensors always)
 
   // --- copies and conversions (differentiable where it makes sense) ---
   Tensor contiguous() const;          // self if already contiguous

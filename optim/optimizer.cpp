@@ -65,8 +65,8 @@ void Optimizer::load_state_dict(const nn::StateDict& state) {
     if (t.shape() != p->shape())
       throw std::invalid_argument("optimizer load_state_dict: entry '" + name + "' has shape " + shape_str(t.shape()) +
                                   " but parameter '" + param + "' has shape " + shape_str(p->shape()));
-    for (const double v : t.to_double_vector())
-      if (!std::isfinite(v)) throw std::invalid_argument("optimizer load_state_dict: entry '" + name + "' holds NaN or Inf");
+    if (!t.all_finite())
+      throw std::invalid_argument("optimizer load_state_dict: entry '" + name + "' holds NaN or Inf");
     loaded[name] = t.to(p->dtype()).clone();
   }
   state_ = std::move(loaded);

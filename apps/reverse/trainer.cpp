@@ -249,16 +249,6 @@ void Trainer::append_grad_log(std::int64_t epoch, const std::vector<std::pair<st
   grad_log_->append(nlohmann::json{{"step", global_step_}, {"epoch", epoch}, {"params", params}}.dump() + "\n");
 }
 
-namespace {
-
-bool all_finite(const Tensor& t) {
-  for (const double v : t.to_double_vector())
-    if (!std::isfinite(v)) return false;
-  return true;
-}
-
-}  // namespace
-
 TrainingDiverged::TrainingDiverged(std::int64_t epoch_, std::int64_t step_, std::int64_t steps, double loss)
     : std::runtime_error(fmt::format("training diverged: the loss is {} at epoch {}, step {} of {}; nothing of this "
                                      "epoch was saved. Try a smaller --lr or --clip-grad 1; --detect-anomaly names "
@@ -269,7 +259,7 @@ TrainingDiverged::TrainingDiverged(std::int64_t epoch_, std::int64_t step_, std:
 
 void Trainer::save(const std::string& path) const {
   for (const auto& [name, p] : model_->named_parameters())
-    if (!all_finite(p))
+    if (!p.all_finite())
       throw std::runtime_error("not saving " + path + ": parameter " + name + " holds NaN or Inf values (the last "
                                "good checkpoint, if any, is kept)");
   std::map<std::string, Tensor> tensors;
