@@ -4,6 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "core/kernels/strided.h"
@@ -14,6 +15,9 @@ namespace cppgrad {
 namespace {
 thread_local bool g_grad_enabled = true;
 thread_local bool g_detect_anomaly = false;
+// True while a backward pass runs its rules: their intermediate results are checked as the gradient of the op
+// whose rule made them ("backward of 'sqrt'"), not each as a forward of its own.
+thread_local bool g_in_backward = false;
 
 // Counts of NaN and infinite values of a floating tensor, and its finite range.
 struct ValueSummary {
@@ -68,6 +72,8 @@ std::string inputs_report(const TensorList& inputs) {
 bool grad_enabled() { return g_grad_enabled; }
 NoGradGuard::NoGradGuard() : previous_(g_grad_enabled) { g_grad_enabled = false; }
 NoGradGuard::~NoGradGuard() { g_grad_enabled = previous_; }
+GradModeGuard::GradModeGuard(bool enabled) : previous_(g_grad_enabled) { g_grad_enabled = enabled; }
+GradModeGuard::~GradModeGuard() { g_grad_enabled = previous_; }
 
 bool anomaly_detection_enabled() { return g_detect_anomaly; }
 DetectAnomalyGuard::DetectAnomalyGuard() : previous_(g_detect_anomaly) { g_detect_anomaly = true; }
@@ -143,7 +149,7 @@ Tensor record_op(Tensor out, const char* name, TensorList inputs, BackwardFn bac
       if (in.defined() && in.impl().storage == out.impl().storage) return true;
     return false;
   };
-  if (g_detect_anomaly && !is_view()) {
+  if (g_detect_anomaly && !g_in_backward && !is_view()) {
     // NaN is always an anomaly; an infinity only when no input was infinite (masking with -inf is legitimate).
     const ValueSummary s = summarize(out);
     bool inputs_infinite = false;
@@ -163,12 +169,17 @@ namespace {
 
 // Adds g into the gradient slot `slot`. On first use the slot takes g itself when nothing else can see its
 // memory (contiguous, its storage referenced by g alone, as PyTorch steals a gradient whose refcount is 1);
-// otherwise a contiguous copy, since later accumulations write into the slot in place.
+// otherwise a contiguous copy, since later accumulations write into the slot in place. A gradient with a graph
+// (create_graph) is kept as it is and summed out of place, so the sum stays differentiable.
 void accumulate(std::shared_ptr<TensorImpl>& slot, Tensor g) {
-  if (!slot) {
+  if (g.requires_grad()) {
+    slot = slot ? add(Tensor(slot), g).impl_ptr() : g.impl_ptr();
+  } else if (!slot) {
     const bool private_memory = g.impl_ptr().use_count() == 1 && g.impl().storage.use_count() == 1 &&
                                 g.offset() == 0 && g.is_contiguous();
     slot = private_memory ? g.impl_ptr() : g.clone().impl_ptr();
+  } else if (Tensor(slot).requires_grad()) {
+    slot = add(Tensor(slot), g).impl_ptr();  // an earlier create_graph gradient: never written in place
   } else {
     Tensor(slot).add_(g);
   }
@@ -224,9 +235,9 @@ class ImplIndex {
   std::size_t size_ = 0;
 };
 
-// Iterative post-order DFS: returns every tensor that requires grad and is reachable from root, each after all the
-// tensors it was computed from (root last); `position` maps each one's impl to its index in the result.
-std::vector<Tensor> topological_order(const Tensor& root, ImplIndex& position) {
+// Iterative post-order DFS from every root: returns every tensor that requires grad and is reachable from one,
+// each after all the tensors it was computed from; `position` maps each one's impl to its index in the result.
+std::vector<Tensor> topological_order(const std::vector<Tensor>& roots, ImplIndex& position) {
   std::vector<Tensor> order;
   order.reserve(512);  // a training step's graph
   struct Frame {
@@ -234,102 +245,198 @@ std::vector<Tensor> topological_order(const Tensor& root, ImplIndex& position) {
     std::size_t next_input;
   };
   std::vector<Frame> stack;
-  stack.push_back({root, 0});
-  position.insert(root.impl_ptr().get(), ImplIndex::kNone);
-  while (!stack.empty()) {
-    Frame& f = stack.back();
-    const auto& node = f.t.grad_fn();
-    if (node && f.next_input < node->inputs.size()) {
-      const Tensor& in = node->inputs[f.next_input++];
-      if (in.defined() && in.requires_grad() && position.insert(in.impl_ptr().get(), ImplIndex::kNone))
-        stack.push_back({in, 0});
-    } else {
-      position.set(f.t.impl_ptr().get(), static_cast<std::int64_t>(order.size()));
-      order.push_back(f.t);
-      stack.pop_back();
+  for (const Tensor& root : roots) {
+    if (!position.insert(root.impl_ptr().get(), ImplIndex::kNone)) continue;
+    stack.push_back({root, 0});
+    while (!stack.empty()) {
+      Frame& f = stack.back();
+      const auto& node = f.t.grad_fn();
+      if (node && f.next_input < node->inputs.size()) {
+        const Tensor& in = node->inputs[f.next_input++];
+        if (in.defined() && in.requires_grad() && position.insert(in.impl_ptr().get(), ImplIndex::kNone))
+          stack.push_back({in, 0});
+      } else {
+        position.set(f.t.impl_ptr().get(), static_cast<std::int64_t>(order.size()));
+        order.push_back(f.t);
+        stack.pop_back();
+      }
     }
   }
   return order;
 }
 
-}  // namespace
+// One backward pass over the graph behind `roots`, seeded with `seeds` (one per root, shaped like it).
+// Gradients reaching a leaf go into its .grad when `into_leaves`; the total gradient of every tensor in
+// `wanted` is returned (undefined where none arrived). Nodes from which no wanted tensor (or, with
+// into_leaves, no leaf) can be reached are skipped.
+struct Pass {
+  const std::vector<Tensor>& roots;
+  const std::vector<Tensor>& seeds;
+  const std::vector<Tensor>& wanted;
+  bool into_leaves, retain_graph, create_graph, record_grad_norms;
+};
 
-void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph, bool record_grad_norms) {
-  if (!root.requires_grad())
-    throw std::logic_error("backward: this tensor does not require grad (no input of its graph has requires_grad)");
-  Tensor seed;
-  if (grad.defined()) {
-    if (grad.shape() != root.shape())
-      throw std::invalid_argument("backward: gradient shape " + shape_str(grad.shape()) +
-                                  " does not match the tensor's shape " + shape_str(root.shape()));
-    if (grad.dtype() != root.dtype())
-      throw std::invalid_argument(std::string("backward: gradient dtype ") + dtype_name(grad.dtype()) +
-                                  " does not match the tensor's dtype " + dtype_name(root.dtype()));
-    seed = grad;
-  } else {
-    if (root.numel() != 1)
-      throw std::invalid_argument("backward: a gradient can be implied only for a one-element tensor (a loss); this "
-                                  "one has shape " + shape_str(root.shape()) + ", pass the upstream gradient");
-    seed = Tensor::ones(root.shape(), root.dtype());
-  }
-
-  NoGradGuard no_grad;  // backward computations are not themselves recorded
-  ImplIndex position;
-  std::vector<Tensor> order = topological_order(root, position);
+void check_not_released(const std::vector<Tensor>& order) {
   for (const Tensor& t : order)
     if (t.grad_fn() && t.grad_fn()->released)
       throw std::logic_error("backward: trying to go through the graph of '" + t.grad_fn()->name +
                              "' a second time, but it was freed by the first backward; call backward(grad, "
                              "/*retain_graph=*/true) the first time if you need to go through it twice");
+}
 
-  std::vector<Tensor> pending(order.size());  // pending[i]: the gradient flowing into order[i] so far
-  pending.back() = seed;
-  for (std::size_t k = order.size(); k-- > 0;) {
-    const Tensor& t = order[k];
-    if (!pending[k].defined()) continue;  // nothing flowed here
-    Tensor g = std::move(pending[k]);
-    if (!t.grad_fn()) {  // a leaf: keep the gradient
-      accumulate(t.impl().grad, std::move(g));
+// needed[k]: order[k] leads (through the inputs of its node) to a tensor the pass must deliver a gradient to.
+std::vector<char> needed_nodes(const std::vector<Tensor>& order, const ImplIndex& position, const Pass& pass) {
+  std::vector<char> needed(order.size(), 0);
+  for (const Tensor& w : pass.wanted) {
+    const std::int64_t at = position.find(w.impl_ptr().get());
+    if (at != ImplIndex::kNone) needed[static_cast<std::size_t>(at)] = 1;
+  }
+  for (std::size_t k = 0; k < order.size(); ++k) {  // inputs come first: their marks are final
+    const auto& node = order[k].grad_fn();
+    if (!node) {
+      needed[k] = needed[k] || pass.into_leaves;
       continue;
     }
-    Node& node = *t.grad_fn();
-    if (record_grad_norms) node.grad_norm = std::sqrt(squared_norm(g));
-    const TensorList grads = node.backward(g);
-    if (grads.size() != node.inputs.size())
-      throw std::logic_error("backward of '" + node.name + "' returned " + std::to_string(grads.size()) +
-                             " gradients for " + std::to_string(node.inputs.size()) + " inputs");
-    if (g_detect_anomaly)
-      for (std::size_t i = 0; i < grads.size(); ++i) {
-        const ValueSummary s = summarize(grads[i]);
-        if (s.nan || s.inf)
-          throw AnomalyError("anomaly: backward of '" + node.name + "' (the forward op created at " +
-                             site(node.where) + ") produced " + std::to_string(s.nan) + " NaN and " +
-                             std::to_string(s.inf) + " infinite values in the gradient of input " + std::to_string(i) +
-                             "; incoming gradient: " + describe(g) + inputs_report(node.inputs));
-      }
-    for (std::size_t i = 0; i < grads.size(); ++i) {
-      const Tensor& in = node.inputs[i];
-      if (!in.defined() || !in.requires_grad() || !grads[i].defined()) continue;
-      if (grads[i].shape() != in.shape())
-        throw std::logic_error("backward of '" + node.name + "': gradient for input " + std::to_string(i) +
-                               " has shape " + shape_str(grads[i].shape()) + " but the input has shape " +
-                               shape_str(in.shape()));
-      const std::int64_t at = position.find(in.impl_ptr().get());
-      assert(at != ImplIndex::kNone && "backward: an input the topological order did not visit");
-      Tensor& slot = pending[static_cast<std::size_t>(at)];
-      slot = slot.defined() ? add(slot, grads[i]) : grads[i];
-    }
+    for (const Tensor& in : node->inputs)
+      if (in.defined() && in.requires_grad() && needed[static_cast<std::size_t>(position.find(in.impl_ptr().get()))])
+        needed[k] = 1;
   }
+  return needed;
+}
 
-  if (!retain_graph) {
-    for (const Tensor& t : order) {
-      if (!t.grad_fn()) continue;
-      Node& node = *t.grad_fn();
-      node.released = true;
-      node.backward = nullptr;
-      node.inputs.clear();
-    }
+void check_anomalies(const Node& node, const TensorList& grads, const Tensor& g) {
+  for (std::size_t i = 0; i < grads.size(); ++i) {
+    const ValueSummary s = summarize(grads[i]);
+    if (s.nan || s.inf)
+      throw AnomalyError("anomaly: backward of '" + node.name + "' (the forward op created at " + site(node.where) +
+                         ") produced " + std::to_string(s.nan) + " NaN and " + std::to_string(s.inf) +
+                         " infinite values in the gradient of input " + std::to_string(i) +
+                         "; incoming gradient: " + describe(g) + inputs_report(node.inputs));
   }
+}
+
+// Runs one node's rule on g and adds each input's gradient into `pending`.
+void propagate(const Tensor& t, const Tensor& g, const ImplIndex& position, std::vector<Tensor>& pending,
+               bool record_grad_norms) {
+  Node& node = *t.grad_fn();
+  if (record_grad_norms) node.grad_norm = std::sqrt(squared_norm(g));
+  const TensorList grads = node.backward(g, t);
+  if (grads.size() != node.inputs.size())
+    throw std::logic_error("backward of '" + node.name + "' returned " + std::to_string(grads.size()) +
+                           " gradients for " + std::to_string(node.inputs.size()) + " inputs");
+  if (g_detect_anomaly) check_anomalies(node, grads, g);
+  for (std::size_t i = 0; i < grads.size(); ++i) {
+    const Tensor& in = node.inputs[i];
+    if (!in.defined() || !in.requires_grad() || !grads[i].defined()) continue;
+    if (grads[i].shape() != in.shape())
+      throw std::logic_error("backward of '" + node.name + "': gradient for input " + std::to_string(i) +
+                             " has shape " + shape_str(grads[i].shape()) + " but the input has shape " +
+                             shape_str(in.shape()));
+    const std::int64_t at = position.find(in.impl_ptr().get());
+    assert(at != ImplIndex::kNone && "backward: an input the topological order did not visit");
+    Tensor& slot = pending[static_cast<std::size_t>(at)];
+    slot = slot.defined() ? add(slot, grads[i]) : grads[i];
+  }
+}
+
+void release(const std::vector<Tensor>& order) {
+  for (const Tensor& t : order) {
+    if (!t.grad_fn()) continue;
+    Node& node = *t.grad_fn();
+    node.released = true;
+    node.backward = nullptr;
+    node.inputs.clear();
+  }
+}
+
+std::vector<Tensor> run_pass(const Pass& pass) {
+  // Rules record a graph of their own exactly when one was asked for.
+  GradModeGuard grad_mode(pass.create_graph);
+  struct InBackward {  // restored on the way out, also by an exception
+    bool previous = std::exchange(g_in_backward, true);
+    ~InBackward() { g_in_backward = previous; }
+  } in_backward;
+  ImplIndex position;
+  const std::vector<Tensor> order = topological_order(pass.roots, position);
+  check_not_released(order);
+  const std::vector<char> needed = needed_nodes(order, position, pass);
+
+  std::vector<Tensor> pending(order.size());  // pending[k]: the gradient flowing into order[k] so far
+  for (std::size_t r = 0; r < pass.roots.size(); ++r) {
+    Tensor& slot = pending[static_cast<std::size_t>(position.find(pass.roots[r].impl_ptr().get()))];
+    slot = slot.defined() ? add(slot, pass.seeds[r]) : pass.seeds[r];
+  }
+  std::vector<Tensor> delivered(pass.wanted.size());
+  for (std::size_t k = order.size(); k-- > 0;) {
+    const Tensor& t = order[k];
+    if (!pending[k].defined() || !needed[k]) continue;  // nothing flowed here, or nothing wanted lies behind it
+    for (std::size_t w = 0; w < pass.wanted.size(); ++w)
+      if (pass.wanted[w].same(t)) delivered[w] = pending[k];
+    if (!t.grad_fn()) {
+      if (pass.into_leaves) accumulate(t.impl().grad, std::move(pending[k]));
+      continue;
+    }
+    propagate(t, std::move(pending[k]), position, pending, pass.record_grad_norms);
+  }
+  if (!pass.retain_graph) release(order);
+  return delivered;
+}
+
+// The gradient that starts a backward from `root`: the given one (checked), or ones for a one-element root.
+Tensor seed_for(const Tensor& root, const Tensor& grad, const char* api) {
+  if (grad.defined()) {
+    if (grad.shape() != root.shape())
+      throw std::invalid_argument(std::string(api) + ": gradient shape " + shape_str(grad.shape()) +
+                                  " does not match the tensor's shape " + shape_str(root.shape()));
+    if (grad.dtype() != root.dtype())
+      throw std::invalid_argument(std::string(api) + ": gradient dtype " + dtype_name(grad.dtype()) +
+                                  " does not match the tensor's dtype " + dtype_name(root.dtype()));
+    return grad;
+  }
+  if (root.numel() != 1)
+    throw std::invalid_argument(std::string(api) + ": a gradient can be implied only for a one-element tensor (a "
+                                "loss); this one has shape " + shape_str(root.shape()) + ", pass the upstream gradient");
+  return Tensor::ones(root.shape(), root.dtype());
+}
+
+void check_requires_grad(const Tensor& t, const char* api, const char* what) {
+  if (!t.defined() || !t.requires_grad())
+    throw std::logic_error(std::string(api) + ": " + what + " does not require grad: nothing it was computed from "
+                           "requires grad, or it was computed under NoGradGuard, or it is a gradient from a backward "
+                           "without create_graph (those are constants; pass create_graph=true to differentiate them)");
+}
+
+}  // namespace
+
+void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph, bool record_grad_norms,
+                  bool create_graph) {
+  check_requires_grad(root, "backward", "this tensor");
+  const std::vector<Tensor> roots{root}, seeds{seed_for(root, grad, "backward")}, wanted;
+  run_pass(Pass{roots, seeds, wanted, /*into_leaves=*/true, retain_graph || create_graph, create_graph,
+                record_grad_norms});
+}
+
+std::vector<Tensor> autograd::grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                                   const std::vector<Tensor>& grad_outputs, std::optional<bool> retain_graph,
+                                   bool create_graph, bool allow_unused) {
+  if (!grad_outputs.empty() && grad_outputs.size() != outputs.size())
+    throw std::invalid_argument("autograd::grad: got " + std::to_string(grad_outputs.size()) + " grad_outputs for " +
+                                std::to_string(outputs.size()) + " outputs");
+  std::vector<Tensor> seeds;
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    check_requires_grad(outputs[i], "autograd::grad", ("output " + std::to_string(i)).c_str());
+    seeds.push_back(seed_for(outputs[i], grad_outputs.empty() ? Tensor() : grad_outputs[i], "autograd::grad"));
+  }
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    check_requires_grad(inputs[i], "autograd::grad", ("input " + std::to_string(i)).c_str());
+  std::vector<Tensor> grads = run_pass(Pass{outputs, seeds, inputs, /*into_leaves=*/false,
+                                            retain_graph.value_or(create_graph), create_graph, false});
+  for (std::size_t i = 0; i < grads.size(); ++i)
+    if (!grads[i].defined() && !allow_unused)
+      throw std::invalid_argument("autograd::grad: input " + std::to_string(i) + " (shape " +
+                                  shape_str(inputs[i].shape()) + ") was not used to compute the outputs; pass "
+                                  "allow_unused=true to get an undefined gradient for it");
+  return grads;
 }
 
 }  // namespace cppgrad

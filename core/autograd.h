@@ -4,6 +4,7 @@
 // (undefined where that input needs none). Tensor::backward() walks the nodes in reverse topological order.
 #include <stdexcept>
 #include <memory>
+#include <optional>
 #include <source_location>
 #include <string>
 #include <type_traits>
@@ -19,33 +20,40 @@ namespace cppgrad {
 using TensorList = std::vector<Tensor, PoolAllocator<Tensor>>;
 
 // An op's backward: grad_out (shaped like the op's output) -> one gradient per input, shaped like that input
-// (undefined where that input needs none). A std::function would put each op's closure (its captured tensors and
-// shapes) in a heap allocation of its own; this keeps it in a block from the small-object lists.
+// (undefined where that input needs none). A rule that reads the op's own result takes it as a second argument,
+// `out`, from the engine instead of capturing it: a node that held its output would be a reference cycle, and the
+// engine's `out` is the result itself, so under create_graph the rule's use of it is recorded like any other.
+// A std::function would put each op's closure (its captured tensors and shapes) in a heap allocation of its own;
+// this keeps it in a block from the small-object lists.
 class BackwardFn {
  public:
   BackwardFn() = default;
   BackwardFn(std::nullptr_t) {}  // NOLINT(google-explicit-constructor): "no backward", as for std::function
   template <typename F, typename = std::enable_if_t<!std::is_same_v<std::decay_t<F>, BackwardFn> &&
-                                                    std::is_invocable_r_v<TensorList, F&, const Tensor&>>>
+                                                    (std::is_invocable_r_v<TensorList, F&, const Tensor&> ||
+                                                     std::is_invocable_r_v<TensorList, F&, const Tensor&, const Tensor&>)>>
   BackwardFn(F&& f)  // NOLINT(google-explicit-constructor): ops pass their lambdas straight to record_op
       : closure_(std::allocate_shared<Closure<std::decay_t<F>>>(PoolAllocator<Closure<std::decay_t<F>>>(),
                                                                 std::forward<F>(f))) {}
 
-  TensorList operator()(const Tensor& grad_out) const {
+  TensorList operator()(const Tensor& grad_out, const Tensor& out) const {
     if (!closure_) throw std::logic_error("BackwardFn: called without a backward function (released or never set)");
-    return closure_->call(grad_out);
+    return closure_->call(grad_out, out);
   }
   explicit operator bool() const { return closure_ != nullptr; }
 
  private:
   struct Base {
     virtual ~Base() = default;
-    virtual TensorList call(const Tensor& grad_out) = 0;
+    virtual TensorList call(const Tensor& grad_out, const Tensor& out) = 0;
   };
   template <typename F>
   struct Closure final : Base {
     explicit Closure(F fn) : f(std::move(fn)) {}
-    TensorList call(const Tensor& grad_out) override { return f(grad_out); }
+    TensorList call(const Tensor& grad_out, const Tensor& out) override {
+      if constexpr (std::is_invocable_r_v<TensorList, F&, const Tensor&, const Tensor&>) return f(grad_out, out);
+      else return f(grad_out);
+    }
     F f;
   };
   std::shared_ptr<Base> closure_;
@@ -74,6 +82,19 @@ class NoGradGuard {
   ~NoGradGuard();
   NoGradGuard(const NoGradGuard&) = delete;
   NoGradGuard& operator=(const NoGradGuard&) = delete;
+
+ private:
+  bool previous_;
+};
+
+// Sets grad mode for its lifetime, either way (NoGradGuard is the usual case: off). The engine sets it to
+// create_graph while a backward runs, so rules record a graph exactly when one was asked for.
+class GradModeGuard {
+ public:
+  explicit GradModeGuard(bool enabled);
+  ~GradModeGuard();
+  GradModeGuard(const GradModeGuard&) = delete;
+  GradModeGuard& operator=(const GradModeGuard&) = delete;
 
  private:
   bool previous_;
@@ -113,6 +134,23 @@ Tensor record_op(Tensor out, const char* name, TensorList inputs, BackwardFn bac
 
 // The engine behind Tensor::backward(). With record_grad_norms, every node keeps the 2-norm of the gradient that
 // flowed into its output (for graph dumps and gradient-health tools); it costs one pass over each gradient.
-void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph, bool record_grad_norms = false);
+// With create_graph, the rules' own computations are recorded: the gradients left in .grad carry a graph and can
+// be differentiated again (the graph is then kept, as if retain_graph).
+void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph, bool record_grad_norms = false,
+                  bool create_graph = false);
+
+namespace autograd {
+
+// The gradients of `outputs` with respect to `inputs`, returned instead of added to .grad (libtorch's
+// torch::autograd::grad). grad_outputs: one per output, shaped like it; an undefined entry (or an empty list)
+// means ones for a one-element output. retain_graph defaults to create_graph. With create_graph the returned
+// gradients carry a graph of their own and can be differentiated again, to any order. An input the outputs do
+// not depend on is an error unless allow_unused, which gives an undefined tensor for it.
+// outputs: any shapes  inputs: tensors that require grad -> one gradient per input, shaped like it
+std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                         const std::vector<Tensor>& grad_outputs = {}, std::optional<bool> retain_graph = std::nullopt,
+                         bool create_graph = false, bool allow_unused = false);
+
+}  // namespace autograd
 
 }  // namespace cppgrad

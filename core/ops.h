@@ -37,6 +37,15 @@ Tensor tanh(const Tensor& x, std::source_location where = std::source_location::
 Tensor sigmoid(const Tensor& x, std::source_location where = std::source_location::current());
 Tensor relu(const Tensor& x, std::source_location where = std::source_location::current());
 Tensor gelu(const Tensor& x, std::source_location where = std::source_location::current());  // exact: x * Phi(x), as PyTorch's default
+Tensor erf(const Tensor& x, std::source_location where = std::source_location::current());
+
+// Comparisons with a number (core/ops/compare.cpp), x: (..) -> bool (..). Not differentiable: a mask is a constant.
+Tensor eq(const Tensor& x, double s);
+Tensor ne(const Tensor& x, double s);
+Tensor lt(const Tensor& x, double s);
+Tensor le(const Tensor& x, double s);
+Tensor gt(const Tensor& x, double s);
+Tensor ge(const Tensor& x, double s);
 
 inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
 inline Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
@@ -101,6 +110,13 @@ Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index, std:
 // out[i][j][k] = x[i][index[i][j][k]][k] for dim = 1 (PyTorch's gather): index has x's rank and its sizes
 // are <= x's in every dim but `dim`. Backward scatters (adds) the gradient back.
 Tensor gather(const Tensor& x, std::int64_t dim, const Tensor& index, std::source_location where = std::source_location::current());
+// The adjoints of index_select, gather and slice (core/ops/scatter.cpp), each the other's backward:
+// index_add: x: (A.., S, B..)  index: (I)  source: (A.., I, B..) -> x + source's rows added at index along dim
+Tensor index_add(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& source, std::source_location where = std::source_location::current());
+// scatter_add: x + src's elements added where gather would read them: out[.., index[.., j, ..], ..] += src[.., j, ..]
+Tensor scatter_add(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src, std::source_location where = std::source_location::current());
+// slice_scatter: x with x.slice(dim, start, end, step) replaced by src (shaped like that slice)
+Tensor slice_scatter(const Tensor& x, const Tensor& src, std::int64_t dim, std::int64_t start, std::int64_t end, std::int64_t step = 1, std::source_location where = std::source_location::current());
 // Embedding lookup. weight: (V, D)  ids: (..) int64 in [0, V) -> (.., D)
 Tensor embedding(const Tensor& weight, const Tensor& ids, std::source_location where = std::source_location::current());
 

@@ -354,7 +354,9 @@ void Tensor::set_grad(const Tensor& g) const {
 
 void Tensor::zero_grad() const { impl().grad.reset(); }
 
-void Tensor::backward(const Tensor& grad, bool retain_graph) const { run_backward(*this, grad, retain_graph); }
+void Tensor::backward(const Tensor& grad, std::optional<bool> retain_graph, bool create_graph) const {
+  run_backward(*this, grad, retain_graph.value_or(create_graph), /*record_grad_norms=*/false, create_graph);
+}
 
 // ------------------------------------------------------------------------------------------- in-place
 bool Tensor::all_finite() const {

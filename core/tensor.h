@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -103,9 +104,12 @@ class Tensor {
   void set_grad(const Tensor& g) const;
   void zero_grad() const;  // drops the accumulated gradient
   const std::shared_ptr<Node>& grad_fn() const { return impl().grad_fn; }
-  // Reverse-mode differentiation from this tensor. Without `grad` the tensor must hold one element
-  // (a loss); the graph is freed afterwards unless retain_graph.
-  void backward(const Tensor& grad = Tensor(), bool retain_graph = false) const;
+  // Reverse-mode differentiation from this tensor, adding into the .grad of every leaf it depends on. Without
+  // `grad` the tensor must hold one element (a loss). The graph is freed afterwards unless retain_graph (which
+  // defaults to create_graph). With create_graph the gradients carry a graph and can be differentiated again;
+  // autograd::grad (core/autograd.h) returns gradients instead of adding them to .grad.
+  void backward(const Tensor& grad = Tensor(), std::optional<bool> retain_graph = std::nullopt,
+                bool create_graph = false) const;
 
   // --- in-place, for optimizers and initialisers (never recorded by autograd) ---
   void fill_(double value) const;

@@ -1,5 +1,7 @@
 // Elementwise arithmetic and math. Binary ops broadcast; their backward sums the gradient back to each
-// input's shape with sum_to. Derivatives are quoted beside each backward.
+// input's shape with sum_to. Derivatives are quoted beside each backward, and each backward is written in ops, so
+// under create_graph it records a graph of its own and can be differentiated again. A rule that reads the op's
+// result takes it as `out` from the engine (capturing it would be a reference cycle).
 #include <cmath>
 #include <numbers>
 #include <stdexcept>
@@ -11,7 +13,6 @@
 namespace cppgrad {
 
 using op_helpers::binary_forward;
-using op_helpers::grad_times;
 using op_helpers::unary_forward;
 
 // Sums g over the dims that broadcasting added or stretched, so the result has `shape`.
@@ -51,7 +52,7 @@ Tensor sub(const Tensor& a, const Tensor& b, std::source_location where) {
 Tensor mul(const Tensor& a, const Tensor& b, std::source_location where) {
   Tensor out = binary_forward(a, b, "mul", [](auto x, auto y) { return x * y; });
   const bool need_a = a.requires_grad(), need_b = b.requires_grad();
-  Tensor a_saved = need_b ? a.detach() : Tensor(), b_saved = need_a ? b.detach() : Tensor();
+  Tensor a_saved = need_b ? a : Tensor(), b_saved = need_a ? b : Tensor();
   const Shape sa = a.shape(), sb = b.shape();
   return record_op(out, "mul", {a, b}, [=](const Tensor& g) {
     return TensorList{need_a ? sum_to(mul(g, b_saved), sa) : Tensor(),
@@ -63,12 +64,11 @@ Tensor mul(const Tensor& a, const Tensor& b, std::source_location where) {
 Tensor div(const Tensor& a, const Tensor& b, std::source_location where) {
   Tensor out = binary_forward(a, b, "div", [](auto x, auto y) { return x / y; });
   const bool need_a = a.requires_grad(), need_b = b.requires_grad();
-  Tensor b_saved = b.detach(), out_saved = need_b ? out.detach() : Tensor();
   const Shape sa = a.shape(), sb = b.shape();
-  return record_op(out, "div", {a, b}, [=](const Tensor& g) {
-    Tensor g_over_b = div(g, b_saved);
+  return record_op(out, "div", {a, b}, [=](const Tensor& g, const Tensor& out) {
+    Tensor g_over_b = div(g, b);
     return TensorList{need_a ? sum_to(g_over_b, sa) : Tensor(),
-                               need_b ? sum_to(neg(mul(g_over_b, out_saved)), sb) : Tensor()};
+                               need_b ? sum_to(neg(mul(g_over_b, out)), sb) : Tensor()};
   }, where);
 }
 
@@ -94,9 +94,8 @@ Tensor sub(double s, const Tensor& x, std::source_location where) {
 // out = s / x;  dx = -g * s / x^2
 Tensor div(double s, const Tensor& x, std::source_location where) {
   Tensor out = unary_forward(x, "div", [s](auto v) { return s / v; });
-  Tensor xs = x.detach();
-  return record_op(out, "rdiv_scalar", {x}, [s, xs](const Tensor& g) {
-    return TensorList{grad_times(g, xs, [s](auto v) { return -s / (v * v); })};
+  return record_op(out, "rdiv_scalar", {x}, [s, x](const Tensor& g) {
+    return TensorList{mul(div(g, mul(x, x)), -s)};
   }, where);
 }
 
@@ -109,10 +108,9 @@ Tensor neg(const Tensor& x, std::source_location where) {
 // out = x^p;  dx = g * p * x^(p-1)
 Tensor pow(const Tensor& x, double p, std::source_location where) {
   Tensor out = unary_forward(x, "pow", [p](auto v) { return std::pow(v, p); });
-  Tensor xs = x.detach();
-  return record_op(out, "pow", {x}, [p, xs](const Tensor& g) {
+  return record_op(out, "pow", {x}, [p, x](const Tensor& g) {
     // p = 0: out is the constant 1, so dx = 0 everywhere (p * x^-1 would be 0 * inf = NaN at x = 0), as PyTorch.
-    return TensorList{grad_times(g, xs, [p](auto v) { return p == 0 ? 0 * v : p * std::pow(v, p - 1); })};
+    return TensorList{p == 0 ? mul(g, 0.0) : mul(mul(g, pow(x, p - 1)), p)};
   }, where);
 }
 
@@ -120,32 +118,28 @@ Tensor pow(const Tensor& x, double p, std::source_location where) {
 // out = e^x;  dx = g * out
 Tensor exp(const Tensor& x, std::source_location where) {
   Tensor out = unary_forward(x, "exp", [](auto v) { return std::exp(v); });
-  Tensor os = out.detach();
-  return record_op(out, "exp", {x}, [os](const Tensor& g) { return TensorList{mul(g, os)}; }, where);
+  return record_op(out, "exp", {x}, [](const Tensor& g, const Tensor& out) { return TensorList{mul(g, out)}; }, where);
 }
 
 // out = ln x;  dx = g / x
 Tensor log(const Tensor& x, std::source_location where) {
   Tensor out = unary_forward(x, "log", [](auto v) { return std::log(v); });
-  Tensor xs = x.detach();
-  return record_op(out, "log", {x}, [xs](const Tensor& g) { return TensorList{div(g, xs)}; }, where);
+  return record_op(out, "log", {x}, [x](const Tensor& g) { return TensorList{div(g, x)}; }, where);
 }
 
 // out = sqrt(x);  dx = g / (2 out)
 Tensor sqrt(const Tensor& x, std::source_location where) {
   Tensor out = unary_forward(x, "sqrt", [](auto v) { return std::sqrt(v); });
-  Tensor os = out.detach();
-  return record_op(out, "sqrt", {x}, [os](const Tensor& g) {
-    return TensorList{grad_times(g, os, [](auto v) { return decltype(v)(0.5) / v; })};
+  return record_op(out, "sqrt", {x}, [](const Tensor& g, const Tensor& out) {
+    return TensorList{div(g, mul(out, 2.0))};
   }, where);
 }
 
 // out = tanh x;  dx = g * (1 - out^2)
 Tensor tanh(const Tensor& x, std::source_location where) {
   Tensor out = unary_forward(x, "tanh", [](auto v) { return std::tanh(v); });
-  Tensor os = out.detach();
-  return record_op(out, "tanh", {x}, [os](const Tensor& g) {
-    return TensorList{grad_times(g, os, [](auto v) { return 1 - v * v; })};
+  return record_op(out, "tanh", {x}, [](const Tensor& g, const Tensor& out) {
+    return TensorList{mul(g, sub(1.0, mul(out, out)))};
   }, where);
 }
 
@@ -158,29 +152,34 @@ Tensor sigmoid(const Tensor& x, std::source_location where) {
     const T e = std::exp(v);
     return e / (T(1) + e);
   });
-  Tensor os = out.detach();
-  return record_op(out, "sigmoid", {x}, [os](const Tensor& g) {
-    return TensorList{grad_times(g, os, [](auto v) { return v * (1 - v); })};
+  return record_op(out, "sigmoid", {x}, [](const Tensor& g, const Tensor& out) {
+    return TensorList{mul(g, mul(out, sub(1.0, out)))};
   }, where);
 }
 
 // out = max(x, 0);  dx = g where x > 0, else 0  (the subgradient at 0 is 0, as PyTorch's)
 Tensor relu(const Tensor& x, std::source_location where) {
   Tensor out = unary_forward(x, "relu", [](auto v) { return v > 0 ? v : decltype(v)(0); });
-  Tensor xs = x.detach();
-  return record_op(out, "relu", {x}, [xs](const Tensor& g) { return TensorList{kernels::relu_grad(g, xs)}; }, where);
+  return record_op(out, "relu", {x}, [x](const Tensor& g) {
+    return TensorList{cppgrad::where(gt(x, 0.0), g, Tensor::zeros({}, g.dtype()))};
+  }, where);
 }
 
 // out = x * Phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2;  dx = g * (Phi(x) + x * phi(x)), phi = N(0,1) density
 Tensor gelu(const Tensor& x, std::source_location where) {
   Tensor out = unary_forward(x, "gelu", [](auto v) { return v * 0.5 * (1 + std::erf(v * std::numbers::sqrt2 / 2)); });
-  Tensor xs = x.detach();
-  return record_op(out, "gelu", {x}, [xs](const Tensor& g) {
-    return TensorList{grad_times(g, xs, [](auto v) {
-      const double cdf = 0.5 * (1 + std::erf(v * std::numbers::sqrt2 / 2));
-      const double pdf = std::exp(-0.5 * v * v) * std::numbers::inv_sqrtpi / std::numbers::sqrt2;
-      return cdf + v * pdf;
-    })};
+  return record_op(out, "gelu", {x}, [x](const Tensor& g) {
+    const Tensor cdf = mul(add(erf(mul(x, 1 / std::numbers::sqrt2)), 1.0), 0.5);
+    const Tensor pdf = mul(exp(mul(mul(x, x), -0.5)), std::numbers::inv_sqrtpi / std::numbers::sqrt2);
+    return TensorList{mul(g, add(cdf, mul(x, pdf)))};
+  }, where);
+}
+
+// out = erf x;  dx = g * 2/sqrt(pi) * e^(-x^2)
+Tensor erf(const Tensor& x, std::source_location where) {
+  Tensor out = unary_forward(x, "erf", [](auto v) { return std::erf(v); });
+  return record_op(out, "erf", {x}, [x](const Tensor& g) {
+    return TensorList{mul(g, mul(exp(neg(mul(x, x))), 2 * std::numbers::inv_sqrtpi))};
   }, where);
 }
 

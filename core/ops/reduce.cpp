@@ -57,12 +57,6 @@ ReducePlan plan_reduce(const Tensor& x, const Dims& dims_in, bool keepdim, const
   return p;
 }
 
-Dims inverse_permutation(const Dims& perm) {
-  Dims inv(perm.size());
-  for (std::size_t i = 0; i < perm.size(); ++i) inv[perm[i]] = static_cast<std::int64_t>(i);
-  return inv;
-}
-
 
 // True when `dims` are exactly the leading dims 0..k-1 of x (0 < k < rank): a sum over rows, leaving columns.
 bool reduces_leading_dims(const Tensor& x, const Dims& dims) {
@@ -139,7 +133,8 @@ Tensor max(const Tensor& x, std::int64_t dim, bool keepdim, std::source_location
   ReducePlan p = plan_reduce(x, {dim}, keepdim, "max");
   if (p.inner == 0) throw std::invalid_argument("max: cannot reduce an empty dim of shape " + shape_str(x.shape()));
   Tensor out = Tensor::empty(p.out_shape, x.dtype());
-  auto where_max = std::make_shared<std::vector<std::int64_t>>(p.outer);
+  Tensor index = Tensor::empty(p.keep_shape, DType::Int64);  // where each maximum was, for backward
+  std::int64_t* pi = index.data<std::int64_t>();  // [outer] in the kept dims' order, as keep_shape
   dispatch_floating(x.dtype(), "max", [&](auto tag) {
     using T = decltype(tag);
     const T* in = p.rows.data<T>();
@@ -150,23 +145,14 @@ Tensor max(const Tensor& x, std::int64_t dim, bool keepdim, std::source_location
       for (std::int64_t j = 1; j < p.inner; ++j)
         if (row[j] > row[best] || (std::isnan(row[j]) && !std::isnan(row[best]))) best = j;
       o[i] = row[best];
-      (*where_max)[i] = best;
+      pi[i] = best;
     }
   });
-  const std::int64_t outer = p.outer, inner = p.inner;
-  const auto perm = p.perm;
-  Shape permuted_shape;
-  for (auto d : perm) permuted_shape.push_back(x.shape()[d]);
+  const Shape keep = p.keep_shape, in_shape = x.shape();
+  const std::int64_t d = normalize_dim(dim, std::max<std::int64_t>(x.dim(), 1), "max");
+  if (x.dim() == 0) return record_op(out, "max", {x}, [](const Tensor& g) { return TensorList{g}; }, where);
   return record_op(out, "max", {x}, [=](const Tensor& g) {
-    Tensor gc = g.contiguous();
-    Tensor rows = Tensor::zeros({outer, inner}, g.dtype());
-    dispatch_floating(g.dtype(), "max backward", [&](auto tag) {
-      using T = decltype(tag);
-      const T* pg = gc.data<T>();
-      T* pr = rows.data<T>();
-      for (std::int64_t i = 0; i < outer; ++i) pr[i * inner + (*where_max)[i]] = pg[i];
-    });
-    return TensorList{rows.reshape(permuted_shape).permute(inverse_permutation(perm))};
+    return TensorList{scatter_add(Tensor::zeros(in_shape, g.dtype()), d, index, g.reshape(keep))};
   }, where);
 }
 

@@ -3,6 +3,7 @@
 
 #include "core/kernels/strided.h"
 #include "core/ops.h"
+#include "core/ops/layout.h"
 
 namespace cppgrad {
 
@@ -42,12 +43,6 @@ Tensor select_kernel(const Tensor& cond, const Tensor& a, const Tensor& b, const
   return out;
 }
 
-// g where mask == keep, 0 elsewhere; mask broadcasts to g's shape.
-Tensor keep_where(const Tensor& g, const Tensor& mask, bool keep) {
-  Tensor zero = Tensor::zeros({}, g.dtype());
-  return keep ? select_kernel(mask, g, zero, g.shape()) : select_kernel(mask, zero, g, g.shape());
-}
-
 }  // namespace
 
 // x: (..)  mask: bool, broadcastable to x -> (..);  dx = g where the mask is false, 0 where it filled
@@ -61,7 +56,7 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value, std::sourc
   const Shape x_shape = x.shape();
   // The fill value is an input too (a constant: no gradient), so anomaly detection sees where an infinity came from.
   return record_op(out, "masked_fill", {x, fill}, [m, x_shape](const Tensor& g) {
-    return TensorList{sum_to(keep_where(g, m, false), x_shape), Tensor()};
+    return TensorList{sum_to(masked_fill(g, m, 0.0), x_shape), Tensor()};
   }, where);
 }
 
@@ -77,8 +72,9 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, std::source_l
   const Shape sa = a.shape(), sb = b.shape();
   const bool need_a = a.requires_grad(), need_b = b.requires_grad();
   return record_op(out, "where", {a, b}, [=](const Tensor& g) {
-    return TensorList{need_a ? sum_to(keep_where(g, c, true), sa) : Tensor(),
-                               need_b ? sum_to(keep_where(g, c, false), sb) : Tensor()};
+    const Tensor zero = Tensor::zeros({}, g.dtype());
+    return TensorList{need_a ? sum_to(cppgrad::where(c, g, zero), sa) : Tensor(),
+                      need_b ? sum_to(cppgrad::where(c, zero, g), sb) : Tensor()};
   }, where);
 }
 
@@ -180,23 +176,8 @@ Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index, std:
       }
   });
   const Shape in_shape = x.shape();
-  return record_op(out, "index_select", {x}, [=](const Tensor& g) {
-    const std::int64_t* pi = idx.data<std::int64_t>();
-    Tensor gc = g.contiguous();
-    Tensor gx = Tensor::zeros(in_shape, g.dtype());
-    dispatch_floating(g.dtype(), "index_select backward", [&](auto tag) {
-      using T = decltype(tag);
-      const T* pg = gc.data<T>();
-      T* px = gx.data<T>();
-      // Serial on purpose: a repeated index adds into the same row, and a fixed order keeps results reproducible.
-      for (std::int64_t o = 0; o < outer; ++o)
-        for (std::int64_t i = 0; i < I; ++i) {
-          T* dst = px + (o * S + pi[i]) * inner;
-          const T* src = pg + (o * I + i) * inner;
-          for (std::int64_t k = 0; k < inner; ++k) dst[k] += src[k];
-        }
-    });
-    return TensorList{gx};
+  return record_op(out, "index_select", {x}, [in_shape, d, idx](const Tensor& g) {
+    return TensorList{index_add(Tensor::zeros(in_shape, g.dtype()), d, idx, g)};
   }, where);
 }
 
@@ -219,29 +200,9 @@ Tensor gather(const Tensor& x, std::int64_t dim, const Tensor& index, std::sourc
     if (k != d && index.shape()[k] > x.shape()[k])
       throw std::invalid_argument("gather: index " + shape_str(index.shape()) + " is larger than x " +
                                   shape_str(x.shape()) + " in dim " + std::to_string(k));
-  Tensor idx = index.detach().contiguous();
   Tensor xc = x.detach().contiguous();
-  const Strides xs = xc.strides();
-  const std::int64_t S = x.shape()[d];
   // Element offsets in x of every output element, computed once and reused by backward.
-  auto offsets = std::make_shared<std::vector<std::int64_t>>(static_cast<std::size_t>(idx.numel()));
-  {
-    const std::int64_t* pi = idx.data<std::int64_t>();
-    const Shape& is = idx.shape();
-    std::vector<std::int64_t> counter(is.size(), 0);
-    for (std::int64_t e = 0; e < idx.numel(); ++e) {
-      if (pi[e] < 0 || pi[e] >= S)
-        throw std::out_of_range("gather: index " + std::to_string(pi[e]) + " out of range for dim " +
-                                std::to_string(d) + " of size " + std::to_string(S));
-      std::int64_t off = 0;
-      for (std::size_t k = 0; k < is.size(); ++k) off += (static_cast<std::int64_t>(k) == d ? pi[e] : counter[k]) * xs[k];
-      (*offsets)[e] = off;
-      for (std::size_t k = is.size(); k-- > 0;) {
-        if (++counter[k] < is[k]) break;
-        counter[k] = 0;
-      }
-    }
-  }
+  auto offsets = std::make_shared<std::vector<std::int64_t>>(gather_offsets(x.shape(), d, index, "gather"));
   Tensor out = Tensor::empty(index.shape(), x.dtype());
   dispatch_all(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
@@ -250,16 +211,8 @@ Tensor gather(const Tensor& x, std::int64_t dim, const Tensor& index, std::sourc
     for (std::size_t e = 0; e < offsets->size(); ++e) po[e] = px[(*offsets)[e]];
   });
   const Shape in_shape = x.shape();
-  return record_op(out, "gather", {x}, [offsets, in_shape](const Tensor& g) {
-    Tensor gc = g.contiguous();
-    Tensor gx = Tensor::zeros(in_shape, g.dtype());
-    dispatch_floating(g.dtype(), "gather backward", [&](auto tag) {
-      using T = decltype(tag);
-      const T* pg = gc.data<T>();
-      T* px = gx.data<T>();
-      for (std::size_t e = 0; e < offsets->size(); ++e) px[(*offsets)[e]] += pg[e];
-    });
-    return TensorList{gx};
+  return record_op(out, "gather", {x}, [in_shape, d, index](const Tensor& g) {
+    return TensorList{scatter_add(Tensor::zeros(in_shape, g.dtype()), d, index, g)};
   }, where);
 }
 

@@ -104,9 +104,7 @@ Tensor slice(const Tensor& x, std::int64_t dim, std::int64_t start, std::int64_t
   const Shape in_shape = x.shape();
   return record_op(out, "slice", {x}, [in_shape, d, s, e, step](const Tensor& g) {
     // The gradient of the untouched elements is zero; the sliced ones receive g.
-    Tensor gx = Tensor::zeros(in_shape, g.dtype());
-    gx.slice(d, s, e, step).copy_(g);
-    return TensorList{gx};
+    return TensorList{slice_scatter(Tensor::zeros(in_shape, g.dtype()), g, d, s, e, step)};
   }, where);
 }
 

@@ -1,0 +1,98 @@
+// The adjoints of the reading ops: index_add puts rows back where index_select read them, scatter_add puts
+// elements back where gather read them, slice_scatter puts a slice back where slice cut it. Each is the other's
+// backward, so both directions stay differentiable to any order.
+#include <stdexcept>
+
+#include "core/ops.h"
+#include "core/ops/layout.h"
+
+namespace cppgrad {
+
+namespace {
+
+void check_adjoint_args(const Tensor& x, const Tensor& index, const Tensor& src, const char* op) {
+  if (index.dtype() != DType::Int64)
+    throw std::invalid_argument(std::string(op) + ": index must be an int64 tensor, got " + dtype_name(index.dtype()));
+  if (x.dtype() != src.dtype())
+    throw std::invalid_argument(std::string(op) + ": x is " + dtype_name(x.dtype()) + " but the source is " +
+                                dtype_name(src.dtype()) + " (convert one with .to())");
+}
+
+}  // namespace
+
+// x: (A.., S, B..)  index: (I) in [0, S)  source: (A.., I, B..) -> x's shape, with source's rows added at index
+// dx = g;  dsource = index_select(g, dim, index)
+Tensor index_add(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& source, std::source_location where) {
+  check_adjoint_args(x, index, source, "index_add");
+  const std::int64_t d = normalize_dim(dim, x.dim(), "index_add");
+  Shape expected = x.shape();
+  if (x.dim() > 0) expected[d] = index.numel();
+  if (index.dim() > 1 || source.shape() != expected)
+    throw std::invalid_argument("index_add: index must be 1-D and source shaped like x with dim " + std::to_string(d) +
+                                " of the index's length: x " + shape_str(x.shape()) + ", index " +
+                                shape_str(index.shape()) + ", source " + shape_str(source.shape()));
+  if (x.dim() == 0) return add(x, source.reshape({}), where);
+  const Tensor idx = index.detach().contiguous().reshape({-1});
+  Tensor out = x.detach().clone();
+  // One narrow per index entry: serial, so a repeated index adds in a fixed order (reproducible results).
+  const std::int64_t* pi = idx.data<std::int64_t>();
+  for (std::int64_t i = 0; i < idx.numel(); ++i) {
+    if (pi[i] < 0 || pi[i] >= x.shape()[d])
+      throw std::out_of_range("index_add: index " + std::to_string(pi[i]) + " out of range for dim " +
+                              std::to_string(d) + " of size " + std::to_string(x.shape()[d]));
+    out.narrow(d, pi[i], 1).add_(source.detach().narrow(d, i, 1));
+  }
+  return record_op(out, "index_add", {x, source}, [d, idx](const Tensor& g) {
+    return TensorList{g, index_select(g, d, idx)};
+  }, where);
+}
+
+// x: (..)  index: x's rank, each size <= src's (and <= x's but along dim)  src: (..) -> x's shape, with
+// out[..., index[..., j, ...], ...] += src[..., j, ...] along dim.  dx = g;  dsrc = gather(g, dim, index)
+Tensor scatter_add(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src, std::source_location where) {
+  check_adjoint_args(x, index, src, "scatter_add");
+  const std::int64_t d = normalize_dim(dim, x.dim(), "scatter_add");
+  bool ok = index.dim() == x.dim() && src.dim() == x.dim();
+  for (std::int64_t k = 0; ok && k < x.dim(); ++k)
+    ok = index.shape()[k] <= src.shape()[k] && (k == d || index.shape()[k] <= x.shape()[k]);
+  if (!ok)
+    throw std::invalid_argument("scatter_add: index " + shape_str(index.shape()) + " must have x's rank and be no "
+                                "larger than src " + shape_str(src.shape()) + " in any dim, nor than x " +
+                                shape_str(x.shape()) + " in any dim but " + std::to_string(d));
+  if (x.dim() == 0) return add(x, src.reshape({}), where);
+  Tensor part = src;  // only the index-shaped corner of src is read, as PyTorch
+  for (std::int64_t k = 0; k < x.dim(); ++k) part = part.narrow(k, 0, index.shape()[k]);
+  const std::vector<std::int64_t> offsets = gather_offsets(x.shape(), d, index, "scatter_add");
+  Tensor out = x.detach().clone();
+  const Tensor s = part.detach().contiguous();
+  dispatch_floating(x.dtype(), "scatter_add", [&](auto tag) {
+    using T = decltype(tag);
+    const T* ps = s.data<T>();
+    T* po = out.data<T>();
+    for (std::size_t e = 0; e < offsets.size(); ++e) po[offsets[e]] += ps[e];  // serial: a fixed order
+  });
+  return record_op(out, "scatter_add", {x, part}, [d, index](const Tensor& g) {
+    return TensorList{g, gather(g, d, index)};
+  }, where);
+}
+
+// x: (..)  src: shaped like x.slice(dim, start, end, step) -> x's shape with that slice replaced by src.
+// dx = g with the slice zeroed;  dsrc = g.slice(dim, start, end, step)
+Tensor slice_scatter(const Tensor& x, const Tensor& src, std::int64_t dim, std::int64_t start, std::int64_t end,
+                     std::int64_t step, std::source_location where) {
+  if (x.dtype() != src.dtype())
+    throw std::invalid_argument(std::string("slice_scatter: x is ") + dtype_name(x.dtype()) + " but src is " +
+                                dtype_name(src.dtype()) + " (convert one with .to())");
+  const Tensor part = x.detach().slice(dim, start, end, step);
+  if (part.shape() != src.shape())
+    throw std::invalid_argument("slice_scatter: src " + shape_str(src.shape()) + " must have the shape of the slice " +
+                                shape_str(part.shape()) + " of x " + shape_str(x.shape()));
+  Tensor out = x.detach().clone();
+  out.slice(dim, start, end, step).copy_(src.detach());
+  return record_op(out, "slice_scatter", {x, src}, [=](const Tensor& g) {
+    return TensorList{slice_scatter(g, Tensor::zeros(src.shape(), g.dtype()), dim, start, end, step),
+                      g.slice(dim, start, end, step)};
+  }, where);
+}
+
+}  // namespace cppgrad
