@@ -439,4 +439,17 @@ std::vector<Tensor> autograd::grad(const std::vector<Tensor>& outputs, const std
   return grads;
 }
 
+TensorList differentiate_definition(const Definition& definition, const TensorList& inputs, const Tensor& g) {
+  std::vector<Tensor> wanted;
+  for (const Tensor& in : inputs)
+    if (in.defined() && in.requires_grad()) wanted.push_back(in);
+  const Tensor out = definition(inputs);
+  const std::vector<Tensor> grads =
+      autograd::grad({out}, wanted, {g}, /*retain_graph=*/true, /*create_graph=*/true, /*allow_unused=*/true);
+  TensorList result;
+  std::size_t next = 0;
+  for (const Tensor& in : inputs) result.push_back(in.defined() && in.requires_grad() ? grads[next++] : Tensor());
+  return result;
+}
+
 }  // namespace cppgrad

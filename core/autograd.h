@@ -3,6 +3,7 @@
 // Node holding the op's name, its inputs and a backward function: grad_out -> one gradient per input
 // (undefined where that input needs none). Tensor::backward() walks the nodes in reverse topological order.
 #include <stdexcept>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <source_location>
@@ -152,5 +153,12 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
                          bool create_graph = false, bool allow_unused = false);
 
 }  // namespace autograd
+
+// The backward of a fused op while create_graph records a graph. A fused kernel's backward is a closed form on raw
+// buffers and records nothing; this differentiates the op's readable definition instead, re-run on the same inputs,
+// so the gradient carries a graph and can be differentiated again. g: shaped like the definition's result ->
+// one gradient per input (undefined where that input does not require grad).
+using Definition = std::function<Tensor(const TensorList&)>;
+TensorList differentiate_definition(const Definition& definition, const TensorList& inputs, const Tensor& g);
 
 }  // namespace cppgrad

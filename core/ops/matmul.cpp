@@ -7,6 +7,8 @@
 #include "core/kernels/gemm.h"
 #include "core/kernels/parallel_for.h"
 #include "core/kernels/strided.h"
+#include "core/dispatch.h"
+#include "core/kernels/linear.h"
 #include "core/ops.h"
 #include "core/ops/layout.h"
 
@@ -121,17 +123,13 @@ Tensor matmul(const Tensor& a, const Tensor& b, std::source_location where) {
   }, where);
 }
 
-// y = x W^T + b, PyTorch's F.linear, as one op: one GEMM over all rows, the bias added in the same pass over y,
-// and one graph node where matmul + add would record five (W's transpose, x's reshape, the product, the view
-// back, the add). Nodes are most of the cost of a small model's step.
-// x: [.., in]  weight: [out, in]  bias: [out] or undefined -> [.., out]
-// dx = g W;  dW = g^T x;  db = g summed over the rows  (g and x seen as [rows, out] and [rows, in])
+// y = x W^T + b, PyTorch's F.linear.  x: [.., in]  weight: [out, in]  bias: [out] or undefined -> [.., out]
+// The definition is the formula in ops; float32 takes one fused op instead (core/kernels/linear.h): one GEMM over
+// all rows with the bias (and relu) added in the same pass, and one graph node where the definition records five.
+// Nodes are most of the cost of a small model's step.
 namespace {
 
-// linear, and with relu_after relu(linear): the relu is applied while adding the bias (one pass over y instead of
-// an op of its own), and its backward masks g by y > 0 (as relu's: the subgradient at 0 is 0) before linear's.
-Tensor linear_op(const Tensor& x, const Tensor& weight, const Tensor& bias, bool relu_after, const char* name,
-                 std::source_location where) {
+void check_linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   if (weight.dim() != 2 || x.dim() < 1 || x.shape().back() != weight.shape()[1] ||
       (bias.defined() && (bias.dim() != 1 || bias.shape()[0] != weight.shape()[0])))
     throw std::invalid_argument("linear: expected x [.., in], weight [out, in] and bias [out], got x " +
@@ -140,66 +138,29 @@ Tensor linear_op(const Tensor& x, const Tensor& weight, const Tensor& bias, bool
   if (weight.dtype() != x.dtype() || (bias.defined() && bias.dtype() != x.dtype()))
     throw std::invalid_argument(std::string("linear: x, weight and bias must share a dtype, got x ") +
                                 dtype_name(x.dtype()) + " and weight " + dtype_name(weight.dtype()));
-  const std::int64_t in = weight.shape()[1], out = weight.shape()[0];
-  const Tensor xs = x.detach().contiguous(), ws = weight.detach(), bs = bias.defined() ? bias.detach().contiguous() : Tensor();
-  const std::int64_t rows = numel_of(Shape(x.shape().begin(), x.shape().end() - 1));  // also when in == 0
-  Shape out_shape = x.shape();
-  out_shape.back() = out;
-  Tensor y = Tensor::empty(out_shape, x.dtype());
-  const std::int64_t zero = 0;
-  dispatch_floating(x.dtype(), "linear", [&](auto tag) {
-    using T = decltype(tag);
-    T* py = y.data<T>();
-    if (in == 0) {
-      std::fill(py, py + y.numel(), T(0));
-    } else if (rows > 0 && out > 0) {
-      // y [rows, out] = x [rows, in] @ W^T [in, out]: W^T is W read with its strides swapped, in place.
-      kernels::batched_gemm<T>(1, rows, out, in, {xs.data<T>(), in, 1}, &zero,
-                               {ws.data<T>(), ws.strides()[1], ws.strides()[0]}, &zero, py, &zero, out);
-    }
-    if (bs.defined() || relu_after) {
-      const T* pb = bs.defined() ? bs.data<T>() : nullptr;
-      kernels::parallel_for(rows, rows * out > kernels::kParallelGrain, [&](std::int64_t i) {
-        T* yi = py + i * out;
-        if (pb && relu_after)
-          for (std::int64_t j = 0; j < out; ++j) yi[j] = yi[j] + pb[j] > T(0) ? yi[j] + pb[j] : T(0);  // as relu: NaN -> 0
-        else if (pb)
-          for (std::int64_t j = 0; j < out; ++j) yi[j] += pb[j];
-        else
-          for (std::int64_t j = 0; j < out; ++j) yi[j] = yi[j] > T(0) ? yi[j] : T(0);
-      });
-    }
-  });
-  const bool need_x = x.requires_grad(), need_w = weight.requires_grad(), need_b = bias.defined() && bias.requires_grad();
-  const Shape x_shape = x.shape();
-  const Tensor relu_out = relu_after ? y.detach() : Tensor();  // what the mask reads (not y: no reference cycle)
-  return record_op(y, name, {x, weight, bias}, [=](const Tensor& g) {
-    // [rows, out] in memory; through relu, g where y > 0 and 0 elsewhere
-    const Tensor gs = relu_after ? kernels::relu_grad(g, relu_out) : g.contiguous();
-    Tensor dx = need_x ? Tensor::empty(x_shape, g.dtype()) : Tensor();
-    Tensor dw = need_w ? Tensor::empty({out, in}, g.dtype()) : Tensor();
-    Tensor db = need_b ? Tensor::zeros({out}, g.dtype()) : Tensor();
-    dispatch_floating(g.dtype(), "linear backward", [&](auto tag) {
-      using T = decltype(tag);
-      const T* pg = gs.data<T>();
-      if (need_x && dx.numel() > 0) {
-        if (out == 0) std::fill(dx.data<T>(), dx.data<T>() + dx.numel(), T(0));
-        else  // dx [rows, in] = g [rows, out] @ W [out, in]
-          kernels::batched_gemm<T>(1, rows, in, out, {pg, out, 1}, &zero,
-                                   {ws.data<T>(), ws.strides()[0], ws.strides()[1]}, &zero, dx.data<T>(), &zero, in);
-      }
-      if (need_w && dw.numel() > 0) {
-        if (rows == 0) std::fill(dw.data<T>(), dw.data<T>() + dw.numel(), T(0));
-        else  // dW [out, in] = g^T [out, rows] @ x [rows, in]
-          kernels::batched_gemm<T>(1, out, in, rows, {pg, 1, out}, &zero, {xs.data<T>(), in, 1}, &zero,
-                                   dw.data<T>(), &zero, in);
-      }
-      if (need_b) {  // column sums, row after row (a fixed order), each row a vector loop
-        T* pdb = db.data<T>();
-        for (std::int64_t i = 0; i < rows; ++i)
-          for (std::int64_t j = 0; j < out; ++j) pdb[j] += pg[i * out + j];
-      }
-    });
+}
+
+Tensor linear_definition(const Tensor& x, const Tensor& weight, const Tensor& bias, bool relu_after) {
+  Tensor y = matmul(x, weight.t());  // [.., out]
+  if (bias.defined()) y = y + bias;
+  return relu_after ? relu(y) : y;
+}
+
+// linear, and with relu_after relu(linear): the fused op's backward masks g by y > 0 (relu's rule) before linear's:
+// dx = g W;  dW = g^T x;  db = g summed over the rows
+Tensor linear_op(const Tensor& x, const Tensor& weight, const Tensor& bias, bool relu_after, const char* name,
+                 std::source_location where) {
+  check_linear(x, weight, bias);
+  if (!fast_path(x)) return linear_definition(x, weight, bias, relu_after);
+  Tensor y = kernels::linear_forward(x, weight, bias, relu_after);
+  return record_op(y, name, {x, weight, bias}, [=](const Tensor& g, const Tensor& y) {
+    if (grad_enabled())  // create_graph: the definition's own graph, so this gradient can be differentiated again
+      return differentiate_definition([relu_after](const TensorList& in) {
+        return linear_definition(in[0], in[1], in[2], relu_after);
+      }, {x, weight, bias}, g);
+    const Tensor g_linear = relu_after ? kernels::relu_grad(g, y) : g;
+    const auto [dx, dw, db] = kernels::linear_backward(g_linear, x, weight, x.requires_grad(), weight.requires_grad(),
+                                                       bias.defined() && bias.requires_grad());
     return TensorList{dx, dw, db};
   }, where);
 }

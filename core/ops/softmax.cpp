@@ -1,19 +1,20 @@
-// softmax, log_softmax and cross_entropy: row kernels over the normalised dim, made the last, contiguous one.
-// Each subtracts the row maximum before exponentiating, so large logits never overflow.
+// softmax, log_softmax and cross_entropy. softmax and log_softmax are primitives: a loop over rows forward (each
+// row's maximum subtracted first, so large logits never overflow; float32 rows on 8-lane vectors,
+// core/kernels/softmax.h) and a backward rule in ops. cross_entropy is a composition: its definition is
+// log_softmax, gather and a mean, and float32 takes a fused kernel instead.
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <type_traits>
 
-#include "core/kernels/exp.h"
+#include "core/dispatch.h"
 #include "core/kernels/parallel_for.h"
+#include "core/kernels/softmax.h"
 #include "core/ops.h"
 
 namespace cppgrad {
 
 namespace {
-
 // x as contiguous rows [outer, n] along `dim` (a copy only when dim is not already last).
 struct Rows {
   Tensor data;
@@ -57,136 +58,47 @@ Tensor map_rows(const Tensor& in, std::int64_t outer, std::int64_t n, const char
   return out;
 }
 
-// The backward of a row-wise op whose rule reads its own output y ([outer, n]): brings g into row layout,
-// applies row(y_row, g_row, dx_row, n) per row, and returns dx in the layout of the op's input `like`.
-template <typename Row>
-Tensor rows_backward(const Tensor& g, const Tensor& y, const Tensor& like, std::int64_t d, const char* op, Row row) {
-  const std::int64_t outer = y.shape()[0], n = y.shape()[1];
-  Rows gr = as_rows(g, d, op);
-  Tensor gx = Tensor::empty({outer, n}, g.dtype());
-  dispatch_floating(g.dtype(), op, [&](auto tag) {
-    using T = decltype(tag);
-    const T* py = y.data<T>();
-    const T* pg = gr.data.data<T>();
-    T* po = gx.data<T>();
-    for (std::int64_t i = 0; i < outer; ++i) row(py + i * n, pg + i * n, po + i * n, n);
-  });
-  return from_rows(gx, like, d);
-}
-
-// Float rows run in chunks of 8 lanes, one kernels::f32x8 value each, the last chunk padded with -inf (weight
-// 0): every loop has a compile-time width and becomes a few vector instructions, with no loop set-up or scalar
-// remainder, which matters for attention's rows of 8 keys (1 to 9 while decoding). The sums are taken lane by
-// lane and then across lanes in a fixed order, so results are reproducible.
-void softmax_row(const float* xi, float* yi, std::int64_t n) {
-  using kernels::f32x8;
-  constexpr float minus_inf = -std::numeric_limits<float>::infinity();
-  const std::int64_t full = n / 8, rest = n % 8, chunks = full + (rest ? 1 : 0);
-  auto load = [&](std::int64_t c) {
-    f32x8 v;
-    if (c < full) {
-      std::memcpy(&v, xi + c * 8, sizeof v);
-    } else {
-      float lanes[8];
-      for (std::int64_t e = 0; e < 8; ++e) lanes[e] = e < rest ? xi[c * 8 + e] : minus_inf;
-      std::memcpy(&v, lanes, sizeof v);
-    }
-    return v;
-  };
-  f32x8 chunk_max = f32x8{} + minus_inf;
-  for (std::int64_t c = 0; c < chunks; ++c) {
-    const f32x8 v = load(c);
-    chunk_max = v > chunk_max ? v : chunk_max;
-  }
-  float m = minus_inf;
-  for (int e = 0; e < 8; ++e) m = chunk_max[e] > m ? chunk_max[e] : m;
-  if (m == minus_inf) {  // every entry masked: no distribution, all zeros
-    for (std::int64_t j = 0; j < n; ++j) yi[j] = 0;
+// The one softmax row: y_j = e^(x_j - m) / sum_k e^(x_k - m), m the row's maximum. A row whose entries are all
+// -inf (every key masked) has no distribution: zeros. float32 rows take kernels::softmax_row_f32x8, held equal to
+// this one by the equality tests.
+template <typename T>
+void softmax_row(const T* x, T* y, std::int64_t n) {
+  const T m = row_max(x, n);
+  if (m == -std::numeric_limits<T>::infinity()) {
+    for (std::int64_t j = 0; j < n; ++j) y[j] = 0;
     return;
   }
-  f32x8 sums{};
-  for (std::int64_t c = 0; c < chunks; ++c) {
-    const f32x8 v = load(c);
-    const f32x8 ev = kernels::exp_f32x8(v - m);
-    const f32x8 w = v == minus_inf ? f32x8{} : ev;  // masked entries: exactly 0
-    sums += w;
-    if (c < full) {
-      std::memcpy(yi + c * 8, &w, sizeof w);
-    } else {
-      float lanes[8];
-      std::memcpy(lanes, &w, sizeof w);
-      for (std::int64_t e = 0; e < rest; ++e) yi[c * 8 + e] = lanes[e];
-    }
-  }
-  const float total = kernels::lane_total(sums);
-  const float inv = 1.0f / total;
-  for (std::int64_t j = 0; j < n; ++j) yi[j] *= inv;
+  T total = 0;
+  for (std::int64_t j = 0; j < n; ++j) total += (y[j] = std::exp(x[j] - m));
+  for (std::int64_t j = 0; j < n; ++j) y[j] /= total;
 }
 
-// Double rows (gradient checks, parity): libm's exp, plain loops.
-void softmax_row(const double* xi, double* yi, std::int64_t n) {
-  const double m = row_max(xi, n);
-  if (m == -std::numeric_limits<double>::infinity()) {  // every entry masked: no distribution, all zeros
-    for (std::int64_t j = 0; j < n; ++j) yi[j] = 0;
+// y_j = x_j - m - log sum_k e^(x_k - m); a row of -inf (all masked) gives log 0 = -inf everywhere.
+template <typename T>
+void log_softmax_row(const T* x, T* y, std::int64_t n) {
+  const T m = row_max(x, n);
+  if (m == -std::numeric_limits<T>::infinity()) {
+    for (std::int64_t j = 0; j < n; ++j) y[j] = m;
     return;
   }
-  double total = 0;
-  for (std::int64_t j = 0; j < n; ++j) total += (yi[j] = std::exp(xi[j] - m));
-  const double inv = 1.0 / total;
-  for (std::int64_t j = 0; j < n; ++j) yi[j] *= inv;
+  T total = 0;
+  for (std::int64_t j = 0; j < n; ++j) total += std::exp(x[j] - m);
+  const T lse = m + std::log(total);
+  for (std::int64_t j = 0; j < n; ++j) y[j] = x[j] - lse;
 }
 
-}  // namespace
-
-// y_j = e^(x_j - m) / sum_k e^(x_k - m);  dx = y * (g - sum_k g_k y_k)
-Tensor softmax(const Tensor& x, std::int64_t dim, std::source_location where) {
-  Rows r = as_rows(x, dim, "softmax");
-  Tensor y = map_rows(r.data, r.outer, r.n, "softmax",
-                      [](const auto* xi, auto* yi, std::int64_t n) { softmax_row(xi, yi, n); });
-  const std::int64_t d = r.dim;
-  return record_op(from_rows(y, x, d), "softmax", {x}, [y, d, like = x.detach()](const Tensor& g) {
-    return TensorList{rows_backward(g, y, like, d, "softmax backward",
-                                             [](const auto* yi, const auto* gi, auto* dxi, std::int64_t n) {
-                                               std::remove_cvref_t<decltype(*yi)> dot = 0;
-                                               for (std::int64_t j = 0; j < n; ++j) dot += gi[j] * yi[j];
-                                               for (std::int64_t j = 0; j < n; ++j) dxi[j] = yi[j] * (gi[j] - dot);
-                                             })};
-  }, where);
+// loss = mean over the valid rows i of -log_softmax(x_i)[t_i].  logits: [.., C]  target: [..]
+Tensor cross_entropy_definition(const Tensor& logits, const Tensor& target, std::int64_t ignore_index,
+                                std::int64_t valid) {
+  const Tensor ignored = eq(target, static_cast<double>(ignore_index));         // [..] bool
+  const Tensor t = masked_fill(target, ignored, 0.0).unsqueeze(-1);             // [.., 1]: ignored rows read class 0
+  const Tensor picked = gather(log_softmax(logits, -1), -1, t).squeeze(-1);     // [..]
+  return div(neg(sum(masked_fill(picked, ignored, 0.0))),                       // no valid row: 0 / 0 = NaN, as PyTorch
+             Tensor::scalar(static_cast<double>(valid), logits.dtype()));
 }
 
-// y_j = x_j - m - log sum_k e^(x_k - m);  dx = g - softmax(x) * sum_k g_k
-Tensor log_softmax(const Tensor& x, std::int64_t dim, std::source_location where) {
-  Rows r = as_rows(x, dim, "log_softmax");
-  Tensor y = map_rows(r.data, r.outer, r.n, "log_softmax", [](const auto* xi, auto* yi, std::int64_t n) {
-    using T = std::remove_cvref_t<decltype(*xi)>;
-    const T m = row_max(xi, n);
-    if (m == -std::numeric_limits<T>::infinity()) {  // every entry masked: log 0 everywhere
-      for (std::int64_t j = 0; j < n; ++j) yi[j] = m;
-      return;
-    }
-    T total = 0;
-    for (std::int64_t j = 0; j < n; ++j) total += std::exp(xi[j] - m);
-    const T lse = m + std::log(total);
-    for (std::int64_t j = 0; j < n; ++j) yi[j] = xi[j] - lse;
-  });
-  const std::int64_t d = r.dim;
-  return record_op(from_rows(y, x, d), "log_softmax", {x}, [y, d, like = x.detach()](const Tensor& g) {
-    return TensorList{rows_backward(g, y, like, d, "log_softmax backward",
-                                             [](const auto* yi, const auto* gi, auto* dxi, std::int64_t n) {
-                                               using T = std::remove_cvref_t<decltype(*yi)>;
-                                               if (n > 0 && row_max(yi, n) == -std::numeric_limits<T>::infinity()) {
-                                                 for (std::int64_t j = 0; j < n; ++j) dxi[j] = 0;  // fully masked: no gradient
-                                                 return;
-                                               }
-                                               T total = 0;
-                                               for (std::int64_t j = 0; j < n; ++j) total += gi[j];
-                                               for (std::int64_t j = 0; j < n; ++j) dxi[j] = gi[j] - std::exp(yi[j]) * total;
-                                             })};
-  }, where);
-}
-
-// loss = (1/|valid|) sum_{i valid} (logsumexp(x_i) - x_i[t_i]);  dx_i = g/|valid| * (softmax(x_i) - onehot(t_i))
-Tensor cross_entropy(const Tensor& logits, const Tensor& target, std::int64_t ignore_index, std::source_location where) {
+// Checks the arguments and counts the targets that are not ignore_index.
+std::int64_t check_cross_entropy(const Tensor& logits, const Tensor& target, std::int64_t ignore_index) {
   if (logits.dim() < 1)
     throw std::invalid_argument("cross_entropy: logits need a class dim, got shape " + shape_str(logits.shape()));
   if (target.dtype() != DType::Int64)
@@ -198,12 +110,10 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, std::int64_t ig
                                 " must equal the logits' shape without the class dim: logits " +
                                 shape_str(logits.shape()) + " -> " + shape_str(expected));
   const std::int64_t C = logits.shape().back();
-  Tensor x = logits.detach().contiguous();
-  const std::int64_t N = C == 0 ? 0 : x.numel() / C;
-  Tensor t = target.detach().contiguous();
+  const Tensor t = target.contiguous();
   const std::int64_t* pt = t.data<std::int64_t>();
   std::int64_t valid = 0;
-  for (std::int64_t i = 0; i < N; ++i) {
+  for (std::int64_t i = 0; i < t.numel(); ++i) {
     if (pt[i] == ignore_index) continue;
     if (pt[i] < 0 || pt[i] >= C)
       throw std::out_of_range("cross_entropy: target " + std::to_string(pt[i]) + " at position " + std::to_string(i) +
@@ -211,43 +121,55 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, std::int64_t ig
                               std::to_string(ignore_index) + ")");
     ++valid;
   }
-  // Softmax rows are kept for backward: p_i = softmax(x_i).
-  Tensor probs = Tensor::empty({N, C}, x.dtype());
-  Tensor loss = Tensor::empty({}, x.dtype());
-  dispatch_floating(x.dtype(), "cross_entropy", [&](auto tag) {
-    using T = decltype(tag);
-    const T* px = x.data<T>();
-    T* pp = probs.data<T>();
-    double total = 0;
-    for (std::int64_t i = 0; i < N; ++i) {
-      const T* xi = px + i * C;
-      const T m = row_max(xi, C);
-      T s = 0;
-      for (std::int64_t j = 0; j < C; ++j) s += (pp[i * C + j] = std::exp(xi[j] - m));
-      for (std::int64_t j = 0; j < C; ++j) pp[i * C + j] /= s;
-      if (pt[i] != ignore_index) total += static_cast<double>(m + std::log(s) - xi[pt[i]]);
-    }
-    // The mean over no target is 0 / 0: NaN, as PyTorch gives (its gradient is zero: no target pulls on x).
-    *loss.data<T>() = static_cast<T>(valid == 0 ? std::nan("") : total / static_cast<double>(valid));
+  return valid;
+}
+
+}  // namespace
+
+// y = softmax(x) along dim;  dx = y * (g - sum(g * y))  (sums along dim)
+Tensor softmax(const Tensor& x, std::int64_t dim, std::source_location where) {
+  Rows r = as_rows(x, dim, "softmax");
+  const bool fast = fast_path(x);
+  Tensor y = map_rows(r.data, r.outer, r.n, "softmax", [fast](const auto* xi, auto* yi, std::int64_t n) {
+    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(*xi)>, float>)
+      if (fast) return kernels::softmax_row_f32x8(xi, yi, n);
+    softmax_row(xi, yi, n);
   });
-  const Shape shape = logits.shape();
+  const std::int64_t d = r.dim;
+  return record_op(from_rows(y, x, d), "softmax", {x}, [d](const Tensor& g, const Tensor& y) {
+    return TensorList{mul(y, sub(g, sum(mul(g, y), {d}, /*keepdim=*/true)))};
+  }, where);
+}
+
+// y = log_softmax(x) along dim;  dx = g - e^y * sum(g)  (sums along dim); 0 on rows with every entry masked
+Tensor log_softmax(const Tensor& x, std::int64_t dim, std::source_location where) {
+  Rows r = as_rows(x, dim, "log_softmax");
+  Tensor y = map_rows(r.data, r.outer, r.n, "log_softmax",
+                      [](const auto* xi, auto* yi, std::int64_t n) { log_softmax_row(xi, yi, n); });
+  const std::int64_t d = r.dim;
+  return record_op(from_rows(y, x, d), "log_softmax", {x}, [d](const Tensor& g, const Tensor& y) {
+    const Tensor dx = sub(g, mul(exp(y), sum(g, {d}, /*keepdim=*/true)));
+    if (y.numel() == 0) return TensorList{dx};
+    const Tensor masked_rows = eq(max(y.detach(), d, /*keepdim=*/true), -std::numeric_limits<double>::infinity());
+    return TensorList{masked_fill(dx, masked_rows, 0.0)};
+  }, where);
+}
+
+// loss = (1/|valid|) sum_{i valid} -log_softmax(x_i)[t_i]: the definition above. The fused float32 kernel keeps the
+// rows' softmax p_i from forward; its backward is dx_i = g/|valid| * (p_i - onehot(t_i)).
+Tensor cross_entropy(const Tensor& logits, const Tensor& target, std::int64_t ignore_index, std::source_location where) {
+  const std::int64_t valid = check_cross_entropy(logits, target, ignore_index);
+  if (!fast_path(logits) || logits.numel() == 0) return cross_entropy_definition(logits, target, ignore_index, valid);
+  const std::int64_t C = logits.shape().back(), N = logits.numel() / C;
+  const Tensor x = logits.detach().contiguous().reshape({N, C}), t = target.detach().contiguous().reshape({N});
+  Tensor probs;
+  Tensor loss = kernels::cross_entropy_forward(x, t, ignore_index, valid, probs);
   return record_op(loss, "cross_entropy", {logits}, [=](const Tensor& g) {
-    const std::int64_t* pt = t.data<std::int64_t>();  // t is captured, so the targets stay alive
-    Tensor gx = Tensor::zeros({N, C}, g.dtype());
-    if (valid > 0) {
-      dispatch_floating(g.dtype(), "cross_entropy backward", [&](auto tag) {
-        using T = decltype(tag);
-        const T scale = static_cast<T>(g.item() / static_cast<double>(valid));
-        const T* pp = probs.data<T>();
-        T* po = gx.data<T>();
-        for (std::int64_t i = 0; i < N; ++i) {
-          if (pt[i] == ignore_index) continue;
-          for (std::int64_t j = 0; j < C; ++j) po[i * C + j] = scale * pp[i * C + j];
-          po[i * C + pt[i]] -= scale;
-        }
-      });
-    }
-    return TensorList{gx.reshape(shape)};
+    if (grad_enabled())  // create_graph: the definition's own graph, so this gradient can be differentiated again
+      return differentiate_definition([=](const TensorList& in) {
+        return cross_entropy_definition(in[0], target, ignore_index, valid);
+      }, {logits}, g);
+    return TensorList{kernels::cross_entropy_backward(g, probs, t, ignore_index, valid).reshape(logits.shape())};
   }, where);
 }
 

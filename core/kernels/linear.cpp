@@ -1,0 +1,71 @@
+#include "core/kernels/linear.h"
+
+#include <algorithm>
+
+#include "core/kernels/elementwise.h"
+#include "core/kernels/gemm.h"
+#include "core/kernels/parallel_for.h"
+
+namespace cppgrad::kernels {
+
+Tensor linear_forward(const Tensor& x, const Tensor& w, const Tensor& b, bool relu_after) {
+  const std::int64_t in = w.shape()[1], out = w.shape()[0];
+  const Tensor xs = x.detach().contiguous(), ws = w.detach(), bs = b.defined() ? b.detach().contiguous() : Tensor();
+  const std::int64_t rows = numel_of(Shape(x.shape().begin(), x.shape().end() - 1));  // also when in == 0
+  Shape out_shape = x.shape();
+  out_shape.back() = out;
+  Tensor y = Tensor::empty(out_shape, DType::Float32);
+  const std::int64_t zero = 0;
+  float* py = y.data<float>();
+  if (in == 0) {
+    std::fill(py, py + y.numel(), 0.0f);
+  } else if (rows > 0 && out > 0) {
+    // y [rows, out] = x [rows, in] @ W^T [in, out]: W^T is W read with its strides swapped, in place.
+    batched_gemm<float>(1, rows, out, in, {xs.data<float>(), in, 1}, &zero,
+                        {ws.data<float>(), ws.strides()[1], ws.strides()[0]}, &zero, py, &zero, out);
+  }
+  if (!bs.defined() && !relu_after) return y;
+  const float* pb = bs.defined() ? bs.data<float>() : nullptr;
+  parallel_for(rows, rows * out > kParallelGrain, [&](std::int64_t i) {
+    float* yi = py + i * out;
+    if (pb && relu_after)
+      for (std::int64_t j = 0; j < out; ++j) yi[j] = yi[j] + pb[j] > 0.0f ? yi[j] + pb[j] : 0.0f;  // as relu: NaN -> 0
+    else if (pb)
+      for (std::int64_t j = 0; j < out; ++j) yi[j] += pb[j];
+    else
+      for (std::int64_t j = 0; j < out; ++j) yi[j] = yi[j] > 0.0f ? yi[j] : 0.0f;
+  });
+  return y;
+}
+
+std::array<Tensor, 3> linear_backward(const Tensor& g, const Tensor& x, const Tensor& w, bool need_x, bool need_w,
+                                      bool need_b) {
+  const std::int64_t in = w.shape()[1], out = w.shape()[0];
+  const std::int64_t rows = numel_of(Shape(x.shape().begin(), x.shape().end() - 1));
+  const Tensor gs = g.contiguous(), ws = w.detach(), xs = need_w ? x.detach().contiguous() : Tensor();
+  Tensor dx = need_x ? Tensor::empty(x.shape(), DType::Float32) : Tensor();
+  Tensor dw = need_w ? Tensor::empty({out, in}, DType::Float32) : Tensor();
+  Tensor db = need_b ? Tensor::zeros({out}, DType::Float32) : Tensor();
+  const float* pg = gs.data<float>();
+  const std::int64_t zero = 0;
+  if (need_x && dx.numel() > 0) {
+    if (out == 0) std::fill(dx.data<float>(), dx.data<float>() + dx.numel(), 0.0f);
+    else  // dx [rows, in] = g [rows, out] @ W [out, in]
+      batched_gemm<float>(1, rows, in, out, {pg, out, 1}, &zero, {ws.data<float>(), ws.strides()[0], ws.strides()[1]},
+                          &zero, dx.data<float>(), &zero, in);
+  }
+  if (need_w && dw.numel() > 0) {
+    if (rows == 0) std::fill(dw.data<float>(), dw.data<float>() + dw.numel(), 0.0f);
+    else  // dW [out, in] = g^T [out, rows] @ x [rows, in]
+      batched_gemm<float>(1, out, in, rows, {pg, 1, out}, &zero, {xs.data<float>(), in, 1}, &zero, dw.data<float>(),
+                          &zero, in);
+  }
+  if (need_b) {  // column sums, row after row (a fixed order), each row a vector loop
+    float* pdb = db.data<float>();
+    for (std::int64_t i = 0; i < rows; ++i)
+      for (std::int64_t j = 0; j < out; ++j) pdb[j] += pg[i * out + j];
+  }
+  return {dx, dw, db};
+}
+
+}  // namespace cppgrad::kernels

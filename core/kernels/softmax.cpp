@@ -1,0 +1,99 @@
+#include "core/kernels/softmax.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "core/kernels/exp.h"
+#include "core/kernels/simd.h"
+
+namespace cppgrad::kernels {
+
+// Float rows run in chunks of 8 lanes, one kernels::f32x8 value each, the last chunk padded with -inf (weight
+// 0): every loop has a compile-time width and becomes a few vector instructions, with no loop set-up or scalar
+// remainder, which matters for attention's rows of 8 keys (1 to 9 while decoding). The sums are taken lane by
+// lane and then across lanes in a fixed order, so results are reproducible.
+void softmax_row_f32x8(const float* xi, float* yi, std::int64_t n) {
+  constexpr float minus_inf = -std::numeric_limits<float>::infinity();
+  const std::int64_t full = n / 8, rest = n % 8, chunks = full + (rest ? 1 : 0);
+  auto load = [&](std::int64_t c) {
+    f32x8 v;
+    if (c < full) {
+      std::memcpy(&v, xi + c * 8, sizeof v);
+    } else {
+      float lanes[8];
+      for (std::int64_t e = 0; e < 8; ++e) lanes[e] = e < rest ? xi[c * 8 + e] : minus_inf;
+      std::memcpy(&v, lanes, sizeof v);
+    }
+    return v;
+  };
+  f32x8 chunk_max = f32x8{} + minus_inf;
+  for (std::int64_t c = 0; c < chunks; ++c) {
+    const f32x8 v = load(c);
+    chunk_max = v > chunk_max ? v : chunk_max;
+  }
+  float m = minus_inf;
+  for (int e = 0; e < 8; ++e) m = chunk_max[e] > m ? chunk_max[e] : m;
+  if (m == minus_inf) {  // every entry masked: no distribution, all zeros
+    for (std::int64_t j = 0; j < n; ++j) yi[j] = 0;
+    return;
+  }
+  f32x8 sums{};
+  for (std::int64_t c = 0; c < chunks; ++c) {
+    const f32x8 v = load(c);
+    const f32x8 ev = exp_f32x8(v - m);
+    const f32x8 w = v == minus_inf ? f32x8{} : ev;  // masked entries: exactly 0
+    sums += w;
+    if (c < full) {
+      std::memcpy(yi + c * 8, &w, sizeof w);
+    } else {
+      float lanes[8];
+      std::memcpy(lanes, &w, sizeof w);
+      for (std::int64_t e = 0; e < rest; ++e) yi[c * 8 + e] = lanes[e];
+    }
+  }
+  const float total = lane_total(sums);
+  const float inv = 1.0f / total;
+  for (std::int64_t j = 0; j < n; ++j) yi[j] *= inv;
+}
+
+Tensor cross_entropy_forward(const Tensor& logits, const Tensor& target, std::int64_t ignore_index, std::int64_t valid,
+                             Tensor& probs) {
+  const std::int64_t N = logits.shape()[0], C = logits.shape()[1];
+  const float* px = logits.data<float>();
+  const std::int64_t* pt = target.data<std::int64_t>();
+  probs = Tensor::empty({N, C}, DType::Float32);
+  float* pp = probs.data<float>();
+  double total = 0;
+  for (std::int64_t i = 0; i < N; ++i) {
+    const float* xi = px + i * C;
+    float m = -std::numeric_limits<float>::infinity();
+    for (std::int64_t j = 0; j < C; ++j) m = xi[j] > m ? xi[j] : m;
+    float s = 0;
+    for (std::int64_t j = 0; j < C; ++j) s += (pp[i * C + j] = std::exp(xi[j] - m));
+    for (std::int64_t j = 0; j < C; ++j) pp[i * C + j] /= s;
+    // -log p[t] = log-sum-exp - x[t], taken in this form so that a tiny probability does not round to log 0
+    if (pt[i] != ignore_index) total += static_cast<double>(m + std::log(s) - xi[pt[i]]);
+  }
+  // The mean over no target is 0 / 0: NaN, as PyTorch gives (its gradient is zero: no target pulls on x).
+  return Tensor::scalar(valid == 0 ? std::nan("") : total / static_cast<double>(valid), DType::Float32);
+}
+
+Tensor cross_entropy_backward(const Tensor& g, const Tensor& probs, const Tensor& target, std::int64_t ignore_index,
+                              std::int64_t valid) {
+  const std::int64_t N = probs.shape()[0], C = probs.shape()[1];
+  Tensor dx = Tensor::zeros({N, C}, DType::Float32);
+  if (valid == 0) return dx;
+  const float scale = static_cast<float>(g.item() / static_cast<double>(valid));
+  const float* pp = probs.data<float>();
+  const std::int64_t* pt = target.data<std::int64_t>();
+  float* po = dx.data<float>();
+  for (std::int64_t i = 0; i < N; ++i) {
+    if (pt[i] == ignore_index) continue;
+    for (std::int64_t j = 0; j < C; ++j) po[i * C + j] = scale * pp[i * C + j];
+    po[i * C + pt[i]] -= scale;
+  }
+  return dx;
+}
+
+}  // namespace cppgrad::kernels
