@@ -15,7 +15,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "checks/gradcheck_cases.h"
+#include "nn/checks/registry.h"
 #include "cli/parse.h"
 #include "cppgrad/version.h"
 

@@ -181,4 +181,37 @@ GradcheckResult gradcheck(const GradcheckFn& f, const std::vector<Tensor>& input
   return result;
 }
 
+GradcheckResult gradgradcheck(const GradcheckFn& f, const std::vector<Tensor>& inputs, const GradcheckOptions& opt,
+                              std::uint64_t seed) {
+  const std::vector<std::size_t> checked = checked_inputs(inputs);
+  Tensor out0;
+  {
+    NoGradGuard no_grad;
+    out0 = f(inputs);
+  }
+  Generator gen(seed + 4321);
+  Tensor v = Tensor::randn(out0.shape(), gen, DType::Float64);  // the upstream gradient: [f's output shape]
+  v.set_requires_grad(true);
+  const std::size_t n = inputs.size();
+  // (inputs..., v) -> [sum of the checked inputs' numels]. The gradients are recorded (create_graph) exactly when
+  // the caller records: gradcheck's backward passes do, its finite differences (under no-grad) need values only.
+  const GradcheckFn first_derivative = [f, checked, n](const std::vector<Tensor>& in) {
+    const bool create_graph = grad_enabled();
+    GradModeGuard grad_on(true);  // the first derivative itself always needs f's graph
+    const std::vector<Tensor> x(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(n));
+    const Tensor out = f(x);
+    std::vector<Tensor> wanted;
+    for (std::size_t i : checked) wanted.push_back(x[i]);
+    std::vector<Tensor> grads(wanted.size());
+    if (out.requires_grad()) grads = autograd::grad({out}, wanted, {in[n]}, true, create_graph, /*allow_unused=*/true);
+    std::vector<Tensor> flat;
+    for (std::size_t c = 0; c < wanted.size(); ++c)
+      flat.push_back((grads[c].defined() ? grads[c] : Tensor::zeros(wanted[c].shape(), DType::Float64)).reshape({-1}));
+    return cat(flat, 0);
+  };
+  std::vector<Tensor> with_v = inputs;
+  with_v.push_back(v);
+  return gradcheck(first_derivative, with_v, opt);
+}
+
 }  // namespace cppgrad

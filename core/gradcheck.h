@@ -1,6 +1,7 @@
 #pragma once
 // Finite-difference gradient checking, as torch.autograd.gradcheck: float64 inputs, central differences,
 // the full Jacobian compared column by column against the one backward computes row by row.
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -29,5 +30,12 @@ struct GradcheckResult {
 using GradcheckFn = std::function<Tensor(const std::vector<Tensor>&)>;
 GradcheckResult gradcheck(const GradcheckFn& f, const std::vector<Tensor>& inputs,
                           const GradcheckOptions& options = {});
+
+// Second derivatives, as torch.autograd.gradgradcheck: gradcheck of the function (inputs, v) -> the gradients of
+// <f(inputs), v> with respect to every checked input (autograd::grad with create_graph), flattened and joined. v is
+// a random float64 upstream gradient from `seed`, itself checked as an input, since the gradients depend on it too.
+// It catches a backward whose values are right but which records no graph (or a wrong one) under create_graph.
+GradcheckResult gradgradcheck(const GradcheckFn& f, const std::vector<Tensor>& inputs,
+                              const GradcheckOptions& options = {}, std::uint64_t seed = 0);
 
 }  // namespace cppgrad

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "checks/gradcheck_cases.h"
+#include "nn/checks/registry.h"
 #include "core/generator.h"
 #include "core/gradcheck.h"
 #include "core/ops.h"

@@ -115,11 +115,11 @@ Tensor matmul(const Tensor& a, const Tensor& b, std::source_location where) {
   // out = a @ b;  da = g @ b^T summed to a's shape (broadcast batch dims), db = a^T @ g likewise
   Tensor out = batched_matmul_forward(a, b);
   const bool need_a = a.requires_grad(), need_b = b.requires_grad();
-  Tensor as = need_b ? a.detach() : Tensor(), bs = need_a ? b.detach() : Tensor();
+  Tensor as = need_b ? a : Tensor(), bs = need_a ? b : Tensor();
   const Shape sa = a.shape(), sb = b.shape();
   return record_op(out, "matmul", {a, b}, [=](const Tensor& g) {
     return TensorList{need_a ? sum_to(matmul(g, bs.transpose(-2, -1)), sa) : Tensor(),
-                               need_b ? sum_to(matmul(as.transpose(-2, -1), g), sb) : Tensor()};
+                      need_b ? sum_to(matmul(as.transpose(-2, -1), g), sb) : Tensor()};
   }, where);
 }
 

@@ -2,7 +2,7 @@
 // registry in apps/checks/gradcheck_cases.cpp (which cppgrad-gradcheck runs too), plus the checks of the checker.
 #include <set>
 
-#include "checks/gradcheck_cases.h"
+#include "nn/checks/registry.h"
 #include "test_util.h"
 
 namespace cppgrad {
@@ -10,24 +10,27 @@ namespace {
 
 using Inputs = std::vector<Tensor>;
 
+// One registry case checked to first order (gradcheck) or to second order (gradgradcheck).
 class RegisteredGradcheck : public ::testing::Test {
  public:
-  explicit RegisteredGradcheck(const checks::GradcheckCase& c) : case_(c) {}
+  RegisteredGradcheck(const checks::GradcheckCase& c, int order) : case_(c), order_(order) {}
   void TestBody() override {
     const checks::Prepared p = case_.prepare(0);
-    const GradcheckResult r = gradcheck(p.fn, p.inputs);
+    const GradcheckResult r = order_ == 1 ? gradcheck(p.fn, p.inputs) : gradgradcheck(p.fn, p.inputs);
     EXPECT_TRUE(r.ok) << case_.name << ": " << r.message;
   }
 
  private:
   const checks::GradcheckCase& case_;
+  int order_;
 };
 
 // Registered before main() runs, so --gtest_list_tests (and ctest's discovery) sees every case by name.
 [[maybe_unused]] const bool registered = [] {
   for (const checks::GradcheckCase& c : checks::gradcheck_cases())
-    ::testing::RegisterTest("GradCheck", c.name.c_str(), nullptr, nullptr, __FILE__, __LINE__,
-                            [&c]() -> RegisteredGradcheck* { return new RegisteredGradcheck(c); });
+    for (int order : {1, 2})
+      ::testing::RegisterTest(order == 1 ? "GradCheck" : "GradGradCheck", c.name.c_str(), nullptr, nullptr, __FILE__,
+                              __LINE__, [&c, order]() -> RegisteredGradcheck* { return new RegisteredGradcheck(c, order); });
   return true;
 }();
 
@@ -38,6 +41,21 @@ TEST(GradCheckChecker, CatchesAWrongBackward) {
   const auto r = gradcheck(p.fn, p.inputs);
   EXPECT_FALSE(r.ok);
   EXPECT_THAT(r.message, ::testing::HasSubstr("Jacobian mismatch"));
+}
+
+TEST(GradCheckChecker, GradgradcheckCatchesAWrongDoubleBackward) {
+  // A cube whose backward gives the right first derivative but records nothing under create_graph: gradcheck
+  // passes it, gradgradcheck must not (its second derivative comes out 0 instead of 6x).
+  const checks::Prepared p = checks::broken_double_backward_case().prepare(0);
+  EXPECT_TRUE(gradcheck(p.fn, p.inputs).ok);
+  const auto r = gradgradcheck(p.fn, p.inputs);
+  EXPECT_FALSE(r.ok);
+  EXPECT_THAT(r.message, ::testing::HasSubstr("Jacobian mismatch for input 0"));
+}
+
+TEST(GradCheckChecker, GradgradcheckCatchesAWrongFirstDerivativeToo) {
+  const checks::Prepared p = checks::broken_case().prepare(0);
+  EXPECT_FALSE(gradgradcheck(p.fn, p.inputs).ok);
 }
 
 TEST(GradCheckChecker, CatchesAGradientSentToTheWrongElement) {
