@@ -9,9 +9,10 @@
 // pkg-config cppgrad), the same line works. examples/consumer/ is a small program that uses nothing else.
 #include "cppgrad/version.h"
 
-// core: tensors, ops, autograd
+// core: tensors, ops, autograd (and its functional API: jacobian, hessian, vjp, jvp, hvp)
 #include "core/autograd.h"
 #include "core/dtype.h"
+#include "core/functional.h"
 #include "core/generator.h"
 #include "core/gradcheck.h"
 #include "core/graph_dot.h"
