@@ -1,4 +1,8 @@
 // Gradients of gradients: autograd::grad, create_graph, and the engine's refusals around them.
+#include <memory>
+#include <set>
+
+#include "core/autograd.h"
 #include "test_util.h"
 
 namespace cppgrad {
@@ -79,6 +83,76 @@ TEST(HigherOrder, GradRefusesAMismatchedGradOutput) {
   EXPECT_THROW(autograd::grad({y}, {x}, {Tensor(), Tensor()}), std::invalid_argument);
   EXPECT_THROW(autograd::grad({y}, {Tensor::ones({2}, DType::Float64)}, {Tensor::ones({2}, DType::Float64)}),
                std::logic_error);  // an input that does not require grad
+}
+
+// Weak handles to every tensor and node reachable from `roots` through the graph: how many are still alive.
+struct GraphCensus {
+  std::vector<std::weak_ptr<TensorImpl>> tensors;
+  std::vector<std::weak_ptr<Node>> nodes;
+
+  explicit GraphCensus(const std::vector<Tensor>& roots) {
+    std::vector<Tensor> stack(roots);
+    std::set<const void*> seen;
+    while (!stack.empty()) {
+      Tensor t = stack.back();
+      stack.pop_back();
+      if (!t.defined() || !seen.insert(t.impl_ptr().get()).second) continue;
+      tensors.push_back(t.impl_ptr());
+      if (t.impl().grad) stack.push_back(Tensor(t.impl().grad));
+      if (const auto& node = t.grad_fn()) {
+        nodes.push_back(node);
+        for (const Tensor& in : node->inputs) stack.push_back(in);
+      }
+    }
+  }
+  std::size_t alive() const {
+    std::size_t n = 0;
+    for (const auto& t : tensors) n += !t.expired();
+    for (const auto& node : nodes) n += !node.expired();
+    return n;
+  }
+};
+
+TEST(HigherOrder, DroppingCreateGraphResultsFreesEveryTensorAndNode) {
+  GraphCensus census({});
+  {
+    Tensor x = leaf_of({0.5, -1.0, 2.0});
+    Tensor y = sum(mul(tanh(mul(x, x)), exp(x)));
+    Tensor g = autograd::grad({y}, {x}, {}, std::nullopt, /*create_graph=*/true)[0];
+    Tensor h = autograd::grad({sum(g)}, {x}, {}, std::nullopt, /*create_graph=*/true)[0];
+    census = GraphCensus({x, y, g, h});
+    EXPECT_GT(census.alive(), 20u);  // the forward graph, the gradient's graph and the second gradient's
+  }
+  EXPECT_EQ(census.alive(), 0u);  // no reference cycle keeps any of them
+}
+
+TEST(HigherOrder, BackwardWithCreateGraphFreesEverythingOnceTheGradientIsCleared) {
+  // As in PyTorch, x.grad then holds a graph that refers back to x; clearing the gradient (what every optimizer's
+  // zero_grad does) ends that loop, and everything is freed with the last handle.
+  GraphCensus census({});
+  {
+    Tensor x = leaf_of({0.5, -1.0});
+    sum(mul(mul(x, x), x)).backward(Tensor(), std::nullopt, /*create_graph=*/true);
+    census = GraphCensus({x});
+    EXPECT_GT(census.alive(), 5u);
+    x.zero_grad();
+  }
+  EXPECT_EQ(census.alive(), 0u);
+}
+
+TEST(HigherOrder, TheCensusSeesTheLoopThatAnUnclearedCreateGraphGradientMakes) {
+  // Proof that the census can fail: without zero_grad the loop x -> x.grad -> its graph -> x stays alive.
+  GraphCensus census({});
+  std::weak_ptr<TensorImpl> x_impl;
+  {
+    Tensor x = leaf_of({0.5, -1.0});
+    sum(mul(mul(x, x), x)).backward(Tensor(), std::nullopt, /*create_graph=*/true);
+    census = GraphCensus({x});
+    x_impl = x.impl_ptr();
+  }
+  EXPECT_GT(census.alive(), 0u);
+  Tensor(x_impl.lock()).zero_grad();  // end the loop, so the test itself leaks nothing
+  EXPECT_EQ(census.alive(), 0u);
 }
 
 }  // namespace
