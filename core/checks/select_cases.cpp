@@ -58,6 +58,22 @@ std::vector<GradcheckCase> select_cases() {
     Tensor ids = Tensor::from_vector<std::int64_t>({1, 4, 1, 0, 3, 3}, {2, 3});
     return Prepared{[ids](const Inputs& in) { return embedding(in[0], ids); }, Inputs{leaf({5, 3}, seed + 73)}};
   });
+  check("IndexAdd", [](std::uint64_t seed) {
+    // A repeated index: both source rows add into row 2.
+    Tensor idx = Tensor::from_vector<std::int64_t>({2, 0, 2}, {3});
+    return Prepared{[idx](const Inputs& in) { return index_add(in[0], 1, idx, in[1]); },
+                    Inputs{leaf({2, 4, 3}, seed + 74), leaf({2, 3, 3}, seed + 75)}};
+  });
+  check("ScatterAdd", [](std::uint64_t seed) {
+    // index [2, 2] within a larger src [2, 3] (only its corner is read), repeated targets in row 0.
+    Tensor idx = Tensor::from_vector<std::int64_t>({1, 1, 0, 2}, {2, 2});
+    return Prepared{[idx](const Inputs& in) { return scatter_add(in[0], 1, idx, in[1]); },
+                    Inputs{leaf({2, 3}, seed + 76), leaf({2, 3}, seed + 77)}};
+  });
+  check("SliceScatter", [](std::uint64_t seed) {
+    return Prepared{[](const Inputs& in) { return slice_scatter(in[0], in[1], 1, 1, 5, 2); },
+                    Inputs{leaf({3, 5}, seed + 78), leaf({3, 2}, seed + 79)}};
+  });
   return cases;
 }
 

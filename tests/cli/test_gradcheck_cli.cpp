@@ -42,6 +42,15 @@ TEST(GradcheckCli, ABrokenOpIsFlaggedAndFailsTheRun) {
   EXPECT_THAT(r.out, ::testing::HasSubstr("1 of 2 checks passed"));
 }
 
+TEST(GradcheckCli, OrderTwoChecksSecondDerivativesAndCatchesABrokenDoubleBackward) {
+  const Result r = gradcheck_cli("--order 2 --only tanh,layer_norm_module --include-broken");
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_THAT(r.out, ::testing::HasSubstr("op Tanh "));
+  EXPECT_THAT(r.out, ::testing::HasSubstr("broken BrokenCubeDoubleBackward"));
+  EXPECT_THAT(r.out, ::testing::HasSubstr("2 of 3 second-order checks passed"));
+  EXPECT_EQ(gradcheck_cli("--order 3").status, 2);
+}
+
 TEST(GradcheckCli, VersionIsTheProjectVersion) {
   const Result r = gradcheck_cli("--version");
   EXPECT_EQ(r.status, 0) << r.out;
