@@ -286,6 +286,7 @@ void check_not_released(const std::vector<Tensor>& order) {
 
 // needed[k]: order[k] leads (through the inputs of its node) to a tensor the pass must deliver a gradient to.
 std::vector<char> needed_nodes(const std::vector<Tensor>& order, const ImplIndex& position, const Pass& pass) {
+  if (pass.into_leaves) return std::vector<char>(order.size(), 1);  // every tensor in the order leads to a leaf
   std::vector<char> needed(order.size(), 0);
   for (const Tensor& w : pass.wanted) {
     const std::int64_t at = position.find(w.impl_ptr().get());
@@ -293,10 +294,7 @@ std::vector<char> needed_nodes(const std::vector<Tensor>& order, const ImplIndex
   }
   for (std::size_t k = 0; k < order.size(); ++k) {  // inputs come first: their marks are final
     const auto& node = order[k].grad_fn();
-    if (!node) {
-      needed[k] = needed[k] || pass.into_leaves;
-      continue;
-    }
+    if (!node) continue;
     for (const Tensor& in : node->inputs)
       if (in.defined() && in.requires_grad() && needed[static_cast<std::size_t>(position.find(in.impl_ptr().get()))])
         needed[k] = 1;

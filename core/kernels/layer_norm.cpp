@@ -110,9 +110,10 @@ Tensor layer_norm_forward(const Tensor& x, const Tensor& w, const Tensor& b, dou
                        saved ? saved->xhat.data<float>() : nullptr, saved ? saved->rstd.data<float>() : nullptr};
   // Groups of 8 rows, split across threads when worth it; rows of whole vectors take the register path.
   parallel_for((N + 7) / 8, N * D > (1 << 15), [&](std::int64_t group) {
+    const FloatRows p = rows;  // a local copy: the compiler may keep its fields in registers across the stores to y
     const std::int64_t i0 = group * 8, i1 = std::min(N, i0 + 8);
-    if (D % 8 == 0 && i1 - i0 == 8) return layer_norm_8_rows_f32x8(rows, i0);
-    for (std::int64_t i = i0; i < i1; ++i) D % 8 == 0 ? layer_norm_row_f32x8(rows, i) : layer_norm_row(rows, i);
+    if (D % 8 == 0 && i1 - i0 == 8) return layer_norm_8_rows_f32x8(p, i0);
+    for (std::int64_t i = i0; i < i1; ++i) D % 8 == 0 ? layer_norm_row_f32x8(p, i) : layer_norm_row(p, i);
   });
   return y;
 }
@@ -125,7 +126,7 @@ std::array<Tensor, 3> layer_norm_backward(const Tensor& g, const LayerNormSaved&
   Tensor dw = Tensor::zeros({D}, DType::Float32), db = Tensor::zeros({D}, DType::Float32);
   const float *pg = gc.data<float>(), *ph = saved.xhat.data<float>(), *pr = saved.rstd.data<float>();
   const float* pw = wc.defined() ? wc.data<float>() : nullptr;
-  float *pdw = dw.data<float>(), *pdb = db.data<float>();
+  float *pdw = dw.data<float>(), *pdb = db.data<float>(), *pdx = need_x ? dx.data<float>() : nullptr;
   // dh is recomputed where needed rather than kept in a buffer (one multiply against a heap block per call).
   auto dh = [pw](const float* gi, std::int64_t j) { return gi[j] * (pw ? pw[j] : 1.0f); };
   for (std::int64_t i = 0; i < N; ++i) {
@@ -144,7 +145,7 @@ std::array<Tensor, 3> layer_norm_backward(const Tensor& g, const LayerNormSaved&
     mean_dh /= static_cast<float>(D);
     mean_dh_h /= static_cast<float>(D);
     if (!need_x) continue;
-    float* dxi = dx.data<float>() + i * D;
+    float* dxi = pdx + i * D;
 #pragma omp simd
     for (std::int64_t j = 0; j < D; ++j) dxi[j] = pr[i] * (dh(gi, j) - mean_dh - hi[j] * mean_dh_h);
   }

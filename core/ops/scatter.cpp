@@ -32,16 +32,30 @@ Tensor index_add(const Tensor& x, std::int64_t dim, const Tensor& index, const T
                                 " of the index's length: x " + shape_str(x.shape()) + ", index " +
                                 shape_str(index.shape()) + ", source " + shape_str(source.shape()));
   if (x.dim() == 0) return add(x, source.reshape({}), where);
-  const Tensor idx = index.detach().contiguous().reshape({-1});
-  Tensor out = x.detach().clone();
-  // One narrow per index entry: serial, so a repeated index adds in a fixed order (reproducible results).
+  const Tensor idx = index.detach().contiguous().reshape({-1}), src = source.detach().contiguous();
+  Tensor out = x.detach().clone();  // contiguous
+  // x seen as [outer, S, inner] and source as [outer, I, inner]: row (o, idx[i]) of out += row (o, i) of source.
+  const std::int64_t S = x.shape()[d], I = idx.numel();
+  std::int64_t outer = 1, inner = 1;
+  for (std::int64_t k = 0; k < d; ++k) outer *= x.shape()[k];
+  for (std::int64_t k = d + 1; k < x.dim(); ++k) inner *= x.shape()[k];
   const std::int64_t* pi = idx.data<std::int64_t>();
-  for (std::int64_t i = 0; i < idx.numel(); ++i) {
-    if (pi[i] < 0 || pi[i] >= x.shape()[d])
+  for (std::int64_t i = 0; i < I; ++i)
+    if (pi[i] < 0 || pi[i] >= S)
       throw std::out_of_range("index_add: index " + std::to_string(pi[i]) + " out of range for dim " +
-                              std::to_string(d) + " of size " + std::to_string(x.shape()[d]));
-    out.narrow(d, pi[i], 1).add_(source.detach().narrow(d, i, 1));
-  }
+                              std::to_string(d) + " of size " + std::to_string(S));
+  dispatch_floating(x.dtype(), "index_add", [&](auto tag) {
+    using T = decltype(tag);
+    const T* ps = src.data<T>();
+    T* po = out.data<T>();
+    // Serial on purpose: a repeated index adds into the same row, and a fixed order keeps results reproducible.
+    for (std::int64_t o = 0; o < outer; ++o)
+      for (std::int64_t i = 0; i < I; ++i) {
+        T* dst = po + (o * S + pi[i]) * inner;
+        const T* row = ps + (o * I + i) * inner;
+        for (std::int64_t k = 0; k < inner; ++k) dst[k] += row[k];
+      }
+  });
   return record_op(out, "index_add", {x, source}, [d, idx](const Tensor& g) {
     return TensorList{g, index_select(g, d, idx)};
   }, where);
