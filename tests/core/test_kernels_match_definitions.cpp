@@ -1,0 +1,182 @@
+// Every fast float32 kernel against the readable definition it stands in for. float64 always runs the
+// definitions (core/dispatch.h), so each case runs an op twice on the same random inputs: float32 (the kernel,
+// forward and its closed-form backward) and float64 (the definition, its backward from the ops it is made of),
+// and compares the output and every input's gradient. Shapes, strides (transposed and sliced views) and masks
+// are drawn at random per seed. The tolerance is stated once: float32 rounding, relative to the largest value.
+#include <functional>
+#include <string>
+
+#include "test_util.h"
+
+namespace cppgrad {
+namespace {
+
+constexpr double kTolerance = 2e-5;  // |float32 - float64| <= kTolerance * (1 + max |float64|), per tensor
+
+using Inputs = std::vector<Tensor>;
+using Op = std::function<Tensor(const Inputs&)>;
+
+// The largest gap between the float32 run (kernels) and the float64 run (definitions) over the output and the
+// gradient of every floating input, each relative to 1 + that tensor's largest float64 value; and where it was.
+struct Gap {
+  double worst = 0;
+  std::string where;
+};
+
+Gap compare_fast_with_definition(const Op& op, const Inputs& inputs64, std::uint64_t seed) {
+  Inputs in32, in64;
+  for (const Tensor& t : inputs64) {
+    const bool floating = is_floating(t.dtype());
+    Tensor a = floating ? t.detach().to(DType::Float32) : t, b = floating ? t.detach().clone() : t;
+    if (floating) a.set_requires_grad(true), b.set_requires_grad(true);
+    in32.push_back(a), in64.push_back(b);
+  }
+  const Tensor y32 = op(in32), y64 = op(in64);
+  Generator gen(seed + 99);
+  const Tensor up = Tensor::randn(y64.shape(), gen, DType::Float64);
+  sum(mul(y32, up.to(DType::Float32))).backward();
+  sum(mul(y64, up)).backward();
+  Gap gap;
+  auto measure = [&](const Tensor& got, const Tensor& want, const std::string& what) {
+    if (!want.defined()) return;
+    const auto g = got.to(DType::Float64).to_vector<double>(), w = want.to_vector<double>();
+    double scale = 0, diff = 0;
+    for (std::size_t i = 0; i < w.size(); ++i) scale = std::max(scale, std::abs(w[i]));
+    for (std::size_t i = 0; i < w.size(); ++i) diff = std::max(diff, std::abs(g[i] - w[i]));
+    if (diff / (1 + scale) >= gap.worst) gap = {diff / (1 + scale), what};
+  };
+  measure(y32, y64, "output");
+  for (std::size_t i = 0; i < in64.size(); ++i)
+    if (in64[i].requires_grad()) measure(in32[i].grad(), in64[i].grad(), "gradient of input " + std::to_string(i));
+  return gap;
+}
+
+// Uniform integers in [lo, hi], for shapes.
+std::int64_t draw(Generator& gen, std::int64_t lo, std::int64_t hi) {
+  return lo + static_cast<std::int64_t>(gen.uniform() * static_cast<double>(hi - lo + 1)) % (hi - lo + 1);
+}
+
+Tensor randn(const Shape& s, Generator& gen) { return Tensor::randn(s, gen, DType::Float64); }
+
+// Runs `cases` random draws of one op family and expects every gap within the tolerance.
+void expect_kernel_matches(const std::string& name, int cases,
+                           const std::function<std::pair<Op, Inputs>(Generator&)>& draw_case) {
+  for (int c = 0; c < cases; ++c) {
+    Generator gen(1000 + static_cast<std::uint64_t>(c));
+    auto [op, inputs] = draw_case(gen);
+    const Gap gap = compare_fast_with_definition(op, inputs, static_cast<std::uint64_t>(c));
+    EXPECT_LT(gap.worst, kTolerance) << name << " case " << c << ": " << gap.where;
+  }
+}
+
+TEST(KernelsMatchDefinitions, LayerNorm) {
+  expect_kernel_matches("layer_norm", 12, [](Generator& gen) {
+    const std::int64_t D = std::array<std::int64_t, 5>{8, 13, 32, 40, 64}[draw(gen, 0, 4)], N = draw(gen, 1, 21);
+    const bool affine = draw(gen, 0, 3) > 0, transposed = draw(gen, 0, 1) == 1;
+    Tensor x = add(mul(randn(transposed ? Shape{D, N} : Shape{N, D}, gen), 3.0), 1.5);
+    return std::pair<Op, Inputs>{[affine, transposed](const Inputs& in) {
+                                   const Tensor x = transposed ? in[0].t() : in[0];
+                                   return affine ? layer_norm(x, in[1], in[2]) : layer_norm(x, Tensor(), Tensor());
+                                 },
+                                 Inputs{x, randn({D}, gen), randn({D}, gen)}};
+  });
+}
+
+TEST(KernelsMatchDefinitions, LinearAndLinearRelu) {
+  expect_kernel_matches("linear", 12, [](Generator& gen) {
+    const std::int64_t in = draw(gen, 1, 40), out = draw(gen, 1, 40), B = draw(gen, 1, 4), L = draw(gen, 1, 9);
+    const bool relu_after = draw(gen, 0, 1) == 1, with_bias = draw(gen, 0, 3) > 0, w_transposed = draw(gen, 0, 1) == 1;
+    Tensor w = randn(w_transposed ? Shape{in, out} : Shape{out, in}, gen);
+    return std::pair<Op, Inputs>{[=](const Inputs& x) {
+                                   const Tensor weight = w_transposed ? x[1].t() : x[1];
+                                   const Tensor bias = with_bias ? x[2] : Tensor();
+                                   return relu_after ? linear_relu(x[0], weight, bias) : linear(x[0], weight, bias);
+                                 },
+                                 Inputs{randn({B, L, in}, gen), w, randn({out}, gen)}};
+  });
+}
+
+TEST(KernelsMatchDefinitions, CrossEntropy) {
+  expect_kernel_matches("cross_entropy", 12, [](Generator& gen) {
+    const std::int64_t N = draw(gen, 1, 30), C = draw(gen, 2, 40);
+    Tensor target = Tensor::randint(0, C, {N}, gen);
+    for (std::int64_t i = 0; i < N; i += 4) target.set({i}, -100);  // some rows ignored
+    target.set({N - 1}, static_cast<double>(C - 1));                 // and at least one valid row
+    return std::pair<Op, Inputs>{[target](const Inputs& in) { return cross_entropy(in[0], target); },
+                                 Inputs{mul(randn({N, C}, gen), 4.0)}};
+  });
+}
+
+TEST(KernelsMatchDefinitions, SoftmaxRows) {
+  expect_kernel_matches("softmax", 12, [](Generator& gen) {
+    const std::int64_t rows = draw(gen, 1, 9), n = draw(gen, 1, 70);
+    Tensor mask = Tensor::zeros({rows, n}, DType::Bool);
+    for (std::int64_t j = 0; j + 1 < n; j += 3) mask.set({0, j}, 1);  // masked entries (-inf), never a whole row
+    return std::pair<Op, Inputs>{[mask](const Inputs& in) {
+                                   return softmax(masked_fill(in[0], mask, -std::numeric_limits<double>::infinity()), -1);
+                                 },
+                                 Inputs{mul(randn({rows, n}, gen), 5.0)}};
+  });
+}
+
+TEST(KernelsMatchDefinitions, AttentionWithMasksAndHeadViews) {
+  expect_kernel_matches("fused_attention", 16, [](Generator& gen) {
+    const std::int64_t B = draw(gen, 1, 3), H = draw(gen, 1, 3), Lq = draw(gen, 1, 9), Lk = draw(gen, 1, 11),
+                       dk = draw(gen, 1, 12), dv = draw(gen, 1, 12);
+    const std::int64_t mask_kind = draw(gen, 0, 2);  // none, causal-like [Lq, Lk], key padding [B, 1, 1, Lk]
+    Tensor mask;
+    if (mask_kind == 1) {
+      mask = Tensor::zeros({Lq, Lk}, DType::Bool);
+      for (std::int64_t i = 0; i < Lq; ++i)
+        for (std::int64_t j = 0; j <= std::min(i, Lk - 1); ++j) mask.set({i, j}, 1);
+    } else if (mask_kind == 2) {
+      mask = Tensor::ones({B, 1, 1, Lk}, DType::Bool);
+      for (std::int64_t j = Lk / 2 + 1; j < Lk; ++j) mask.set({0, 0, 0, j}, 0);
+    }
+    // q, k, v as heads split from [B, L, H * d] (strided views, as MultiHeadAttention makes them)
+    auto heads = [B, H](const Tensor& x, std::int64_t L, std::int64_t d) {
+      return x.view({B, L, H, d}).transpose(1, 2);
+    };
+    return std::pair<Op, Inputs>{[=](const Inputs& in) {
+                                   return fused_attention(heads(in[0], Lq, dk), heads(in[1], Lk, dk), heads(in[2], Lk, dv),
+                                                          mask).output;
+                                 },
+                                 Inputs{randn({B, Lq, H * dk}, gen), randn({B, Lk, H * dk}, gen),
+                                        randn({B, Lk, H * dv}, gen)}};
+  });
+}
+
+TEST(KernelsMatchDefinitions, AttentionOneQueryGroupsOfEightHeads) {
+  // A decoding step: one query per head, dk = dv = 8, at least 8 heads, so the grouped kernel runs.
+  expect_kernel_matches("fused_attention one query", 6, [](Generator& gen) {
+    const std::int64_t heads = 8 * draw(gen, 1, 3) + draw(gen, 0, 3), Lk = draw(gen, 1, 20);
+    return std::pair<Op, Inputs>{[](const Inputs& in) { return fused_attention(in[0], in[1], in[2]).output; },
+                                 Inputs{randn({heads, 1, 8}, gen), randn({heads, Lk, 8}, gen), randn({heads, Lk, 8}, gen)}};
+  });
+}
+
+TEST(KernelsMatchDefinitions, MatmulGemmWithBroadcastAndViews) {
+  expect_kernel_matches("matmul", 12, [](Generator& gen) {
+    const std::int64_t M = draw(gen, 1, 40), K = draw(gen, 1, 40), N = draw(gen, 1, 40), batch = draw(gen, 1, 3);
+    const bool a_transposed = draw(gen, 0, 1) == 1, b_broadcast = draw(gen, 0, 1) == 1;
+    Tensor a = randn(a_transposed ? Shape{batch, K, M} : Shape{batch, M, K}, gen);
+    Tensor b = randn(b_broadcast ? Shape{K, N} : Shape{batch, K, N}, gen);
+    return std::pair<Op, Inputs>{[a_transposed](const Inputs& in) {
+                                   return matmul(a_transposed ? in[0].transpose(-2, -1) : in[0], in[1]);
+                                 },
+                                 Inputs{a, b}};
+  });
+}
+
+TEST(KernelsMatchDefinitions, TheComparisonCatchesAWrongKernel) {
+  // A float32 "kernel" that is off by one part in a thousand (layer_norm with the wrong eps) must be caught.
+  Generator gen(5);
+  const Op wrong = [](const Inputs& in) {
+    return in[0].dtype() == DType::Float32 ? layer_norm(in[0], Tensor(), Tensor(), 1e-3) : layer_norm(in[0], Tensor(), Tensor());
+  };
+  const Gap gap = compare_fast_with_definition(wrong, Inputs{mul(randn({4, 16}, gen), 0.1)}, 0);
+  EXPECT_GT(gap.worst, 100 * kTolerance) << gap.where;
+}
+
+}  // namespace
+}  // namespace cppgrad
