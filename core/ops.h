@@ -152,5 +152,9 @@ Tensor unsqueeze(const Tensor& x, std::int64_t dim, std::source_location where =
 Tensor squeeze(const Tensor& x, std::int64_t dim, std::source_location where = std::source_location::current());
 Tensor expand(const Tensor& x, const Shape& shape, std::source_location where = std::source_location::current());
 Tensor contiguous(const Tensor& x, std::source_location where = std::source_location::current());
+// Attention heads: [B, L, H * dh] -> [B, H, L, dh], each head's slice its own batch entry (a view, no copy); and the
+// inverse, [B, H, L, dh] -> [B, L, H * dh] (a view when x is stored as [B, L, H, dh], else a copy).
+Tensor split_heads(const Tensor& x, std::int64_t n_heads, std::source_location where = std::source_location::current());
+Tensor merge_heads(const Tensor& x, std::source_location where = std::source_location::current());
 
 }  // namespace cppgrad

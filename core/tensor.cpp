@@ -354,6 +354,20 @@ void Tensor::set_grad(const Tensor& g) const {
 
 void Tensor::zero_grad() const { impl().grad.reset(); }
 
+void Tensor::set_data(const Tensor& source) const {
+  if (!is_leaf())
+    throw std::logic_error("set_data: only a leaf's data can be replaced (this tensor was computed by '" +
+                           grad_fn()->name + "')");
+  TensorImpl& self = impl();
+  const TensorImpl& from = source.impl();
+  self.storage = from.storage;
+  self.shape = from.shape;
+  self.strides = from.strides;
+  self.offset = from.offset;
+  self.dtype = from.dtype;
+  self.grad.reset();
+}
+
 void Tensor::backward(const Tensor& grad, std::optional<bool> retain_graph, bool create_graph) const {
   run_backward(*this, grad, retain_graph.value_or(create_graph), /*record_grad_norms=*/false, create_graph);
 }

@@ -112,6 +112,10 @@ class Tensor {
                 bool create_graph = false) const;
 
   // --- in-place, for optimizers and initialisers (never recorded by autograd) ---
+  // Makes this tensor (every handle to it) show `source`'s data: its storage, shape, strides, offset and dtype,
+  // shared, not copied; the gradient is dropped, requires_grad kept (PyTorch's `param.data = source`). For a
+  // module converting or sharing its parameters; only on leaves.
+  void set_data(const Tensor& source) const;
   void fill_(double value) const;
   void copy_(const Tensor& src) const;  // same shape and dtype; src may be any layout
   void add_(const Tensor& src) const;   // this += src, elementwise in place; same shape and dtype, any layouts

@@ -74,28 +74,13 @@ void Module::share_parameters_with(const Module& source) {
       throw std::invalid_argument("share_parameters_with: parameter '" + name + "' " + shape_str(p.shape()) +
                                   " does not match the source's '" + theirs[i].first + "' " + shape_str(q.shape()));
   }
-  for (std::size_t i = 0; i < mine.size(); ++i) {
-    TensorImpl& impl = mine[i].second.impl();
-    const TensorImpl& from = theirs[i].second.impl();
-    impl.storage = from.storage;
-    impl.strides = from.strides;
-    impl.offset = from.offset;
-    impl.grad.reset();
-  }
+  for (std::size_t i = 0; i < mine.size(); ++i) mine[i].second.set_data(theirs[i].second.detach());
 }
 
 void Module::to(DType dtype) {
   for (auto& [name, p] : named_parameters()) {
     if (p.dtype() == dtype) continue;
-    Tensor converted = p.detach().to(dtype).contiguous();
-    // Rebind the parameter's own TensorImpl so every handle to it sees the new storage.
-    TensorImpl& impl = p.impl();
-    impl.storage = converted.impl().storage;
-    impl.dtype = dtype;
-    impl.shape = converted.shape();
-    impl.strides = converted.strides();
-    impl.offset = converted.offset();
-    impl.grad.reset();
+    p.set_data(p.detach().to(dtype).contiguous());  // every handle to the parameter sees the converted values
   }
 }
 

@@ -59,9 +59,4 @@ class MultiHeadAttention : public AttentionModule {
   std::shared_ptr<Linear> W_q_, W_k_, W_v_, W_o_;
 };
 
-// [B, L, H * dh] -> [B, H, L, dh]: each head's slice becomes its own batch entry (a view, no copy).
-Tensor split_heads(const Tensor& x, std::int64_t n_heads);
-// [B, H, L, dh] -> [B, L, H * dh]: the inverse (a view when x is stored as [B, L, H, dh], else a copy).
-Tensor merge_heads(const Tensor& x);
-
 }  // namespace cppgrad::nn

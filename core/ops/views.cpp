@@ -165,4 +165,33 @@ Tensor contiguous(const Tensor& x, std::source_location where) {
   return record_op(out, "contiguous", {x}, [](const Tensor& g) { return TensorList{g}; }, where);
 }
 
+// ------------------------------------------------------------------------------------------- attention heads
+// Each is one op with its backward beside it, rather than view + transpose (two graph nodes each): a step splits
+// heads 18 times and merges them 6 times, and graph nodes are a large part of a small model's step.
+// x: [B, L, D] read as [B, H, L, dh] through strides (L*D, dh, D, 1);  dx = merge_heads(g)
+Tensor split_heads(const Tensor& x, std::int64_t n_heads, std::source_location where) {
+  if (x.dim() != 3 || n_heads <= 0 || x.shape()[2] % n_heads != 0)
+    throw std::invalid_argument("split_heads: x " + shape_str(x.shape()) + " cannot be split into " +
+                                std::to_string(n_heads) + " heads: it must be [B, L, D] with D a multiple of the heads");
+  const std::int64_t B = x.shape()[0], L = x.shape()[1], D = x.shape()[2], dh = D / n_heads;
+  const Tensor xc = contiguous(x, where);  // Linear's output already is: no copy
+  Tensor out = make_view(xc, {B, n_heads, L, dh}, {L * D, dh, D, 1}, xc.offset());
+  return record_op(out, "split_heads", {xc}, [B, L, D](const Tensor& g) {
+    return TensorList{g.transpose(1, 2).reshape({B, L, D})};
+  }, where);
+}
+
+// x: [B, H, L, dh] -> [B, L, H * dh]; a view when x is stored as [B, L, H, dh] (fused_attention's output is: see
+// core/ops/layout.h), a copy otherwise;  dx = split of g, read back as [B, H, L, dh]
+Tensor merge_heads(const Tensor& x, std::source_location where) {
+  if (x.dim() != 4) throw std::invalid_argument("merge_heads: x must be [B, H, L, dh], got " + shape_str(x.shape()));
+  const std::int64_t B = x.shape()[0], H = x.shape()[1], L = x.shape()[2], dh = x.shape()[3];
+  Tensor t = x.detach().transpose(1, 2);  // [B, L, H, dh]
+  if (!t.is_contiguous()) t = t.contiguous();
+  Tensor out = make_view(t, {B, L, H * dh}, {L * H * dh, H * dh, 1}, t.offset());
+  return record_op(out, "merge_heads", {x}, [B, H, L, dh](const Tensor& g) {
+    return TensorList{g.reshape({B, L, H, dh}).transpose(1, 2)};
+  }, where);
+}
+
 }  // namespace cppgrad

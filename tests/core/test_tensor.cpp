@@ -239,3 +239,26 @@ TEST(TensorErrors, UndefinedTensorUseIsAnError) {
 
 }  // namespace
 }  // namespace cppgrad
+
+namespace cppgrad {
+namespace {
+
+TEST(Tensor, SetDataMakesEveryHandleShowTheSourceAndRefusesANonLeaf) {
+  Tensor p = Tensor::from_vector<float>({1, 2, 3}, {3});
+  p.set_requires_grad(true);
+  const Tensor other_handle = p;
+  sum(mul(p, p)).backward();
+  ASSERT_TRUE(p.grad().defined());
+  const Tensor source = Tensor::from_vector<double>({4, 5}, {2});
+  p.set_data(source);
+  EXPECT_EQ(other_handle.to_vector<double>(), (std::vector<double>{4, 5}));  // the same impl: every handle sees it
+  EXPECT_EQ(other_handle.dtype(), DType::Float64);
+  EXPECT_TRUE(p.requires_grad());
+  EXPECT_FALSE(p.grad().defined());  // the old gradient no longer fits
+  source.set({0}, 9.0);
+  EXPECT_EQ(p.at({0}), 9.0);  // shared, not copied
+  EXPECT_THROW_MSG(mul(p, 2.0).set_data(source), std::logic_error, "set_data: only a leaf's data");
+}
+
+}  // namespace
+}  // namespace cppgrad
