@@ -58,11 +58,8 @@ Prepared seq2seq_case(CrossAttentionKind cross, PositionalKind positional, std::
   return module_case(model, Inputs{}, [=](const Inputs&) { return cross_entropy(model->forward(src, dec_in), tgt); });
 }
 
-}  // namespace
-
-std::vector<GradcheckCase> module_cases() {
-  std::vector<GradcheckCase> cases;
-  const CaseAdder check{cases, "module"};
+// Linear, Embedding, LayerNorm, FeedForward.
+void layer_cases(const CaseAdder& check) {
   check("LinearModule", [](std::uint64_t seed) {
     Generator gen(seed + 1);
     auto lin = std::make_shared<Linear>(LinearOptions{.in = 3, .out = 4}, gen);
@@ -104,6 +101,10 @@ std::vector<GradcheckCase> module_cases() {
       return ffn->forward(in[0]);
     });
   });
+}
+
+// Every attention: scaled dot-product, single-head and causal self-attention, multi-head, additive, multiplicative.
+void attention_module_cases(const CaseAdder& check) {
   check("ScaledDotProductAttention", [](std::uint64_t seed) {
     return Prepared{[](const Inputs& in) { return scaled_dot_product_attention(in[0], in[1], in[2]).output; },
                     Inputs{leaf({2, 3, 4}, seed + 8), leaf({2, 5, 4}, seed + 9), leaf({2, 5, 3}, seed + 10)}};
@@ -192,6 +193,10 @@ std::vector<GradcheckCase> module_cases() {
     return module_case(attn, Inputs{leaf({2, 3, 3}, seed + 36), leaf({2, 4, 3}, seed + 37), leaf({2, 4, 2}, seed + 38)},
                        [=](const Inputs& in) { return attn->attend(in[0], in[1], in[2], mask).output; });
   });
+}
+
+// Encoder and decoder layers, post-LN and pre-LN, with masks and every cross-attention kind.
+void transformer_layer_cases(const CaseAdder& check) {
   check("TransformerEncoderLayer", [](std::uint64_t seed) {
     Generator gen(seed + 39);
     auto layer =
@@ -238,11 +243,21 @@ std::vector<GradcheckCase> module_cases() {
     return module_case(layer, Inputs{leaf({2, 2, 4}, seed + 47), leaf({2, 3, 4}, seed + 48)},
                        [=](const Inputs& in) { return layer->forward(in[0], in[1], Tensor(), padding_mask(3, 2)); });
   });
+}
 
-  // ------------------------------------------------------------------------------------------- the whole model
+// The whole model, end to end through the loss, with each cross-attention kind.
+void whole_model_cases(const CaseAdder& check) {
   check("Seq2SeqTransformer", [](std::uint64_t seed) { return seq2seq_case(CrossAttentionKind::ScaledDot, PositionalKind::Learned, seed + 50); });
   check("Seq2SeqTransformerAdditive", [](std::uint64_t seed) { return seq2seq_case(CrossAttentionKind::Additive, PositionalKind::Learned, seed + 51); });
   check("Seq2SeqTransformerMultiplicative", [](std::uint64_t seed) { return seq2seq_case(CrossAttentionKind::Multiplicative, PositionalKind::Sinusoidal, seed + 52); });
+}
+
+}  // namespace
+
+std::vector<GradcheckCase> module_cases() {
+  std::vector<GradcheckCase> cases;
+  const CaseAdder check{cases, "module"};
+  for (auto add_group : {layer_cases, attention_module_cases, transformer_layer_cases, whole_model_cases}) add_group(check);
   return cases;
 }
 
