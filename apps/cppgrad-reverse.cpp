@@ -188,7 +188,7 @@ int train_tutorial(const TrainConfig& config, LinesOutput* metrics, const std::s
   return 0;
 }
 
-int cmd_train(int argc, char** argv) {
+cxxopts::Options train_flags() {
   cxxopts::Options o("cppgrad-reverse train", "Train the reversal transformer; accuracy is greedy decoding from BOS.");
   add_config_flags(o);
   o.add_options("output")
@@ -202,101 +202,125 @@ int cmd_train(int argc, char** argv) {
       ("detect-anomaly", "stop at the first NaN/Inf in a forward result or gradient, naming the op and its line")
       ("quiet", "only the final summary")
       ("h,help", "this help");
-  const auto r = parse(o, argc, argv);
+  return o;
+}
 
+// The run's configuration: the defaults or the resumed checkpoint's, with the flags given; validated.
+TrainConfig train_config(const cxxopts::ParseResult& r) {
   TrainConfig config;
-  if (r.count("resume")) {
-    config = read_checkpoint_config(r["resume"].as<std::string>());
-    apply_config_flags(r, config, /*only_explicit=*/true);
-  } else {
-    apply_config_flags(r, config, /*only_explicit=*/false);
-  }
+  if (r.count("resume")) config = read_checkpoint_config(r["resume"].as<std::string>());
+  apply_config_flags(r, config, /*only_explicit=*/r.count("resume") > 0);
   try {
     config.validate();
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
-  set_threads(config.threads);
-  const bool quiet = r.count("quiet") > 0;
+  return config;
+}
+
+// Where the run writes, every path checked before anything is trained or written (outputs.h).
+struct TrainOutputs {
+  std::string save, plot, resume;
+  std::optional<LinesOutput> metrics;
+  bool quiet = false;
+};
+
+void open_train_outputs(const cxxopts::ParseResult& r, const TrainConfig& config, TrainOutputs& out) {
   auto flag_path = [&](const char* flag) { return r.count(flag) ? r[flag].as<std::string>() : std::string(); };
-  const std::string save = flag_path("save"), metrics_out = flag_path("metrics-out"), plot = flag_path("plot");
-  const std::string resume = flag_path("resume");
-  // Every output is checked before anything is trained or written (outputs.h).
+  out.save = flag_path("save"), out.plot = flag_path("plot"), out.resume = flag_path("resume");
+  out.quiet = r.count("quiet") > 0;
   std::vector<OutputFlag> outputs;
   for (const auto& [flag, stream] : {std::pair{"save", false}, {"metrics-out", true}, {"plot", false},
                                      {"trace-graph", false}, {"grad-log", true}})
     if (r.count(flag)) outputs.push_back({std::string("--") + flag, r[flag].as<std::string>(), stream});
-  check_outputs_or_usage_error(outputs, resume);
-  if (r.count("resume"))
-    if (const std::int64_t done = read_checkpoint_epoch(resume); config.epochs <= done)
+  check_outputs_or_usage_error(outputs, out.resume);
+  if (!out.resume.empty())
+    if (const std::int64_t done = read_checkpoint_epoch(out.resume); config.epochs <= done)
       throw UsageError(fmt::format("--resume {}: the checkpoint has trained {} epochs already and --epochs is {}: "
                                    "nothing to do (give --epochs above {} to train further)",
-                                   resume, done, config.epochs, done));
-  std::optional<LinesOutput> metrics;
-  if (!metrics_out.empty()) metrics.emplace(metrics_out, LinesOutput::Kind::Whole);
-  if (config.arch == "tutorial") {
-    if (!save.empty() || r.count("resume")) throw UsageError("--save and --resume are not available with --arch tutorial");
-    return train_tutorial(config, metrics ? &*metrics : nullptr, plot, quiet);
-  }
+                                   out.resume, done, config.epochs, done));
+  if (r.count("metrics-out")) out.metrics.emplace(r["metrics-out"].as<std::string>(), LinesOutput::Kind::Whole);
+}
 
+// What the run is, and the model's summary (after one forward in eval mode, so it can show output shapes).
+void print_run_header(Trainer& trainer, const TrainConfig& config, const std::string& resume) {
+  const data::ReversalConfig dcfg = config.data_config();
+  fmt::print("cppgrad-reverse: reverse {} sequences of tokens 1..{} ({} train, {} test, seed {}), {} threads\n",
+             dcfg.variable_length() ? fmt::format("{}..{}-token", dcfg.min_len, dcfg.max_len)
+                                    : fmt::format("{}-token", dcfg.max_len),
+             dcfg.vocab - 1, config.train_size, config.test_size, config.seed, omp_get_max_threads());
+  {
+    NoGradGuard no_grad;
+    trainer.model().eval();
+    const data::Batch b = data::gather_batch(trainer.data().train, {0}, dcfg.variable_length());
+    trainer.model().forward(b.src, b.dec_in, b.src_mask);
+  }
+  std::cout << nn::summary(trainer.model(), "model");
+  if (trainer.epochs_done() > 0) fmt::print("resumed after epoch {} from {}\n", trainer.epochs_done(), resume);
+}
+
+// One epoch with a progress bar, its line, and every output written; returns the steps run.
+std::int64_t train_one_epoch(Trainer& trainer, const TrainConfig& config, TrainOutputs& out) {
+  std::int64_t steps = 0;
+  ProgressBar bar(stdout, fmt::format("epoch {:>3}/{}", trainer.epochs_done() + 1, config.epochs),
+                  trainer.steps_per_epoch());
+  const auto epoch_start = std::chrono::steady_clock::now();
+  const EpochMetrics m = trainer.run_epoch([&](std::int64_t done, std::int64_t, double loss) {
+    ++steps;
+    if (out.quiet) return;
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - epoch_start).count();
+    bar.update(done, loss, done / std::max(s, 1e-9));
+  });
+  bar.finish();
+  if (!out.quiet)
+    fmt::print("epoch {:>3}/{}  loss {:.4f}  train tok {:>6}  test seq {:>6}  test tok {:>6}  lr {:.2e}  {:.2f}s  |g| {}\n",
+               m.epoch, config.epochs, m.loss, percent(m.train_token_acc), percent(m.test_seq_acc),
+               percent(m.test_token_acc), m.lr, m.epoch_s, sparkline(downsample(trainer.last_epoch_grad_norms(), 20)));
+  std::fflush(stdout);
+  if (out.metrics) out.metrics->write(metrics_jsonl(trainer.history(), nullptr));
+  if (!out.plot.empty()) write_file_atomically(out.plot, training_curves_svg(curve_points(trainer.history()), "cppgrad-reverse"));
+  if (!out.save.empty()) trainer.save(out.save);
+  return steps;
+}
+
+void print_final(Trainer& trainer, TrainOutputs& out, double session_s, std::int64_t steps_run) {
+  const FinalSummary final = summarize(trainer.history(), trainer.model().num_parameters());
+  if (out.metrics) out.metrics->write(metrics_jsonl(trainer.history(), &final));
+  fmt::print("done: {} epochs, greedy test accuracy {} (tokens {}), best {} at epoch {}; first >= 99% at epoch {}\n",
+             final.epochs, percent(final.test_seq_acc), percent(final.test_token_acc), percent(final.best_seq_acc),
+             final.best_epoch, final.epoch_99 > 0 ? std::to_string(final.epoch_99) : "never");
+  fmt::print("time: {:.1f}s training wall time over all epochs; this session {:.1f}s, {:.1f} steps/s\n",
+             final.train_wall_s, session_s, steps_run / std::max(session_s, 1e-9));
+}
+
+int cmd_train(int argc, char** argv) {
+  cxxopts::Options o = train_flags();
+  const auto r = parse(o, argc, argv);
+  const TrainConfig config = train_config(r);
+  set_threads(config.threads);
+  TrainOutputs out;
+  open_train_outputs(r, config, out);
+  if (config.arch == "tutorial") {
+    if (!out.save.empty() || !out.resume.empty())
+      throw UsageError("--save and --resume are not available with --arch tutorial");
+    return train_tutorial(config, out.metrics ? &*out.metrics : nullptr, out.plot, out.quiet);
+  }
   Trainer trainer(config);
-  if (r.count("resume")) trainer.load(resume);
+  if (!out.resume.empty()) trainer.load(out.resume);
   if (r.count("trace-graph")) trainer.trace_graph_once(r["trace-graph"].as<std::string>());
   if (r.count("grad-log")) {
     const std::int64_t every = flag_value<std::int64_t>(r, "grad-log-every");
     if (every <= 0) throw UsageError("--grad-log-every must be positive");
     trainer.log_gradients(r["grad-log"].as<std::string>(), every);
   }
-  const data::ReversalConfig dcfg = config.data_config();
-
-  if (!quiet) {
-    fmt::print("cppgrad-reverse: reverse {} sequences of tokens 1..{} ({} train, {} test, seed {}), {} threads\n",
-               dcfg.variable_length() ? fmt::format("{}..{}-token", dcfg.min_len, dcfg.max_len)
-                                      : fmt::format("{}-token", dcfg.max_len),
-               dcfg.vocab - 1, config.train_size, config.test_size, config.seed, omp_get_max_threads());
-    {  // one forward so the summary can show output shapes; eval mode, so no dropout mask is drawn
-      NoGradGuard no_grad;
-      trainer.model().eval();
-      const data::Batch b = data::gather_batch(trainer.data().train, {0}, dcfg.variable_length());
-      trainer.model().forward(b.src, b.dec_in, b.src_mask);
-    }
-    std::cout << nn::summary(trainer.model(), "model");
-    if (trainer.epochs_done() > 0) fmt::print("resumed after epoch {} from {}\n", trainer.epochs_done(), r["resume"].as<std::string>());
-  }
-
+  if (!out.quiet) print_run_header(trainer, config, out.resume);
   std::optional<DetectAnomalyGuard> anomaly;
   if (r.count("detect-anomaly")) anomaly.emplace();
   const auto wall_start = std::chrono::steady_clock::now();
   std::int64_t steps_run = 0;
-  while (trainer.epochs_done() < config.epochs) {
-    const std::int64_t epoch = trainer.epochs_done() + 1;
-    ProgressBar bar(stdout, fmt::format("epoch {:>3}/{}", epoch, config.epochs), trainer.steps_per_epoch());
-    const auto epoch_start = std::chrono::steady_clock::now();
-    const EpochMetrics m = trainer.run_epoch([&](std::int64_t done, std::int64_t, double loss) {
-      ++steps_run;
-      if (quiet) return;
-      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - epoch_start).count();
-      bar.update(done, loss, done / std::max(s, 1e-9));
-    });
-    bar.finish();
-    if (!quiet)
-      fmt::print("epoch {:>3}/{}  loss {:.4f}  train tok {:>6}  test seq {:>6}  test tok {:>6}  lr {:.2e}  {:.2f}s  |g| {}\n",
-                 m.epoch, config.epochs, m.loss, percent(m.train_token_acc), percent(m.test_seq_acc),
-                 percent(m.test_token_acc), m.lr, m.epoch_s, sparkline(downsample(trainer.last_epoch_grad_norms(), 20)));
-    std::fflush(stdout);
-    if (metrics) metrics->write(metrics_jsonl(trainer.history(), nullptr));
-    if (!plot.empty()) write_file_atomically(plot, training_curves_svg(curve_points(trainer.history()), "cppgrad-reverse"));
-    if (!save.empty()) trainer.save(save);
-  }
-
-  const FinalSummary final = summarize(trainer.history(), trainer.model().num_parameters());
-  if (metrics) metrics->write(metrics_jsonl(trainer.history(), &final));
-  const double session_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  fmt::print("done: {} epochs, greedy test accuracy {} (tokens {}), best {} at epoch {}; first >= 99% at epoch {}\n",
-             final.epochs, percent(final.test_seq_acc), percent(final.test_token_acc), percent(final.best_seq_acc),
-             final.best_epoch, final.epoch_99 > 0 ? std::to_string(final.epoch_99) : "never");
-  fmt::print("time: {:.1f}s training wall time over all epochs; this session {:.1f}s, {:.1f} steps/s\n",
-             final.train_wall_s, session_s, steps_run / std::max(session_s, 1e-9));
+  while (trainer.epochs_done() < config.epochs) steps_run += train_one_epoch(trainer, config, out);
+  print_final(trainer, out, std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count(),
+              steps_run);
   return 0;
 }
 
