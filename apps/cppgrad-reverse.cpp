@@ -386,6 +386,52 @@ int cmd_eval(int argc, char** argv) {
   return 0;
 }
 
+// The tokens given on the command line, checked against the model's vocabulary and lengths.
+std::vector<std::int64_t> predict_tokens(const cxxopts::ParseResult& r, const data::ReversalConfig& dcfg) {
+  std::vector<std::int64_t> tokens;
+  for (const std::string& s : r.unmatched()) {
+    const auto v = parse_int(s);
+    if (!v) throw UsageError("predict: '" + s + "' is not a token (an integer) or a known flag");
+    tokens.push_back(*v);
+  }
+  if (tokens.empty()) throw UsageError("predict needs the tokens to reverse, e.g. predict --checkpoint m.safetensors 1 3 5 7 9");
+  for (std::int64_t t : tokens)
+    if (t < 1 || t >= dcfg.vocab)
+      throw UsageError(fmt::format("token {} is outside this model's vocabulary 1..{}", t, dcfg.vocab - 1));
+  const std::int64_t L = static_cast<std::int64_t>(tokens.size());
+  if (L < dcfg.min_len || L > dcfg.max_len)
+    throw UsageError(fmt::format("this model reverses sequences of length {}, got {}",
+                                 dcfg.variable_length() ? fmt::format("{}..{}", dcfg.min_len, dcfg.max_len)
+                                                        : std::to_string(dcfg.max_len), L));
+  return tokens;
+}
+
+// Every layer's and head's attention map as an SVG panel. rows: the output tokens; cols: the source tokens.
+std::vector<AttentionPanel> attention_panels(const std::vector<nn::NamedAttention>& maps,
+                                             const std::vector<std::string>& rows, const std::vector<std::string>& cols) {
+  std::vector<std::string> decoder_inputs = {"BOS"};
+  for (std::size_t t = 0; t + 1 < rows.size(); ++t) decoder_inputs.push_back(rows[t]);
+  std::vector<AttentionPanel> panels;
+  for (const auto& m : maps) {
+    const Tensor w = m.weights.select(0, 0);  // [H, Lq, Lk] or [Lq, Lk]
+    const std::int64_t H = w.dim() == 3 ? w.shape()[0] : 1;
+    for (std::int64_t h = 0; h < H; ++h) {
+      const Tensor wh = w.dim() == 3 ? w.select(0, h) : w;
+      // Queries and keys of each kind of map: the source attends to itself, the output to its own inputs
+      // (BOS, then what it has produced), and to the source.
+      const bool encoder = m.name.rfind("encoder", 0) == 0, cross = m.name.find("cross") != std::string::npos;
+      AttentionPanel p{fmt::format("{} head {}", m.name, h), {}, encoder ? cols : rows,
+                       encoder || cross ? cols : decoder_inputs};
+      for (std::int64_t i = 0; i < wh.shape()[0]; ++i) {
+        p.weights.emplace_back();
+        for (std::int64_t j = 0; j < wh.shape()[1]; ++j) p.weights.back().push_back(wh.at({i, j}));
+      }
+      panels.push_back(std::move(p));
+    }
+  }
+  return panels;
+}
+
 int cmd_predict(int argc, char** argv) {
   cxxopts::Options o("cppgrad-reverse predict", "Reverse one sequence with a checkpoint and show its cross-attention.");
   o.add_options()("checkpoint", "checkpoint to use", cxxopts::value<std::string>())
@@ -396,25 +442,12 @@ int cmd_predict(int argc, char** argv) {
   const auto r = parse(o, argc, argv);
   if (!r.count("checkpoint")) throw UsageError("predict needs --checkpoint PATH and the tokens, e.g. 1 3 5 7 9");
   if (r.count("attention-svg")) check_outputs_or_usage_error({{"--attention-svg", r["attention-svg"].as<std::string>()}});
-  std::vector<std::int64_t> tokens;
-  for (const std::string& s : r.unmatched()) {
-    const auto v = parse_int(s);
-    if (!v) throw UsageError("predict: '" + s + "' is not a token (an integer) or a known flag");
-    tokens.push_back(*v);
-  }
-  if (tokens.empty()) throw UsageError("predict needs the tokens to reverse, e.g. predict --checkpoint m.safetensors 1 3 5 7 9");
+  if (r.unmatched().empty())
+    throw UsageError("predict needs the tokens to reverse, e.g. predict --checkpoint m.safetensors 1 3 5 7 9");
   Trainer trainer = load_trainer(r["checkpoint"].as<std::string>(), 0);
   const data::ReversalConfig dcfg = trainer.config().data_config();
-  for (std::int64_t t : tokens)
-    if (t < 1 || t >= dcfg.vocab)
-      throw UsageError(fmt::format("token {} is outside this model's vocabulary 1..{}", t, dcfg.vocab - 1));
-  const std::int64_t L = static_cast<std::int64_t>(tokens.size());
-  if (L < dcfg.min_len || L > dcfg.max_len)
-    throw UsageError(fmt::format("this model reverses sequences of length {}, got {}",
-                                 dcfg.variable_length() ? fmt::format("{}..{}", dcfg.min_len, dcfg.max_len)
-                                                        : std::to_string(dcfg.max_len), L));
-  const data::ReversalSet one = data::make_set(dcfg, {tokens});
-  const data::Batch b = data::gather_batch(one, {0}, dcfg.variable_length());
+  const std::vector<std::int64_t> tokens = predict_tokens(r, dcfg);
+  const data::Batch b = data::gather_batch(data::make_set(dcfg, {tokens}), {0}, dcfg.variable_length());
   const Tensor pred = greedy_decode(trainer.model(), b.src, b.src_mask, dcfg);
   const auto got = readable(pred, 0, dcfg);
   const std::vector<std::int64_t> want(tokens.rbegin(), tokens.rend());
@@ -429,43 +462,22 @@ int cmd_predict(int argc, char** argv) {
     trainer.model().forward(b.src, dec_in, b.src_mask);
   }
   std::vector<std::string> cols, rows;
-  for (std::int64_t i = 0; i < dcfg.max_len; ++i)
-    cols.push_back(i < L ? std::to_string(tokens[i]) : "_");
+  for (std::int64_t i = 0; i < dcfg.max_len; ++i) cols.push_back(i < std::ssize(tokens) ? std::to_string(tokens[i]) : "_");
   const auto maps = trainer.model().attention_maps();
   const Tensor last_cross = maps.back().weights;  // decoder.N.cross_attn
   const std::int64_t T = last_cross.shape()[last_cross.dim() - 2];
   for (std::int64_t t = 0; t < T; ++t)
-    rows.push_back(t < static_cast<std::int64_t>(got.size()) ? std::to_string(got[t]) : (dcfg.variable_length() ? "eos" : "?"));
+    rows.push_back(t < std::ssize(got) ? std::to_string(got[t]) : (dcfg.variable_length() ? "eos" : "?"));
   Tensor avg = last_cross.dim() == 4 ? mean(last_cross.select(0, 0), {0}) : last_cross.select(0, 0);  // [T, S]
   std::vector<std::vector<double>> grid(T);
   for (std::int64_t t = 0; t < T; ++t)
     for (std::int64_t s = 0; s < avg.shape()[1]; ++s) grid[t].push_back(avg.at({t, s}));
   fmt::print("\n{} (mean over heads): rows = output positions, columns = input tokens\n", maps.back().name);
   std::cout << terminal_heatmap(grid, rows, cols, !r.count("no-color") && ProgressBar::is_terminal(stdout));
-
   if (r.count("attention-svg")) {
-    std::vector<std::string> decoder_inputs = {"BOS"};
-    for (std::size_t t = 0; t + 1 < rows.size(); ++t) decoder_inputs.push_back(rows[t]);
-    std::vector<AttentionPanel> panels;
-    for (const auto& m : maps) {
-      const Tensor w = m.weights.select(0, 0);  // [H, Lq, Lk] or [Lq, Lk]
-      const std::int64_t H = w.dim() == 3 ? w.shape()[0] : 1;
-      for (std::int64_t h = 0; h < H; ++h) {
-        const Tensor wh = w.dim() == 3 ? w.select(0, h) : w;
-        // Queries and keys of each kind of map: the source attends to itself, the output to its own inputs
-        // (BOS, then what it has produced), and to the source.
-        const bool encoder = m.name.rfind("encoder", 0) == 0, cross = m.name.find("cross") != std::string::npos;
-        AttentionPanel p{fmt::format("{} head {}", m.name, h), {}, encoder ? cols : rows,
-                         encoder || cross ? cols : decoder_inputs};
-        for (std::int64_t i = 0; i < wh.shape()[0]; ++i) {
-          p.weights.emplace_back();
-          for (std::int64_t j = 0; j < wh.shape()[1]; ++j) p.weights.back().push_back(wh.at({i, j}));
-        }
-        panels.push_back(std::move(p));
-      }
-    }
+    const std::vector<AttentionPanel> panels = attention_panels(maps, rows, cols);
     write_file_atomically(r["attention-svg"].as<std::string>(),
-                    attention_maps_svg(panels, rows, cols, "cppgrad-reverse: attention of " + tokens_str(tokens)));
+                          attention_maps_svg(panels, rows, cols, "cppgrad-reverse: attention of " + tokens_str(tokens)));
     fmt::print("wrote {} attention maps to {}\n", panels.size(), r["attention-svg"].as<std::string>());
   }
   return 0;
