@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 
+#include "core/autograd.h"
 #include "test_util.h"
 
 namespace cppgrad {
@@ -51,6 +52,39 @@ Gap compare_fast_with_definition(const Op& op, const Inputs& inputs64, std::uint
   return gap;
 }
 
+// The same comparison one order up: the gradient of <gradients, w> with respect to every input, the first gradients
+// taken with create_graph (in float32 the fused op then differentiates its definition: its kernel's backward records
+// nothing).
+Gap compare_second_order(const Op& op, const Inputs& inputs64, std::uint64_t seed) {
+  Inputs in32, in64, floating32, floating64;
+  for (const Tensor& t : inputs64) {
+    const bool floating = is_floating(t.dtype());
+    Tensor a = floating ? t.detach().to(DType::Float32) : t, b = floating ? t.detach().clone() : t;
+    if (floating) a.set_requires_grad(true), b.set_requires_grad(true), floating32.push_back(a), floating64.push_back(b);
+    in32.push_back(a), in64.push_back(b);
+  }
+  Generator gen(seed + 7);
+  auto second = [&](const Inputs& in, const Inputs& wrt, DType dtype, Generator g) {
+    const Tensor y = op(in);
+    const Tensor up = Tensor::randn(y.shape(), g, DType::Float64).to(dtype);
+    const std::vector<Tensor> first = autograd::grad({y}, wrt, {up}, std::nullopt, /*create_graph=*/true, true);
+    Tensor total = Tensor::zeros({}, dtype);
+    for (const Tensor& d : first)
+      if (d.defined()) total = add(total, sum(mul(d, Tensor::randn(d.shape(), g, DType::Float64).to(dtype))));
+    return autograd::grad({total}, wrt, {}, std::nullopt, false, /*allow_unused=*/true);
+  };
+  const std::vector<Tensor> got = second(in32, floating32, DType::Float32, gen), want = second(in64, floating64, DType::Float64, gen);
+  Gap gap;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    if (!want[i].defined()) continue;
+    const auto g = got[i].to(DType::Float64).to_vector<double>(), w = want[i].to_vector<double>();
+    double scale = 0, diff = 0;
+    for (std::size_t e = 0; e < w.size(); ++e) scale = std::max(scale, std::abs(w[e])), diff = std::max(diff, std::abs(g[e] - w[e]));
+    if (diff / (1 + scale) >= gap.worst) gap = {diff / (1 + scale), "second derivative, input " + std::to_string(i)};
+  }
+  return gap;
+}
+
 // Uniform integers in [lo, hi], for shapes.
 std::int64_t draw(Generator& gen, std::int64_t lo, std::int64_t hi) {
   return lo + static_cast<std::int64_t>(gen.uniform() * static_cast<double>(hi - lo + 1)) % (hi - lo + 1);
@@ -66,6 +100,8 @@ void expect_kernel_matches(const std::string& name, int cases,
     auto [op, inputs] = draw_case(gen);
     const Gap gap = compare_fast_with_definition(op, inputs, static_cast<std::uint64_t>(c));
     EXPECT_LT(gap.worst, kTolerance) << name << " case " << c << ": " << gap.where;
+    const Gap second = compare_second_order(op, inputs, static_cast<std::uint64_t>(c));
+    EXPECT_LT(second.worst, kTolerance) << name << " case " << c << ": " << second.where;
   }
 }
 
