@@ -6,7 +6,7 @@
 
 #include "core/kernels/attention.h"
 #include "core/kernels/parallel_for.h"
-#include "core/ops/layout.h"
+#include "core/kernels/layout.h"
 
 namespace cppgrad::kernels {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "core/kernels/elementwise.h"
+#include "core/kernels/elementwise_loops.h"
 #include "core/kernels/gemm.h"
 #include "core/kernels/parallel_for.h"
 

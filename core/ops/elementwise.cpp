@@ -6,7 +6,7 @@
 #include <numbers>
 #include <stdexcept>
 
-#include "core/kernels/elementwise.h"
+#include "core/kernels/elementwise_loops.h"
 #include "core/ops.h"
 #include "core/ops/elementwise_helpers.h"
 

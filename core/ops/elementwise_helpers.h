@@ -4,7 +4,7 @@
 // (gradient checks). core/ops/elementwise.cpp defines its ops with these; docs/add-an-op.md shows how.
 #include <string>
 
-#include "core/kernels/elementwise.h"
+#include "core/kernels/elementwise_loops.h"
 #include "core/ops.h"
 
 namespace cppgrad::op_helpers {

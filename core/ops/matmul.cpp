@@ -3,14 +3,14 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "core/kernels/elementwise.h"
+#include "core/kernels/elementwise_loops.h"
 #include "core/kernels/gemm.h"
 #include "core/kernels/parallel_for.h"
 #include "core/kernels/strided.h"
 #include "core/dispatch.h"
 #include "core/kernels/linear.h"
 #include "core/ops.h"
-#include "core/ops/layout.h"
+#include "core/kernels/layout.h"
 
 namespace cppgrad {
 

@@ -4,7 +4,7 @@
 #include <stdexcept>
 
 #include "core/ops.h"
-#include "core/ops/layout.h"
+#include "core/kernels/layout.h"
 
 namespace cppgrad {
 

@@ -3,7 +3,7 @@
 
 #include "core/kernels/strided.h"
 #include "core/ops.h"
-#include "core/ops/layout.h"
+#include "core/kernels/layout.h"
 
 namespace cppgrad {
 

@@ -182,7 +182,7 @@ Tensor split_heads(const Tensor& x, std::int64_t n_heads, std::source_location w
 }
 
 // x: [B, H, L, dh] -> [B, L, H * dh]; a view when x is stored as [B, L, H, dh] (fused_attention's output is: see
-// core/ops/layout.h), a copy otherwise;  dx = split of g, read back as [B, H, L, dh]
+// core/kernels/layout.h), a copy otherwise;  dx = split of g, read back as [B, H, L, dh]
 Tensor merge_heads(const Tensor& x, std::source_location where) {
   if (x.dim() != 4) throw std::invalid_argument("merge_heads: x must be [B, H, L, dh], got " + shape_str(x.shape()));
   const std::int64_t B = x.shape()[0], H = x.shape()[1], L = x.shape()[2], dh = x.shape()[3];

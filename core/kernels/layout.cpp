@@ -1,4 +1,4 @@
-#include "core/ops/layout.h"
+#include "core/kernels/layout.h"
 
 #include <algorithm>
 #include <stdexcept>
