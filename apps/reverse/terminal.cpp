@@ -1,0 +1,146 @@
+// The terminal side of cppgrad-reverse's output: a progress bar redrawn in place, a heatmap of characters and
+// 256-colour backgrounds, and sparklines.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "reverse/report.h"
+#include "reverse/svg.h"
+
+namespace cppgrad::reverse {
+
+using svg::utf8_length;
+using svg::utf8_prefix;
+
+// ================================================================ progress bar
+
+namespace {
+
+double now_seconds() {
+  using namespace std::chrono;
+  return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+constexpr double kRedrawInterval = 0.05;  // at most ~20 redraws per second
+constexpr int kBarWidth = 20;
+
+int digits(std::int64_t v) { return static_cast<int>(fmt::formatted_size("{}", v)); }
+
+}  // namespace
+
+ProgressBar::ProgressBar(std::FILE* out, std::string label, std::int64_t total)
+    : out_(out), label_(std::move(label)), total_(total), tty_(is_terminal(out)) {}
+
+bool ProgressBar::is_terminal(std::FILE* out) { return out != nullptr && ::isatty(::fileno(out)) == 1; }
+
+void ProgressBar::update(std::int64_t done, double loss, double steps_per_s) {
+  if (!tty_) return;
+  const bool final_step = total_ > 0 && done >= total_;
+  const double now = now_seconds();
+  if (!final_step && last_draw_s_ >= 0 && now - last_draw_s_ < kRedrawInterval) return;
+  last_draw_s_ = now;
+
+  // [=========>          ]: `filled` cells, the last one an arrow until the run is complete.
+  std::string bar(kBarWidth, ' ');
+  if (total_ > 0) {
+    const std::int64_t clamped = std::clamp<std::int64_t>(done, 0, total_);
+    const int filled = static_cast<int>(clamped * kBarWidth / total_);
+    for (int i = 0; i < filled; ++i) bar[i] = '=';
+    if (!final_step && filled > 0) bar[filled - 1] = '>';
+  }
+  const int w = digits(std::max<std::int64_t>(total_, 0));
+  std::string line = fmt::format("{} [{}] {:>{}}/{}  loss {:.4f}  {:.1f} steps/s", label_, bar, done, w, total_, loss,
+                                 steps_per_s);
+  std::fputs("\r", out_);
+  std::fputs(line.c_str(), out_);
+  std::fputs("\x1b[K", out_);  // clear whatever a longer previous line left behind
+  std::fflush(out_);
+}
+
+void ProgressBar::finish() {
+  if (!tty_) return;
+  std::fputs("\r\x1b[K", out_);
+  std::fflush(out_);
+  last_draw_s_ = -1;
+}
+
+// ================================================================ terminal heatmap
+
+std::string terminal_heatmap(const std::vector<std::vector<double>>& weights, const std::vector<std::string>& row_labels,
+                             const std::vector<std::string>& col_labels, bool color) {
+  static constexpr std::string_view kShades = " .:-=+*#%@";
+  std::size_t n_cols = col_labels.size();
+  for (const auto& row : weights) n_cols = std::max(n_cols, row.size());
+
+  std::vector<std::string> rows(weights.size());
+  std::size_t label_w = 0;
+  for (std::size_t i = 0; i < weights.size(); ++i) {
+    rows[i] = i < row_labels.size() ? row_labels[i] : std::to_string(i);
+    label_w = std::max(label_w, utf8_length(rows[i]));
+  }
+
+  // Header: each column label in its 2-character cell (cut to 2 characters, padded with spaces).
+  std::string out(label_w + 1, ' ');
+  for (std::size_t j = 0; j < n_cols; ++j) {
+    const std::string lab = utf8_prefix(j < col_labels.size() ? col_labels[j] : std::to_string(j), 2);
+    out += lab + std::string(2 - utf8_length(lab), ' ');
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  out += '\n';
+
+  for (std::size_t i = 0; i < weights.size(); ++i) {
+    out += std::string(label_w - utf8_length(rows[i]), ' ') + rows[i] + ' ';
+    int last_bg = -1;  // colour codes are written only when the colour changes
+    for (std::size_t j = 0; j < weights[i].size(); ++j) {
+      const double v = weights[i][j];
+      char shade = '?';
+      int level = 0;
+      if (!std::isnan(v)) {
+        const double t = std::clamp(v, 0.0, 1.0);
+        level = std::min(9, static_cast<int>(t * 10));  // ten equal bins: [0, 0.1) is ' ', [0.9, 1] is '@'
+        shade = kShades[level];
+      }
+      if (color) {
+        // Grayscale ramp 232 (near black) .. 255 (near white); the glyph in black or white for contrast.
+        const int bg = std::isnan(v) ? 196 : 232 + static_cast<int>(std::lround(std::clamp(v, 0.0, 1.0) * 23));
+        const int fg = bg >= 244 ? 16 : 255;
+        if (bg != last_bg) out += fmt::format("\x1b[48;5;{}m\x1b[38;5;{}m", bg, fg);
+        last_bg = bg;
+      }
+      out += shade;
+      out += shade;
+    }
+    if (color) out += "\x1b[0m";
+    out += '\n';
+  }
+  return out;
+}
+
+// ================================================================ sparkline
+
+std::string sparkline(const std::vector<double>& values) {
+  static constexpr std::array<std::string_view, 8> kBlocks = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  for (const double v : values)
+    if (std::isfinite(v)) {
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+  std::string out;
+  for (const double v : values) {
+    if (!std::isfinite(v)) {
+      out += ' ';
+    } else if (hi > lo) {
+      out += kBlocks[static_cast<std::size_t>(std::lround((v - lo) / (hi - lo) * 7))];
+    } else {
+      out += kBlocks[3];  // constant input: the middle block
+    }
+  }
+  return out;
+}
+}  // namespace cppgrad::reverse
