@@ -19,13 +19,6 @@ bool allowed(const AttentionHead<T>& h, std::int64_t i, std::int64_t j) {
   return h.mask == nullptr || h.mask[i * h.mask_rs + j * h.mask_cs];
 }
 
-template <typename T>
-T dot(const T* a, const T* b, std::int64_t n) {
-  T acc = 0;
-  for (std::int64_t e = 0; e < n; ++e) acc += a[e] * b[e];
-  return acc;
-}
-
 // Scratch reused by every call on a thread: its contents never outlive a call.
 template <typename V>
 V* scratch(std::size_t n) {
@@ -35,61 +28,6 @@ V* scratch(std::size_t n) {
 }
 
 }  // namespace
-
-// ------------------------------------------------------------------------------------------------ reference
-
-template <typename T>
-void attention_forward_reference(const AttentionDims& d, const AttentionHead<T>& h, T* weights, T* out,
-                                 std::int64_t out_rs) {
-  constexpr T minus_inf = -std::numeric_limits<T>::infinity();
-  const T scale = static_cast<T>(d.scale);
-  for (std::int64_t i = 0; i < d.Lq; ++i) {
-    T* p = weights + i * d.Lk;  // scores first, then (in place) the weights
-    T m = minus_inf;
-    for (std::int64_t j = 0; j < d.Lk; ++j) {
-      p[j] = allowed(h, i, j) ? dot(h.q + i * h.q_rs, h.k + j * h.k_rs, d.dk) * scale : minus_inf;
-      m = std::max(m, p[j]);
-    }
-    T total = 0;
-    for (std::int64_t j = 0; j < d.Lk; ++j) total += (p[j] = p[j] == minus_inf ? T(0) : std::exp(p[j] - m));
-    for (std::int64_t j = 0; j < d.Lk; ++j) p[j] = m == minus_inf ? T(0) : p[j] / total;  // all blocked: zeros
-    T* o = out + i * out_rs;
-    for (std::int64_t e = 0; e < d.dv; ++e) {
-      T acc = 0;
-      for (std::int64_t j = 0; j < d.Lk; ++j) acc += p[j] * h.v[j * h.v_rs + e];
-      o[e] = acc;
-    }
-  }
-}
-
-template <typename T>
-void attention_backward_reference(const AttentionDims& d, const AttentionHead<T>& h, const T* weights,
-                                  const AttentionGrads<T>& g) {
-  const T scale = static_cast<T>(d.scale);
-  for (std::int64_t j = 0; j < d.Lk; ++j) {
-    std::fill(g.dk + j * g.dk_rs, g.dk + j * g.dk_rs + d.dk, T(0));
-    std::fill(g.dv + j * g.dv_rs, g.dv + j * g.dv_rs + d.dv, T(0));
-  }
-  T* ds = scratch<T>(static_cast<std::size_t>(d.Lk));
-  for (std::int64_t i = 0; i < d.Lq; ++i) {
-    const T* p = weights + i * d.Lk;
-    const T* dout = g.dout + i * g.dout_rs;
-    // dP[i, j] = dO[i] . V[j];  dS[i, j] = P[i, j] (dP[i, j] - sum_j' P[i, j'] dP[i, j'])
-    T row_dot = 0;
-    for (std::int64_t j = 0; j < d.Lk; ++j) row_dot += p[j] * (ds[j] = dot(dout, h.v + j * h.v_rs, d.dv));
-    for (std::int64_t j = 0; j < d.Lk; ++j) ds[j] = p[j] * (ds[j] - row_dot) * scale;
-    T* dq = g.dq + i * g.dq_rs;
-    for (std::int64_t e = 0; e < d.dk; ++e) {
-      T acc = 0;
-      for (std::int64_t j = 0; j < d.Lk; ++j) acc += ds[j] * h.k[j * h.k_rs + e];
-      dq[e] = acc;
-    }
-    for (std::int64_t j = 0; j < d.Lk; ++j) {
-      for (std::int64_t e = 0; e < d.dk; ++e) g.dk[j * g.dk_rs + e] += ds[j] * h.q[i * h.q_rs + e];
-      for (std::int64_t e = 0; e < d.dv; ++e) g.dv[j * g.dv_rs + e] += p[j] * dout[e];
-    }
-  }
-}
 
 // ----------------------------------------------------------------------------------------- fast, float only
 // Every product in forward and backward (Q K^T, P V, dO V^T, dS K, dS^T Q, P^T dO) has the same form: rows of a
@@ -450,27 +388,5 @@ void attention_backward<float>(const AttentionDims& d, const AttentionHead<float
   product({d.Lk, d.Lq, weights, 1, d.Lk, dout},  // dV = P^T dO
           [&](std::int64_t j, std::int64_t c, f32x8 x) { store_partial(g.dv + j * g.dv_rs + c * kLanes, x, d.dv - c * kLanes); });
 }
-
-// float64 serves gradient checks and parity: the reference is the kernel.
-template <>
-void attention_forward<double>(const AttentionDims& d, const AttentionHead<double>& h, double* weights, double* out,
-                               std::int64_t out_rs) {
-  attention_forward_reference(d, h, weights, out, out_rs);
-}
-
-template <>
-void attention_backward<double>(const AttentionDims& d, const AttentionHead<double>& h, const double* weights,
-                                const AttentionGrads<double>& g) {
-  attention_backward_reference(d, h, weights, g);
-}
-
-template void attention_forward_reference<float>(const AttentionDims&, const AttentionHead<float>&, float*, float*,
-                                                 std::int64_t);
-template void attention_forward_reference<double>(const AttentionDims&, const AttentionHead<double>&, double*, double*,
-                                                  std::int64_t);
-template void attention_backward_reference<float>(const AttentionDims&, const AttentionHead<float>&, const float*,
-                                                  const AttentionGrads<float>&);
-template void attention_backward_reference<double>(const AttentionDims&, const AttentionHead<double>&, const double*,
-                                                   const AttentionGrads<double>&);
 
 }  // namespace cppgrad::kernels

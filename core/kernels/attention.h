@@ -11,9 +11,9 @@
 // Backward, given dO:
 //   dP = dO V^T;  dS = P * (dP - rowsum(P * dP));  dQ = scale * dS K;  dK = scale * dS^T Q;  dV = P^T dO
 //
-// Each function comes twice: a reference with plain loops, which reads as the formulas above, and a fast one for
-// float that works on 8-lane vectors (the head's rows padded to whole vectors). Tests hold them equal; float64
-// (gradient checks, parity) always runs the reference.
+// float32 only, on 8-lane vectors (the head's rows padded to whole vectors). The readable definition is the op's
+// (core/ops/attention.cpp, which float64 always runs); KernelsMatchDefinitions holds the two equal, and the raw
+// kernel tests hold these against plain loops (tests/core/attention_reference.h).
 #include <cstdint>
 
 namespace cppgrad::kernels {
@@ -38,9 +38,6 @@ struct AttentionHead {
 };
 
 // Forward: writes P [Lq, Lk] (contiguous) and O [Lq, dv] (rows out_rs apart).
-template <typename T>
-void attention_forward_reference(const AttentionDims& d, const AttentionHead<T>& h, T* weights, T* out,
-                                 std::int64_t out_rs);
 template <typename T>
 void attention_forward(const AttentionDims& d, const AttentionHead<T>& h, T* weights, T* out, std::int64_t out_rs);
 
@@ -67,9 +64,6 @@ struct AttentionGrads {
   T* dv; std::int64_t dv_rs;
 };
 
-template <typename T>
-void attention_backward_reference(const AttentionDims& d, const AttentionHead<T>& h, const T* weights,
-                                  const AttentionGrads<T>& g);
 template <typename T>
 void attention_backward(const AttentionDims& d, const AttentionHead<T>& h, const T* weights, const AttentionGrads<T>& g);
 

@@ -8,6 +8,7 @@
 #include "core/kernels/attention.h"
 #include "core/kernels/exp.h"
 #include "core/kernels/gemm.h"
+#include "core/attention_reference.h"
 #include "test_util.h"
 
 namespace cppgrad {
@@ -391,14 +392,14 @@ TEST(Kernels, FastAttentionMatchesTheReferenceKernel) {
     const kernels::AttentionHead<float> head{q.data(), rs, k.data(), rs, v.data(), rs, mask, Lk, 1};
     std::vector<float> w_fast(Lq * Lk), w_ref(Lq * Lk), o_fast(Lq * rs, -1), o_ref(Lq * rs, -1);
     kernels::attention_forward<float>(dims, head, w_fast.data(), o_fast.data(), rs);
-    kernels::attention_forward_reference<float>(dims, head, w_ref.data(), o_ref.data(), rs);
+    test::attention_forward_reference<float>(dims, head, w_ref.data(), o_ref.data(), rs);
     for (std::size_t e = 0; e < w_ref.size(); ++e) EXPECT_NEAR(w_fast[e], w_ref[e], 1e-6) << "weight " << e;
     for (std::size_t e = 0; e < o_ref.size(); ++e) EXPECT_NEAR(o_fast[e], o_ref[e], 1e-5) << "output " << e;
     std::vector<float> g_fast[3], g_ref[3];
     for (int t = 0; t < 3; ++t) g_fast[t].assign(std::max(Lq, Lk) * rs, -1), g_ref[t].assign(std::max(Lq, Lk) * rs, -1);
     kernels::attention_backward<float>(dims, head, w_ref.data(),
                                        {dout.data(), rs, g_fast[0].data(), rs, g_fast[1].data(), rs, g_fast[2].data(), rs});
-    kernels::attention_backward_reference<float>(dims, head, w_ref.data(),
+    test::attention_backward_reference<float>(dims, head, w_ref.data(),
                                                  {dout.data(), rs, g_ref[0].data(), rs, g_ref[1].data(), rs, g_ref[2].data(), rs});
     for (int t = 0; t < 3; ++t)
       for (std::size_t e = 0; e < g_ref[t].size(); ++e) EXPECT_NEAR(g_fast[t][e], g_ref[t][e], 1e-5) << "grad " << t << " " << e;
@@ -423,13 +424,13 @@ TEST(Kernels, FastAttentionReadsTightRowsAndBroadcastMasks) {
       const kernels::AttentionHead<float> head{q.data(), dk, k.data(), dk, v.data(), dv, mask, rs, cs};
       std::vector<float> w_fast(Lq * Lk), w_ref(Lq * Lk), o_fast(Lq * dv), o_ref(Lq * dv);
       kernels::attention_forward<float>(dims, head, w_fast.data(), o_fast.data(), dv);
-      kernels::attention_forward_reference<float>(dims, head, w_ref.data(), o_ref.data(), dv);
+      test::attention_forward_reference<float>(dims, head, w_ref.data(), o_ref.data(), dv);
       for (std::size_t e = 0; e < w_ref.size(); ++e) EXPECT_NEAR(w_fast[e], w_ref[e], 1e-6) << "weight " << e;
       for (std::size_t e = 0; e < o_ref.size(); ++e) EXPECT_NEAR(o_fast[e], o_ref[e], 1e-5) << "output " << e;
       std::vector<float> dq_f(Lq * dk), dk_f(Lk * dk), dv_f(Lk * dv), dq_r(Lq * dk), dk_r(Lk * dk), dv_r(Lk * dv);
       kernels::attention_backward<float>(dims, head, w_ref.data(),
                                          {dout.data(), dv, dq_f.data(), dk, dk_f.data(), dk, dv_f.data(), dv});
-      kernels::attention_backward_reference<float>(dims, head, w_ref.data(),
+      test::attention_backward_reference<float>(dims, head, w_ref.data(),
                                                    {dout.data(), dv, dq_r.data(), dk, dk_r.data(), dk, dv_r.data(), dv});
       for (std::size_t e = 0; e < dq_r.size(); ++e) EXPECT_NEAR(dq_f[e], dq_r[e], 1e-5) << "dq " << e;
       for (std::size_t e = 0; e < dk_r.size(); ++e) EXPECT_NEAR(dk_f[e], dk_r[e], 1e-5) << "dk " << e;
@@ -478,7 +479,7 @@ TEST(Kernels, GroupedOneQueryAttentionMatchesTheReferenceHeadByHead) {
     std::vector<float> w_group(8 * Lk, -2.0f), w_ref(8 * Lk, -1.0f);
     kernels::attention_forward_one_query_group(dims, heads, w_group.data(), outs);
     for (int i = 0; i < 8; ++i) {
-      kernels::attention_forward_reference<float>(dims, heads[i], w_ref.data() + i * Lk, o_ref[i].data(), 8);
+      test::attention_forward_reference<float>(dims, heads[i], w_ref.data() + i * Lk, o_ref[i].data(), 8);
       for (std::int64_t j = 0; j < Lk; ++j)
         EXPECT_NEAR(w_group[i * Lk + j], w_ref[i * Lk + j], 1e-6) << "Lk " << Lk << " head " << i << " key " << j;
       for (int e = 0; e < 8; ++e) EXPECT_NEAR(o_group[i][e], o_ref[i][e], 1e-5) << "Lk " << Lk << " head " << i;
