@@ -13,7 +13,7 @@ namespace cppgrad::kernels {
 // 0): every loop has a compile-time width and becomes a few vector instructions, with no loop set-up or scalar
 // remainder, which matters for attention's rows of 8 keys (1 to 9 while decoding). The sums are taken lane by
 // lane and then across lanes in a fixed order, so results are reproducible.
-SoftmaxRowStats softmax_row_f32x8(const float* xi, float* yi, std::int64_t n) {
+void softmax_row_f32x8(const float* xi, float* yi, std::int64_t n) {
   constexpr float minus_inf = -std::numeric_limits<float>::infinity();
   const std::int64_t full = n / 8, rest = n % 8, chunks = full + (rest ? 1 : 0);
   auto load = [&](std::int64_t c) {
@@ -36,7 +36,7 @@ SoftmaxRowStats softmax_row_f32x8(const float* xi, float* yi, std::int64_t n) {
   for (int e = 0; e < 8; ++e) m = chunk_max[e] > m ? chunk_max[e] : m;
   if (m == minus_inf) {  // every entry masked: no distribution, all zeros
     for (std::int64_t j = 0; j < n; ++j) yi[j] = 0;
-    return {m, 0};
+    return;
   }
   f32x8 sums{};
   for (std::int64_t c = 0; c < chunks; ++c) {
@@ -55,7 +55,6 @@ SoftmaxRowStats softmax_row_f32x8(const float* xi, float* yi, std::int64_t n) {
   const float total = lane_total(sums);
   const float inv = 1.0f / total;
   for (std::int64_t j = 0; j < n; ++j) yi[j] *= inv;
-  return {m, total};
 }
 
 Tensor cross_entropy_forward(const Tensor& logits, const Tensor& target, std::int64_t ignore_index, std::int64_t valid,
@@ -67,9 +66,14 @@ Tensor cross_entropy_forward(const Tensor& logits, const Tensor& target, std::in
   float* pp = probs.data<float>();
   double total = 0;
   for (std::int64_t i = 0; i < N; ++i) {
-    const SoftmaxRowStats row = softmax_row_f32x8(px + i * C, pp + i * C, C);
+    const float* xi = px + i * C;
+    float m = -std::numeric_limits<float>::infinity();
+    for (std::int64_t j = 0; j < C; ++j) m = xi[j] > m ? xi[j] : m;
+    float s = 0;
+    for (std::int64_t j = 0; j < C; ++j) s += (pp[i * C + j] = std::exp(xi[j] - m));
+    for (std::int64_t j = 0; j < C; ++j) pp[i * C + j] /= s;
     // -log p[t] = log-sum-exp - x[t], taken in this form so that a tiny probability does not round to log 0
-    if (pt[i] != ignore_index) total += static_cast<double>(row.max + std::log(row.sum) - px[i * C + pt[i]]);
+    if (pt[i] != ignore_index) total += static_cast<double>(m + std::log(s) - xi[pt[i]]);
   }
   // The mean over no target is 0 / 0: NaN, as PyTorch gives (its gradient is zero: no target pulls on x).
   return Tensor::scalar(valid == 0 ? std::nan("") : total / static_cast<double>(valid), DType::Float32);

@@ -8,12 +8,8 @@
 
 namespace cppgrad::kernels {
 
-// y = softmax(x) over one row of n floats; a row with every entry -inf gives zeros. Returns the row's maximum m and
-// sum of e^(x - m), from which log-sum-exp = m + log(sum) (cross-entropy's loss).
-struct SoftmaxRowStats {
-  float max, sum;
-};
-SoftmaxRowStats softmax_row_f32x8(const float* x, float* y, std::int64_t n);
+// y = softmax(x) over one row of n floats; a row with every entry -inf gives zeros.
+void softmax_row_f32x8(const float* x, float* y, std::int64_t n);
 
 // logits: float32 [N, C] contiguous  target: int64 [N] (checked: in [0, C) or ignore_index)
 // -> the mean loss over the `valid` targets (NaN when there are none); probs: [N, C], the rows' softmax.

@@ -132,10 +132,7 @@ Tensor softmax(const Tensor& x, std::int64_t dim, std::source_location where) {
   const bool fast = fast_path(x);
   Tensor y = map_rows(r.data, r.outer, r.n, "softmax", [fast](const auto* xi, auto* yi, std::int64_t n) {
     if constexpr (std::is_same_v<std::remove_cvref_t<decltype(*xi)>, float>)
-      if (fast) {
-        kernels::softmax_row_f32x8(xi, yi, n);
-        return;
-      }
+      if (fast) return kernels::softmax_row_f32x8(xi, yi, n);
     softmax_row(xi, yi, n);
   });
   const std::int64_t d = r.dim;
