@@ -1,9 +1,18 @@
 #pragma once
 // Matrix multiply kernels on raw memory. A matrix is (pointer, row stride, column stride) so that a
 // transposed view is read in place. C is overwritten; its rows are contiguous, ldc elements apart.
+#include <cstddef>
 #include <cstdint>
 
 namespace cppgrad::kernels {
+
+// The widest vector instructions the float kernels use, chosen once per process: AVX-512 (F, VL, BW, DQ) when the
+// CPU has them, AVX2 + FMA otherwise. CPPGRAD_SIMD=avx2 in the environment forces the narrower path (so both can be
+// measured and tested on one machine); a level the CPU lacks is never chosen.
+enum class SimdLevel { Avx2, Avx512 };
+SimdLevel simd_level();
+bool cpu_has_avx512();
+const char* simd_level_name(SimdLevel level);
 
 template <typename T>
 struct MatrixRef {
@@ -30,5 +39,17 @@ template <typename T>
 void batched_gemm(std::int64_t batch, std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<T> A,
                   const std::int64_t* a_offsets, MatrixRef<T> B, const std::int64_t* b_offsets, T* C,
                   const std::int64_t* c_offsets, std::int64_t ldc);
+
+// The tiled float GEMM compiled for AVX-512 (core/kernels/gemm_avx512.cpp): C = A @ B with C's rows ldc apart,
+// `packed` scratch of avx512_packed_size() floats. Call only when cpu_has_avx512(). Products narrower than one of
+// its panels (kAvx512PanelWidth columns) take the 8-lane kernel instead.
+inline constexpr std::int64_t kAvx512PanelWidth = 32;
+std::size_t avx512_packed_size();
+void gemm_tiled_avx512(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<float> A, MatrixRef<float> B, float* C,
+                       std::int64_t ldc, bool parallel, float* packed);
+
+// The float GEMM on a chosen path, for the tests that hold each path equal to gemm_reference.
+void gemm_at_level(SimdLevel level, std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<float> A,
+                   MatrixRef<float> B, float* C);
 
 }  // namespace cppgrad::kernels

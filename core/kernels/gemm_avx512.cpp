@@ -1,0 +1,61 @@
+// The tiled float GEMM of core/kernels/gemm_tiled.h with 16-lane vectors, compiled for AVX-512 inside a target
+// region, so this file needs no special compiler flags and the rest of the library stays runnable on any x86-64
+// with AVX2. Every header is included before the region: only the code of gemm_tiled.h (internal linkage) and the
+// one entry point below are compiled for AVX-512, and the entry point is only called when cpu_has_avx512().
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <utility>
+#include <vector>
+
+#include "core/kernels/gemm.h"
+#include "core/kernels/parallel_for.h"
+
+#if defined(__x86_64__)
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")
+#endif
+
+#include "core/kernels/gemm_tiled.h"
+
+namespace cppgrad::kernels {
+
+namespace {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+using f32x16 = float __attribute__((vector_size(64)));
+#pragma GCC diagnostic pop
+using WideTile = Tile<float, f32x16>;
+static_assert(WideTile::NR == kAvx512PanelWidth);
+}  // namespace
+
+void gemm_tiled_avx512(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<float> A, MatrixRef<float> B, float* C,
+                       std::int64_t ldc, bool parallel, float* packed) {
+  gemm_tiled<float, WideTile>(M, N, K, A, B, C, ldc, parallel, packed);
+}
+
+}  // namespace cppgrad::kernels
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+
+namespace cppgrad::kernels {
+std::size_t avx512_packed_size() { return packed_size<float, WideTile>(); }
+}  // namespace cppgrad::kernels
+
+#else  // not x86-64: no AVX-512 kernel; cpu_has_avx512() is false, so nothing calls these
+
+namespace cppgrad::kernels {
+std::size_t avx512_packed_size() { return 0; }
+void gemm_tiled_avx512(std::int64_t, std::int64_t, std::int64_t, MatrixRef<float>, MatrixRef<float>, float*,
+                       std::int64_t, bool, float*) {}
+}  // namespace cppgrad::kernels
+
+#endif

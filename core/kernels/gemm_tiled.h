@@ -1,0 +1,160 @@
+#pragma once
+// The tiled float GEMM, written once over its vector type (core/kernels/gemm.cpp has the plain paths and the
+// dispatch). Two translation units include this header: gemm.cpp, which instantiates it with 8-lane vectors for
+// the build's baseline (AVX2 + FMA), and gemm_avx512.cpp, which instantiates it with 16-lane vectors inside an
+// AVX-512 target region. Everything here has internal linkage (an anonymous namespace), so the two compilations,
+// made for different CPUs, can never be mixed up at link time: code for one CPU never runs on another.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "core/kernels/gemm.h"
+#include "core/kernels/parallel_for.h"
+
+namespace cppgrad::kernels {
+namespace {  // NOLINT(google-build-namespaces): internal on purpose, see above
+
+// ------------------------------------------------------------------------------------------- tiled kernel
+// The fast path, as BLIS/GotoBLAS lay it out: B is packed into column panels of NR values per k (contiguous,
+// zero-padded), and a micro-kernel keeps an MR x NR block of C in registers while it walks k, loading NR values
+// of B and broadcasting one value of A per row. C is read and written once per block instead of once per k.
+// Blocks of KC x NC of B are packed at a time so the panels stay in L2. Written once with GCC/Clang vector
+// extensions over the vector type: 8 lanes (AVX2 + FMA, or SSE2 where the build has no AVX2) and 16 (AVX-512).
+
+template <typename T, typename Vec>
+struct Tile {
+  using V = Vec;
+  static constexpr std::int64_t W = sizeof(V) / sizeof(T);  // lanes per vector
+  static constexpr std::int64_t NR = 2 * W;                 // columns per micro-tile (two vectors)
+  static constexpr std::int64_t MR = 6;                     // rows per micro-tile: 12 accumulators + 2 B + 1 A
+  static constexpr std::int64_t KC = 256;                   // k-depth of a packed block
+  static constexpr std::int64_t NC = 32 * W;                // columns of a packed block (KC*NC*sizeof(T) = 256 KiB)
+};
+
+template <typename V, typename T>
+inline V load(const T* p) {
+  V v;
+  __builtin_memcpy(&v, p, sizeof(V));
+  return v;
+}
+
+template <typename V, typename T>
+inline void store(T* p, V v) {
+  __builtin_memcpy(p, &v, sizeof(V));
+}
+
+// C[0:ROWS, 0:ncols] (+)= A[0:ROWS, 0:kc] @ Bp, with Bp a panel of kc rows of NR values, rows b_rs apart (a packed
+// panel, b_rs = NR, or NR columns of a row-major B read in place).
+template <typename T, typename TL, int ROWS>
+void micro_kernel(std::int64_t kc, const T* a, std::int64_t a_rs, std::int64_t a_cs, const T* bp, std::int64_t b_rs,
+                  T* c, std::int64_t ldc, std::int64_t ncols, bool accumulate) {
+  using V = typename TL::V;
+  constexpr std::int64_t W = TL::W, NR = TL::NR;
+  // Every loop over r is unrolled, so the accumulators live in registers (a rolled loop would index them, which
+  // keeps them in memory).
+  V acc0[ROWS], acc1[ROWS];
+#pragma GCC unroll 8
+  for (int r = 0; r < ROWS; ++r) acc0[r] = V{}, acc1[r] = V{};
+  for (std::int64_t k = 0; k < kc; ++k) {
+    const V b0 = load<V>(bp + k * b_rs), b1 = load<V>(bp + k * b_rs + W);
+#pragma GCC unroll 8
+    for (int r = 0; r < ROWS; ++r) {
+      const T av = a[r * a_rs + k * a_cs];
+      acc0[r] += av * b0;
+      acc1[r] += av * b1;
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < ROWS; ++r) {
+    T* cr = c + r * ldc;
+    V lo = acc0[r], hi = acc1[r];
+    if (ncols == NR) {
+      if (accumulate) lo += load<V>(cr), hi += load<V>(cr + W);
+      store(cr, lo);
+      store(cr + W, hi);
+    } else {
+      T tmp[NR];
+      store(tmp, lo);
+      store(tmp + W, hi);
+      for (std::int64_t j = 0; j < ncols; ++j) cr[j] = accumulate ? cr[j] + tmp[j] : tmp[j];
+    }
+  }
+}
+
+template <typename T>
+using MicroKernel = void (*)(std::int64_t, const T*, std::int64_t, std::int64_t, const T*, std::int64_t, T*, std::int64_t,
+                             std::int64_t, bool);
+
+template <typename T, typename TL>
+MicroKernel<T> micro_kernel_for(std::int64_t rows) {
+  static constexpr MicroKernel<T> table[] = {nullptr,
+                                             micro_kernel<T, TL, 1>,
+                                             micro_kernel<T, TL, 2>,
+                                             micro_kernel<T, TL, 3>,
+                                             micro_kernel<T, TL, 4>,
+                                             micro_kernel<T, TL, 5>,
+                                             micro_kernel<T, TL, 6>};
+  static_assert(sizeof(table) / sizeof(table[0]) == TL::MR + 1);
+  return table[rows];
+}
+
+// Packs B[k0:k0+kc, j0:j0+nc] into panels of NR columns: panel p holds [kc][NR], zero-padded past nc.
+template <typename T, typename TL>
+void pack_b(MatrixRef<T> B, std::int64_t k0, std::int64_t kc, std::int64_t j0, std::int64_t nc, T* out) {
+  constexpr std::int64_t NR = TL::NR;
+  for (std::int64_t p = 0; p * NR < nc; ++p) {
+    T* panel = out + p * kc * NR;
+    const std::int64_t cols = std::min(NR, nc - p * NR);
+    for (std::int64_t k = 0; k < kc; ++k) {
+      T* dst = panel + k * NR;
+      const T* src = B.data + (k0 + k) * B.row_stride + (j0 + p * NR) * B.col_stride;
+      if (B.col_stride == 1) {
+        for (std::int64_t j = 0; j < cols; ++j) dst[j] = src[j];
+      } else {
+        for (std::int64_t j = 0; j < cols; ++j) dst[j] = src[j * B.col_stride];
+      }
+      for (std::int64_t j = cols; j < NR; ++j) dst[j] = 0;
+    }
+  }
+}
+
+inline constexpr std::int64_t kMaxInPlaceRowStride = 128;
+
+// `packed`: scratch of packed_floats<TL>() elements, the caller's (its contents never outlive a call).
+template <typename T, typename TL>
+constexpr std::size_t packed_size() {
+  return static_cast<std::size_t>(TL::KC * (TL::NC + TL::NR));
+}
+
+template <typename T, typename TL>
+void gemm_tiled(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<T> A, MatrixRef<T> B, T* C, std::int64_t ldc,
+                bool parallel, T* packed) {
+  const std::int64_t row_blocks = (M + TL::MR - 1) / TL::MR;
+  for (std::int64_t j0 = 0; j0 < N; j0 += TL::NC) {
+    const std::int64_t nc = std::min(TL::NC, N - j0), panels = (nc + TL::NR - 1) / TL::NR;
+    for (std::int64_t k0 = 0; k0 < K; k0 += TL::KC) {
+      const std::int64_t kc = std::min(TL::KC, K - k0);
+      // A narrow row-major B (a weight gradient's x, a layer's W) is read in place, NR columns of each row at a
+      // time: packing it cost a fifth of [32x512]@[512x32], mostly the first read of B that the kernel now makes.
+      // Wider ones stay packed, as the square products measured level with OpenBLAS were: a panel read in place
+      // would touch a new stretch of memory for every k. The limit counts elements (512 bytes of float).
+      const bool b_in_place = B.col_stride == 1 && nc % TL::NR == 0 && B.row_stride <= kMaxInPlaceRowStride;
+      if (!b_in_place) pack_b<T, TL>(B, k0, kc, j0, nc, packed);
+      // Each thread owns whole rows of C, and every element sums over k in the same order: the result does not
+      // depend on the number of threads.
+      parallel_for(row_blocks, parallel, [&](std::int64_t ib) {
+        const std::int64_t i = ib * TL::MR, rows = std::min(TL::MR, M - i);
+        const MicroKernel<T> kernel = micro_kernel_for<T, TL>(rows);
+        const T* a = A.data + i * A.row_stride + k0 * A.col_stride;
+        for (std::int64_t p = 0; p < panels; ++p) {
+          const T* panel = b_in_place ? B.data + k0 * B.row_stride + j0 + p * TL::NR : packed + p * kc * TL::NR;
+          kernel(kc, a, A.row_stride, A.col_stride, panel, b_in_place ? B.row_stride : TL::NR,
+                 C + i * ldc + j0 + p * TL::NR, ldc, std::min(TL::NR, nc - p * TL::NR), k0 > 0);
+        }
+      });
+    }
+  }
+}
+
+}  // namespace
+}  // namespace cppgrad::kernels
