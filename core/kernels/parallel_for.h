@@ -5,6 +5,7 @@
 // well: the other threads are busy with their own slices.
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 
 #include "core/thread_pool.h"
 
@@ -46,7 +47,9 @@ void parallel_for_simd(std::int64_t n, bool worth_it, Body body) {
   }
   const int pieces = static_cast<int>(std::min<std::int64_t>(max_parallel_workers(), n));
   parallel_pieces(pieces, [&](int p) {
-    const auto [begin, end] = piece_range(n, pieces, p);
+    // No structured binding here: Clang 16 crashes on one used in an omp simd loop inside a lambda.
+    const std::pair<std::int64_t, std::int64_t> range = piece_range(n, pieces, p);
+    const std::int64_t begin = range.first, end = range.second;
 #pragma omp simd
     for (std::int64_t i = begin; i < end; ++i) body(i);
   });
