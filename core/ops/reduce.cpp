@@ -162,6 +162,14 @@ double squared_norm(const Tensor& x) {
   dispatch_all(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T* base = reinterpret_cast<const T*>(x.impl().storage->data()) + x.offset();
+    if (x.is_contiguous()) {  // one vectorised pass (every step's gradient norm reads all parameters' gradients)
+      const std::int64_t n = x.numel();
+      double sum = 0;
+#pragma omp simd reduction(+ : sum)
+      for (std::int64_t i = 0; i < n; ++i) sum += static_cast<double>(base[i]) * static_cast<double>(base[i]);
+      total = sum;
+      return;
+    }
     kernels::for_each_row<1>(x.shape(), {x.strides()}, [&](const std::array<std::int64_t, 1>& off, std::int64_t n,
                                                            const std::array<std::int64_t, 1>& inner) {
       for (std::int64_t i = 0; i < n; ++i) {
