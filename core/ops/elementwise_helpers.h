@@ -1,7 +1,7 @@
 #pragma once
-// The op author's elementwise toolkit: the forward of a unary or broadcasting binary op, and the g * f(x) of a
-// unary backward rule, each dispatched on the dtype so one lambda serves float32 (training) and float64
-// (gradient checks). core/ops/elementwise.cpp defines its ops with these; docs/add-an-op.md shows how.
+// The op author's elementwise toolkit: the forward of a unary or broadcasting binary op, dispatched on the dtype so
+// one lambda serves float32 (training) and float64 (gradient checks). Backward rules are written in ops (mul, sub,
+// ...), so they can be differentiated again. core/ops/elementwise.cpp defines its ops with these; docs/add-an-op.md shows how.
 #include <string>
 
 #include "core/kernels/elementwise_loops.h"
@@ -23,15 +23,6 @@ Tensor binary_forward(const Tensor& a, const Tensor& b, const char* op, F f) {
   return dispatch_floating(a.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     return kernels::map_binary<T, T>(a.detach(), b.detach(), out_shape, [f](T x, T y) { return f(x, y); });
-  });
-}
-
-// g * f(x) elementwise, for unary backward rules: both have the same shape.
-template <typename F>
-Tensor grad_times(const Tensor& g, const Tensor& x, F f) {
-  return dispatch_floating(g.dtype(), "backward", [&](auto tag) {
-    using T = decltype(tag);
-    return kernels::map_binary<T, T>(g, x, g.shape(), [f](T gv, T xv) { return gv * static_cast<T>(f(xv)); });
   });
 }
 

@@ -2,29 +2,18 @@
 // exit status 1, bad flags exit 2.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <string>
 
 #include "cppgrad/version.h"
+#include "run_program.h"
 
 namespace {
 
-struct Result {
-  int status;
-  std::string out;
-};
+using Result = cppgrad::test::ProgramResult;
 
-Result gradcheck_cli(const std::string& args) {
-  const std::string cmd = std::string("'") + CPPGRAD_GRADCHECK_BIN + "' " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  while (std::size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
-  const int raw = pclose(pipe);
-  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, out};
-}
+Result gradcheck_cli(const std::string& args) { return cppgrad::test::run_program(CPPGRAD_GRADCHECK_BIN, args); }
 
 TEST(GradcheckCli, SelectedCasesPassAndPrintARowEach) {
   const Result r = gradcheck_cli("--only softmax,layer_norm");

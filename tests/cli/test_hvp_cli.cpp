@@ -2,28 +2,18 @@
 // bad flags exit 2 with one line.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <string>
 
+#include "run_program.h"
+
 namespace {
 
-struct Result {
-  int status;
-  std::string out;
-};
+using Result = cppgrad::test::ProgramResult;
 
-Result hvp_cli(const std::string& args) {
-  const std::string cmd = std::string("'") + CPPGRAD_HVP_BIN + "' " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  while (std::size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
-  const int raw = pclose(pipe);
-  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, out};
-}
+Result hvp_cli(const std::string& args) { return cppgrad::test::run_program(CPPGRAD_HVP_BIN, args); }
 
 TEST(HvpCli, DoubleBackwardAgreesWithFiniteDifferencesOnTheReversalModel) {
   const Result r = hvp_cli("--epochs 1 --batch 16");
