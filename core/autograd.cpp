@@ -172,14 +172,12 @@ namespace {
 // otherwise a contiguous copy, since later accumulations write into the slot in place. A gradient with a graph
 // (create_graph) is kept as it is and summed out of place, so the sum stays differentiable.
 void accumulate(std::shared_ptr<TensorImpl>& slot, Tensor g) {
-  if (g.requires_grad()) {
+  if (g.requires_grad() || (slot && slot->requires_grad)) {  // a graph on either side: never written in place
     slot = slot ? add(Tensor(slot), g).impl_ptr() : g.impl_ptr();
   } else if (!slot) {
     const bool private_memory = g.impl_ptr().use_count() == 1 && g.impl().storage.use_count() == 1 &&
                                 g.offset() == 0 && g.is_contiguous();
     slot = private_memory ? g.impl_ptr() : g.clone().impl_ptr();
-  } else if (Tensor(slot).requires_grad()) {
-    slot = add(Tensor(slot), g).impl_ptr();  // an earlier create_graph gradient: never written in place
   } else {
     Tensor(slot).add_(g);
   }

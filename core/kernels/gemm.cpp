@@ -103,13 +103,13 @@ T* pack_buffer(std::size_t size) {
   return buffer.data();
 }
 
-// The float products take the AVX-512 kernel when the CPU has it (simd_level()) and they are at least one of its
-// panels wide; double (gradient checks) and everything else the baseline.
+// The float products take the AVX-512 kernel at that level (when the CPU has it) and when they are at least one of
+// its panels wide; double (gradient checks) and everything else the baseline.
 template <typename T>
-void gemm_tiled_dispatch(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<T> A, MatrixRef<T> B, T* C,
-                         std::int64_t ldc, bool parallel) {
+void gemm_tiled_at(SimdLevel level, std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<T> A, MatrixRef<T> B,
+                   T* C, std::int64_t ldc, bool parallel) {
   if constexpr (std::is_same_v<T, float>)
-    if (simd_level() == SimdLevel::Avx512 && N >= kAvx512PanelWidth)
+    if (level == SimdLevel::Avx512 && cpu_has_avx512() && N >= kAvx512PanelWidth)
       return gemm_tiled_avx512(M, N, K, A, B, C, ldc, parallel, pack_buffer<float>(avx512_packed_size()));
   gemm_tiled<T, BaseTile<T>>(M, N, K, A, B, C, ldc, parallel, pack_buffer<T>(packed_size<T, BaseTile<T>>()));
 }
@@ -159,7 +159,7 @@ bool worth_tiling(std::int64_t M, std::int64_t N, std::int64_t K) {
 
 template <typename T>
 void gemm(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<T> A, MatrixRef<T> B, T* C) {
-  if (worth_tiling<T>(M, N, K)) return gemm_tiled_dispatch(M, N, K, A, B, C, N, /*parallel=*/false);
+  if (worth_tiling<T>(M, N, K)) return gemm_tiled_at(simd_level(), M, N, K, A, B, C, N, /*parallel=*/false);
   gemm_rows(0, M, N, K, A, B, C, N);
 }
 
@@ -172,8 +172,9 @@ void batched_gemm(std::int64_t batch, std::int64_t M, std::int64_t N, std::int64
   const bool parallel = batch * M * N * K >= (1 << 21);
   if (worth_tiling<T>(M, N, K)) {
     auto one = [&](std::int64_t b, bool threads_inside) {
-      gemm_tiled_dispatch(M, N, K, MatrixRef<T>{A.data + a_offsets[b], A.row_stride, A.col_stride},
-                 MatrixRef<T>{B.data + b_offsets[b], B.row_stride, B.col_stride}, C + c_offsets[b], ldc, threads_inside);
+      gemm_tiled_at(simd_level(), M, N, K, MatrixRef<T>{A.data + a_offsets[b], A.row_stride, A.col_stride},
+                    MatrixRef<T>{B.data + b_offsets[b], B.row_stride, B.col_stride}, C + c_offsets[b], ldc,
+                    threads_inside);
     };
     if (batch == 1) return one(0, parallel);
     parallel_for(batch, parallel, [&](std::int64_t b) { one(b, false); });
@@ -210,11 +211,7 @@ namespace cppgrad::kernels {
 
 void gemm_at_level(SimdLevel level, std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<float> A,
                    MatrixRef<float> B, float* C) {
-  if (level == SimdLevel::Avx512 && cpu_has_avx512() && N >= kAvx512PanelWidth && worth_tiling<float>(M, N, K))
-    return gemm_tiled_avx512(M, N, K, A, B, C, N, /*parallel=*/false, pack_buffer<float>(avx512_packed_size()));
-  if (worth_tiling<float>(M, N, K))
-    return gemm_tiled<float, BaseTile<float>>(M, N, K, A, B, C, N, false,
-                                               pack_buffer<float>(packed_size<float, BaseTile<float>>()));
+  if (worth_tiling<float>(M, N, K)) return gemm_tiled_at(level, M, N, K, A, B, C, N, /*parallel=*/false);
   gemm_rows(0, M, N, K, A, B, C, N);
 }
 

@@ -201,14 +201,14 @@ Tensor gather(const Tensor& x, std::int64_t dim, const Tensor& index, std::sourc
       throw std::invalid_argument("gather: index " + shape_str(index.shape()) + " is larger than x " +
                                   shape_str(x.shape()) + " in dim " + std::to_string(k));
   Tensor xc = x.detach().contiguous();
-  // Element offsets in x of every output element, computed once and reused by backward.
-  auto offsets = std::make_shared<std::vector<std::int64_t>>(gather_offsets(x.shape(), d, index, "gather"));
+  // Element offsets in x of every output element (backward, scatter_add, finds them again from the index).
+  const std::vector<std::int64_t> offsets = gather_offsets(x.shape(), d, index, "gather");
   Tensor out = Tensor::empty(index.shape(), x.dtype());
   dispatch_all(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T* px = xc.data<T>();
     T* po = out.data<T>();
-    for (std::size_t e = 0; e < offsets->size(); ++e) po[e] = px[(*offsets)[e]];
+    for (std::size_t e = 0; e < offsets.size(); ++e) po[e] = px[offsets[e]];
   });
   const Shape in_shape = x.shape();
   return record_op(out, "gather", {x}, [in_shape, d, index](const Tensor& g) {
