@@ -24,31 +24,43 @@ struct Gap {
   std::string where;
 };
 
-Gap compare_fast_with_definition(const Op& op, const Inputs& inputs64, std::uint64_t seed) {
+// The same leaves twice, both requiring grad: float32 copies (the kernels' run) and float64 copies (the
+// definitions'); integer inputs (targets, masks) are shared.
+struct Twins {
   Inputs in32, in64;
-  for (const Tensor& t : inputs64) {
-    const bool floating = is_floating(t.dtype());
-    Tensor a = floating ? t.detach().to(DType::Float32) : t, b = floating ? t.detach().clone() : t;
+};
+
+Twins twin_inputs(const Inputs& inputs64) {
+  Twins t;
+  for (const Tensor& x : inputs64) {
+    const bool floating = is_floating(x.dtype());
+    Tensor a = floating ? x.detach().to(DType::Float32) : x, b = floating ? x.detach().clone() : x;
     if (floating) a.set_requires_grad(true), b.set_requires_grad(true);
-    in32.push_back(a), in64.push_back(b);
+    t.in32.push_back(a), t.in64.push_back(b);
   }
-  const Tensor y32 = op(in32), y64 = op(in64);
+  return t;
+}
+
+// Keeps in `gap` the larger of it and got's gap from want, relative to 1 + want's largest value.
+void widen(Gap& gap, const Tensor& got, const Tensor& want, const std::string& what) {
+  if (!want.defined()) return;
+  const auto g = got.to(DType::Float64).to_vector<double>(), w = want.to_vector<double>();
+  double scale = 0, diff = 0;
+  for (std::size_t i = 0; i < w.size(); ++i) scale = std::max(scale, std::abs(w[i])), diff = std::max(diff, std::abs(g[i] - w[i]));
+  if (diff / (1 + scale) >= gap.worst) gap = {diff / (1 + scale), what};
+}
+
+Gap compare_fast_with_definition(const Op& op, const Inputs& inputs64, std::uint64_t seed) {
+  const Twins t = twin_inputs(inputs64);
+  const Tensor y32 = op(t.in32), y64 = op(t.in64);
   Generator gen(seed + 99);
   const Tensor up = Tensor::randn(y64.shape(), gen, DType::Float64);
   sum(mul(y32, up.to(DType::Float32))).backward();
   sum(mul(y64, up)).backward();
   Gap gap;
-  auto measure = [&](const Tensor& got, const Tensor& want, const std::string& what) {
-    if (!want.defined()) return;
-    const auto g = got.to(DType::Float64).to_vector<double>(), w = want.to_vector<double>();
-    double scale = 0, diff = 0;
-    for (std::size_t i = 0; i < w.size(); ++i) scale = std::max(scale, std::abs(w[i]));
-    for (std::size_t i = 0; i < w.size(); ++i) diff = std::max(diff, std::abs(g[i] - w[i]));
-    if (diff / (1 + scale) >= gap.worst) gap = {diff / (1 + scale), what};
-  };
-  measure(y32, y64, "output");
-  for (std::size_t i = 0; i < in64.size(); ++i)
-    if (in64[i].requires_grad()) measure(in32[i].grad(), in64[i].grad(), "gradient of input " + std::to_string(i));
+  widen(gap, y32, y64, "output");
+  for (std::size_t i = 0; i < t.in64.size(); ++i)
+    if (t.in64[i].requires_grad()) widen(gap, t.in32[i].grad(), t.in64[i].grad(), "gradient of input " + std::to_string(i));
   return gap;
 }
 
@@ -56,13 +68,10 @@ Gap compare_fast_with_definition(const Op& op, const Inputs& inputs64, std::uint
 // taken with create_graph (in float32 the fused op then differentiates its definition: its kernel's backward records
 // nothing).
 Gap compare_second_order(const Op& op, const Inputs& inputs64, std::uint64_t seed) {
-  Inputs in32, in64, floating32, floating64;
-  for (const Tensor& t : inputs64) {
-    const bool floating = is_floating(t.dtype());
-    Tensor a = floating ? t.detach().to(DType::Float32) : t, b = floating ? t.detach().clone() : t;
-    if (floating) a.set_requires_grad(true), b.set_requires_grad(true), floating32.push_back(a), floating64.push_back(b);
-    in32.push_back(a), in64.push_back(b);
-  }
+  const Twins t = twin_inputs(inputs64);
+  Inputs floating32, floating64;
+  for (std::size_t i = 0; i < t.in64.size(); ++i)
+    if (t.in64[i].requires_grad()) floating32.push_back(t.in32[i]), floating64.push_back(t.in64[i]);
   Generator gen(seed + 7);
   auto second = [&](const Inputs& in, const Inputs& wrt, DType dtype, Generator g) {
     const Tensor y = op(in);
@@ -73,15 +82,10 @@ Gap compare_second_order(const Op& op, const Inputs& inputs64, std::uint64_t see
       if (d.defined()) total = add(total, sum(mul(d, Tensor::randn(d.shape(), g, DType::Float64).to(dtype))));
     return autograd::grad({total}, wrt, {}, std::nullopt, false, /*allow_unused=*/true);
   };
-  const std::vector<Tensor> got = second(in32, floating32, DType::Float32, gen), want = second(in64, floating64, DType::Float64, gen);
+  const std::vector<Tensor> got = second(t.in32, floating32, DType::Float32, gen),
+                            want = second(t.in64, floating64, DType::Float64, gen);
   Gap gap;
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    if (!want[i].defined()) continue;
-    const auto g = got[i].to(DType::Float64).to_vector<double>(), w = want[i].to_vector<double>();
-    double scale = 0, diff = 0;
-    for (std::size_t e = 0; e < w.size(); ++e) scale = std::max(scale, std::abs(w[e])), diff = std::max(diff, std::abs(g[e] - w[e]));
-    if (diff / (1 + scale) >= gap.worst) gap = {diff / (1 + scale), "second derivative, input " + std::to_string(i)};
-  }
+  for (std::size_t i = 0; i < want.size(); ++i) widen(gap, got[i], want[i], "second derivative, input " + std::to_string(i));
   return gap;
 }
 
