@@ -124,6 +124,14 @@ void register_model_batched(std::int64_t batch, std::int64_t L) {
   register_model_2d(512, 32, 64);  // FFN up
   register_model_2d(512, 64, 32);  // FFN down
   register_model_batched(256, 8);  // QK^T and PV
+  // The scaling rows of the speed issue: d_model 512 (512 rows, d_ff 1024) and the large model (64 x 64 = 4096
+  // rows, d_model 256, d_ff 1024).
+  register_model_2d(512, 512, 512);
+  register_model_2d(512, 512, 1024);
+  register_model_2d(512, 1024, 512);
+  register_model_2d(4096, 256, 256);
+  register_model_2d(4096, 256, 1024);
+  register_model_2d(4096, 1024, 256);
   return true;
 }();
 

@@ -105,6 +105,15 @@ void pack_b(MatrixRef<T> B, std::int64_t k0, std::int64_t kc, std::int64_t j0, s
   for (std::int64_t p = 0; p * NR < nc; ++p) {
     T* panel = out + p * kc * NR;
     const std::int64_t cols = std::min(NR, nc - p * NR);
+    if (B.row_stride == 1) {  // a transposed view: B's columns are contiguous, read each one along k
+      for (std::int64_t j = 0; j < cols; ++j) {
+        const T* src = B.data + k0 + (j0 + p * NR + j) * B.col_stride;
+        for (std::int64_t k = 0; k < kc; ++k) panel[k * NR + j] = src[k];
+      }
+      for (std::int64_t k = 0; k < kc; ++k)
+        for (std::int64_t j = cols; j < NR; ++j) panel[k * NR + j] = 0;
+      continue;
+    }
     for (std::int64_t k = 0; k < kc; ++k) {
       T* dst = panel + k * NR;
       const T* src = B.data + (k0 + k) * B.row_stride + (j0 + p * NR) * B.col_stride;
@@ -116,6 +125,15 @@ void pack_b(MatrixRef<T> B, std::int64_t k0, std::int64_t kc, std::int64_t j0, s
       for (std::int64_t j = cols; j < NR; ++j) dst[j] = 0;
     }
   }
+}
+
+// Packs A[0:rows, 0:kc] (rows <= MR) into [kc][MR]: the micro-kernel then reads A contiguously. Used when A is a
+// transposed view (a weight gradient's g^T), whose rows the kernel would otherwise read a whole row of memory
+// apart for every k: 256 k-steps over lines 4 KiB apart all fall into one set of the L1 cache and evict each other.
+template <typename T, typename TL>
+void pack_a(const T* a, std::int64_t a_rs, std::int64_t a_cs, std::int64_t rows, std::int64_t kc, T* out) {
+  for (std::int64_t k = 0; k < kc; ++k)
+    for (std::int64_t r = 0; r < rows; ++r) out[k * TL::MR + r] = a[r * a_rs + k * a_cs];
 }
 
 inline constexpr std::int64_t kMaxInPlaceRowStride = 128;
@@ -146,9 +164,15 @@ void gemm_tiled(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<T> A, 
         const std::int64_t i = ib * TL::MR, rows = std::min(TL::MR, M - i);
         const MicroKernel<T> kernel = micro_kernel_for<T, TL>(rows);
         const T* a = A.data + i * A.row_stride + k0 * A.col_stride;
+        std::int64_t a_rs = A.row_stride, a_cs = A.col_stride;
+        alignas(64) T a_packed[TL::KC * TL::MR];
+        if (a_cs != 1 && panels > 1) {
+          pack_a<T, TL>(a, a_rs, a_cs, rows, kc, a_packed);
+          a = a_packed, a_rs = 1, a_cs = TL::MR;
+        }
         for (std::int64_t p = 0; p < panels; ++p) {
           const T* panel = b_in_place ? B.data + k0 * B.row_stride + j0 + p * TL::NR : packed + p * kc * TL::NR;
-          kernel(kc, a, A.row_stride, A.col_stride, panel, b_in_place ? B.row_stride : TL::NR,
+          kernel(kc, a, a_rs, a_cs, panel, b_in_place ? B.row_stride : TL::NR,
                  C + i * ldc + j0 + p * TL::NR, ldc, std::min(TL::NR, nc - p * TL::NR), k0 > 0);
         }
       });

@@ -370,25 +370,30 @@ TEST(Kernels, GemmMatchesReference) {
 
 TEST(Kernels, EverySimdLevelsGemmMatchesTheReference) {
   // The tiled float GEMM on each path the CPU can run (AVX2 + FMA always; AVX-512 when the CPU has it) against the
-  // plain loops: panels partly past N, several k-blocks, transposed operands. CPPGRAD_SIMD only picks the default.
+  // plain loops: panels partly past N, several k-blocks, transposed operands (a transposed A is packed, a transposed
+  // B gathered column by column). CPPGRAD_SIMD only picks the default.
   std::vector<kernels::SimdLevel> levels{kernels::SimdLevel::Avx2};
   if (kernels::cpu_has_avx512()) levels.push_back(kernels::SimdLevel::Avx512);
   else std::cout << "[ info ] this CPU has no AVX-512: only the AVX2 path is tested\n";
   Generator gen(31);
   for (const kernels::SimdLevel level : levels)
     for (auto [M, N, K] : std::vector<std::array<std::int64_t, 3>>{{64, 32, 32}, {512, 64, 32}, {37, 70, 300},
-                                                                    {6, 32, 8}, {100, 33, 65}, {512, 512, 512}})
-      for (const bool b_transposed : {false, true}) {
-        const Tensor a = Tensor::randn({M, K}, gen), b = Tensor::randn(b_transposed ? Shape{N, K} : Shape{K, N}, gen);
-        const kernels::MatrixRef<float> A{a.data<float>(), K, 1};
-        const kernels::MatrixRef<float> B{b.data<float>(), b_transposed ? 1 : N, b_transposed ? K : 1};
-        std::vector<float> fast(static_cast<std::size_t>(M * N)), ref(fast.size());
-        kernels::gemm_at_level(level, M, N, K, A, B, fast.data());
-        kernels::gemm_reference<float>(M, N, K, A, B, ref.data());
-        for (std::size_t i = 0; i < ref.size(); ++i)
-          ASSERT_NEAR(fast[i], ref[i], 1e-4 * std::sqrt(static_cast<double>(K)) * (1 + std::abs(ref[i])))
-              << kernels::simd_level_name(level) << " M=" << M << " N=" << N << " K=" << K << " at " << i;
-      }
+                                                                    {6, 32, 8}, {100, 33, 65}, {512, 512, 512},
+                                                                    {70, 100, 600}})
+      for (const bool a_transposed : {false, true})
+        for (const bool b_transposed : {false, true}) {
+          const Tensor a = Tensor::randn(a_transposed ? Shape{K, M} : Shape{M, K}, gen);
+          const Tensor b = Tensor::randn(b_transposed ? Shape{N, K} : Shape{K, N}, gen);
+          const kernels::MatrixRef<float> A{a.data<float>(), a_transposed ? 1 : K, a_transposed ? M : 1};
+          const kernels::MatrixRef<float> B{b.data<float>(), b_transposed ? 1 : N, b_transposed ? K : 1};
+          std::vector<float> fast(static_cast<std::size_t>(M * N)), ref(fast.size());
+          kernels::gemm_at_level(level, M, N, K, A, B, fast.data());
+          kernels::gemm_reference<float>(M, N, K, A, B, ref.data());
+          for (std::size_t i = 0; i < ref.size(); ++i)
+            ASSERT_NEAR(fast[i], ref[i], 1e-4 * std::sqrt(static_cast<double>(K)) * (1 + std::abs(ref[i])))
+                << kernels::simd_level_name(level) << " M=" << M << " N=" << N << " K=" << K << " A^T " << a_transposed
+                << " B^T " << b_transposed << " at " << i;
+        }
 }
 
 TEST(Kernels, FastAttentionMatchesTheReferenceKernel) {
