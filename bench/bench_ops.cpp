@@ -105,6 +105,27 @@ void BM_AttentionFwdBwd(benchmark::State& state) {
 }
 BENCHMARK(BM_AttentionFwdBwd)->Arg(1)->Arg(0)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
+// The fused attention of the large configuration (batch 64, 64 positions, 8 heads of 32, causal), forward and
+// backward. GFLOPS counts the six products (Q K^T, P V; dO V^T, dS K, dS^T Q, P^T dO): 12 L^2 dh per head.
+void BM_AttentionFwdBwdLarge(benchmark::State& state) {
+  constexpr std::int64_t B = 64, L = 64, H = 8, dh = 32;
+  Generator gen(0);
+  Tensor x = Tensor::randn({B, L, H, dh}, gen);
+  x.set_requires_grad(true);
+  const Tensor mask = cppgrad::nn::causal_mask(L);
+  const Tensor upstream = Tensor::randn({B, L, H * dh}, gen);
+  for (auto _ : state) {
+    x.zero_grad();
+    const Tensor h = x.transpose(1, 2);  // [B, H, L, dh]
+    const Tensor out = cppgrad::fused_attention(h, h, h, mask).output;
+    out.transpose(1, 2).reshape({B, L, H * dh}).backward(upstream);
+    benchmark::DoNotOptimize(x.grad().data<float>());
+  }
+  state.counters["GFLOPS"] = benchmark::Counter(12.0 * B * H * L * L * dh, benchmark::Counter::kIsIterationInvariantRate,
+                                                benchmark::Counter::kIs1000);
+}
+BENCHMARK(BM_AttentionFwdBwdLarge)->UseRealTime()->Unit(benchmark::kMillisecond);
+
 }  // namespace
 
 BENCHMARK_MAIN();

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/kernels/exp.h"
+#include "core/kernels/gemm.h"
 #include "core/kernels/simd.h"
 
 namespace cppgrad::kernels {
@@ -132,22 +133,43 @@ struct SmallProduct {
   VectorRows b;
 };
 
-// Rows [i0, i0 + R) of A B: store(i, c, vector c of row i).
+// Rows [i0, i0 + R) of A B, vectors [c, c + C) of each: store(i, c, vector c of row i). R x C accumulators; each
+// value of A (a broadcast load) feeds C multiply-adds, each vector of B R of them.
+template <int R, int C, typename Store>
+[[gnu::always_inline]] inline void product_block(const SmallProduct& p, std::int64_t i0, std::int64_t c, Store& store) {
+  f32x8 acc[R][C];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+    for (int u = 0; u < C; ++u) acc[r][u] = f32x8{};
+  for (std::int64_t e = 0; e < p.E; ++e) {
+    f32x8 bv[C];
+#pragma GCC unroll 4
+    for (int u = 0; u < C; ++u) bv[u] = p.b.at(e, c + u);
+    const float* a = p.a + i0 * p.a_rs + e * p.a_cs;
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      const float ar = a[r * p.a_rs];
+#pragma GCC unroll 4
+      for (int u = 0; u < C; ++u) acc[r][u] += ar * bv[u];
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+    for (int u = 0; u < C; ++u) store(i0 + r, c + u, acc[r][u]);
+}
+
+// Rows [i0, i0 + R) of A B, every vector of them: 4 rows x 2 vectors while there are two left (B rows of 16 keys
+// or dims and more: half the broadcast loads per multiply-add; 8 accumulators, as 16 would not leave AVX2's 16
+// registers room for B), then R rows x 1 vector.
 template <int R, typename Store>
 [[gnu::always_inline]] inline void product_rows(const SmallProduct& p, std::int64_t i0, Store& store) {
-  for (std::int64_t c = 0; c < p.b.vecs; ++c) {
-    f32x8 acc[R];
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) acc[r] = f32x8{};
-    for (std::int64_t e = 0; e < p.E; ++e) {
-      const f32x8 bv = p.b.at(e, c);
-      const float* a = p.a + i0 * p.a_rs + e * p.a_cs;
-#pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) acc[r] += a[r * p.a_rs] * bv;
-    }
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) store(i0 + r, c, acc[r]);
-  }
+  static_assert(R % 4 == 0);
+  std::int64_t c = 0;
+  for (; c + 2 <= p.b.vecs; c += 2)
+    for (int r = 0; r < R; r += 4) product_block<4, 2>(p, i0 + r, c, store);
+  for (; c < p.b.vecs; ++c) product_block<R, 1>(p, i0, c, store);
 }
 
 // One row of A B with four partial sums over e (a decoding step's single query): four short FMA chains in flight
@@ -241,6 +263,58 @@ void attention_one_query(const AttentionDims& d, const AttentionHead<float>& h, 
   store_partial(out, even + odd, kLanes);
 }
 
+// Heads this large take the tiled GEMM (core/kernels/gemm.h, 16 lanes where the CPU has AVX-512) for their
+// products: the large configuration's heads (64 queries and keys, 32 dims) ran at 66 GFLOP/s on the 8-lane product
+// above, whose every multiply-add waits on a broadcast load. Smaller heads stay on it: one register per row.
+bool products_by_gemm(const AttentionDims& d) { return d.Lq >= 16 && d.Lk >= 16 && d.dk >= 16 && d.dv >= 16; }
+
+// C [M, N] (rows ldc apart) = A [M, K] @ B [K, N].
+void gemm_into(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<float> A, MatrixRef<float> B, float* C,
+               std::int64_t ldc) {
+  const std::int64_t zero = 0;
+  batched_gemm<float>(1, M, N, K, A, &zero, B, &zero, C, &zero, ldc);
+}
+
+// dS = P * (dP - rowsum(P * dP)) * scale, in place over dP: Lq rows of kv vectors, lanes past Lk zero in dP (P's are
+// zero there too). Rows of one vector go eight at a time, their eight sums across lanes done together by lane_sums.
+void softmax_backward_rows(const AttentionDims& d, const float* weights, f32x8* ds, std::int64_t kv, float scale) {
+  std::int64_t i0 = 0;
+  if (kv == 1)
+    for (; i0 + 8 <= d.Lq; i0 += 8) {
+      f32x8 p[8], products[8];
+      for (int r = 0; r < 8; ++r) {
+        p[r] = load_partial(weights + (i0 + r) * d.Lk, d.Lk);
+        products[r] = p[r] * ds[i0 + r];
+      }
+      float row_dots[8];
+      store8(row_dots, lane_sums(products));
+      for (int r = 0; r < 8; ++r) ds[i0 + r] = p[r] * (ds[i0 + r] - row_dots[r]) * scale;
+    }
+  for (std::int64_t i = i0; i < d.Lq; ++i) {
+    f32x8* dsi = ds + i * kv;
+    f32x8 row_dot{};
+    for (std::int64_t c = 0; c < kv; ++c) row_dot += load_partial(weights + i * d.Lk + c * kLanes, d.Lk - c * kLanes) * dsi[c];
+    const f32x8 r = all_lanes_sum(row_dot);
+    for (std::int64_t c = 0; c < kv; ++c)
+      dsi[c] = load_partial(weights + i * d.Lk + c * kLanes, d.Lk - c * kLanes) * (dsi[c] - r) * scale;
+  }
+}
+
+// The backward of a head whose products take the GEMM: dP = dO V^T, dS, then dQ = dS K, dK = dS^T Q, dV = P^T dO,
+// every operand read in place through its strides.
+void attention_backward_by_gemm(const AttentionDims& d, const AttentionHead<float>& h, const float* weights,
+                                const AttentionGrads<float>& g) {
+  const std::int64_t kv = vectors_for(d.Lk), ld = kv * kLanes;  // dS's padded row length
+  Scratch scratch(static_cast<std::size_t>(d.Lq * ld));
+  float* dsf = scratch.take(d.Lq * ld);
+  gemm_into(d.Lq, d.Lk, d.dv, {g.dout, g.dout_rs, 1}, {h.v, 1, h.v_rs}, dsf, ld);
+  for (std::int64_t i = 0; i < d.Lq; ++i) std::fill(dsf + i * ld + d.Lk, dsf + (i + 1) * ld, 0.0f);
+  softmax_backward_rows(d, weights, reinterpret_cast<f32x8*>(dsf), kv, static_cast<float>(d.scale));
+  gemm_into(d.Lq, d.dk, d.Lk, {dsf, ld, 1}, {h.k, h.k_rs, 1}, g.dq, g.dq_rs);
+  gemm_into(d.Lk, d.dk, d.Lq, {dsf, 1, ld}, {h.q, h.q_rs, 1}, g.dk, g.dk_rs);
+  gemm_into(d.Lk, d.dv, d.Lq, {weights, 1, d.Lk}, {g.dout, g.dout_rs, 1}, g.dv, g.dv_rs);
+}
+
 }  // namespace
 
 template <>
@@ -252,9 +326,11 @@ void attention_forward<float>(const AttentionDims& d, const AttentionHead<float>
   const std::int64_t kv = vectors_for(d.Lk), vv = vectors_for(d.dv);
   const float scale = static_cast<float>(d.scale);
   Scratch scratch(static_cast<std::size_t>((d.dk + d.Lq) * kv * kLanes + (d.Lk + d.Lq) * (vv + vectors_for(d.dk)) * kLanes));
-  const VectorRows v = as_vector_rows(h.v, h.v_rs, d.Lk, d.dv, scratch);   // V [Lk][vv]
   f32x8* s = reinterpret_cast<f32x8*>(scratch.take(d.Lq * kv * kLanes));  // S, then P [Lq][kv]
-  if (d.Lq >= 4) {  // S = Q K^T as a product: K transposed once, then several query rows at a time
+  const bool by_gemm = products_by_gemm(d);
+  if (by_gemm) {  // S = Q K^T, K read transposed in place; scaled below, with the mask
+    gemm_into(d.Lq, d.Lk, d.dk, {h.q, h.q_rs, 1}, {h.k, 1, h.k_rs}, reinterpret_cast<float*>(s), kv * kLanes);
+  } else if (d.Lq >= 4) {  // S = Q K^T as a product: K transposed once, then several query rows at a time
     const VectorRows kt = transposed_vector_rows(h.k, h.k_rs, d.Lk, d.dk, scratch);  // K^T [dk][kv]
     product({d.Lq, d.dk, h.q, h.q_rs, 1, kt}, [&](std::int64_t i, std::int64_t c, f32x8 x) { s[i * kv + c] = x * scale; });
   } else {  // fewer than 4 queries (decoding): dot products with the keys as they are, summed 8 at a time
@@ -276,7 +352,8 @@ void attention_forward<float>(const AttentionDims& d, const AttentionHead<float>
   // Softmax of each row, blocked keys -inf before and exactly 0 after. Rows of one vector (at most 8 keys) go eight
   // at a time: transposed, normalised down the lanes, transposed back.
   for (std::int64_t i = 0; i < d.Lq; ++i)
-    for (std::int64_t c = 0; c < kv; ++c) s[i * kv + c] = blocked_lanes(h, d.Lk, i, c) ? f32x8{} + minus_inf : s[i * kv + c];
+    for (std::int64_t c = 0; c < kv; ++c)
+      s[i * kv + c] = blocked_lanes(h, d.Lk, i, c) ? f32x8{} + minus_inf : by_gemm ? s[i * kv + c] * scale : s[i * kv + c];
   std::int64_t i = 0;
   if (kv == 1)
     for (; i + 8 <= d.Lq; i += 8) {
@@ -292,6 +369,9 @@ void attention_forward<float>(const AttentionDims& d, const AttentionHead<float>
   for (i = 0; i < d.Lq; ++i)
     for (std::int64_t c = 0; c < kv; ++c) store_partial(weights + i * d.Lk + c * kLanes, s[i * kv + c], d.Lk - c * kLanes);
   // O = P V, reading P from its padded rows
+  if (by_gemm) return gemm_into(d.Lq, d.dv, d.Lk, {reinterpret_cast<const float*>(s), kv * kLanes, 1}, {h.v, h.v_rs, 1},
+                                out, out_rs);
+  const VectorRows v = as_vector_rows(h.v, h.v_rs, d.Lk, d.dv, scratch);  // V [Lk][vv]
   product({d.Lq, d.Lk, reinterpret_cast<const float*>(s), kv * kLanes, 1, v},
           [&](std::int64_t i, std::int64_t c, f32x8 x) { store_partial(out + i * out_rs + c * kLanes, x, d.dv - c * kLanes); });
 }
@@ -347,6 +427,7 @@ void attention_forward_one_query_group(const AttentionDims& d, const AttentionHe
 template <>
 void attention_backward<float>(const AttentionDims& d, const AttentionHead<float>& h, const float* weights,
                                const AttentionGrads<float>& g) {
+  if (products_by_gemm(d)) return attention_backward_by_gemm(d, h, weights, g);
   const std::int64_t kv = vectors_for(d.Lk), qv = vectors_for(d.dk), vv = vectors_for(d.dv);
   const float scale = static_cast<float>(d.scale);
   Scratch scratch(static_cast<std::size_t>((d.dv + d.Lq) * kv * kLanes + (d.Lk + d.Lq) * qv * kLanes +
@@ -357,28 +438,7 @@ void attention_backward<float>(const AttentionDims& d, const AttentionHead<float
   const VectorRows dout = as_vector_rows(g.dout, g.dout_rs, d.Lq, d.dv, scratch);   // dO [Lq][vv]
   f32x8* ds = reinterpret_cast<f32x8*>(scratch.take(d.Lq * kv * kLanes));          // dP, then dS [Lq][kv]
   product({d.Lq, d.dv, g.dout, g.dout_rs, 1, vt}, [&](std::int64_t i, std::int64_t c, f32x8 x) { ds[i * kv + c] = x; });
-  // dS[i] = P[i] (dP[i] - sum_j P[i, j] dP[i, j]), times the scale. Rows of one vector go eight at a time, their
-  // eight sums across lanes done together by lane_sums.
-  std::int64_t i0 = 0;
-  if (kv == 1)
-    for (; i0 + 8 <= d.Lq; i0 += 8) {
-      f32x8 p[8], products[8];
-      for (int r = 0; r < 8; ++r) {
-        p[r] = load_partial(weights + (i0 + r) * d.Lk, d.Lk);
-        products[r] = p[r] * ds[i0 + r];
-      }
-      float row_dots[8];
-      store8(row_dots, lane_sums(products));
-      for (int r = 0; r < 8; ++r) ds[i0 + r] = p[r] * (ds[i0 + r] - row_dots[r]) * scale;
-    }
-  for (std::int64_t i = i0; i < d.Lq; ++i) {
-    f32x8* dsi = ds + i * kv;
-    f32x8 row_dot{};
-    for (std::int64_t c = 0; c < kv; ++c) row_dot += load_partial(weights + i * d.Lk + c * kLanes, d.Lk - c * kLanes) * dsi[c];
-    const f32x8 r = all_lanes_sum(row_dot);
-    for (std::int64_t c = 0; c < kv; ++c)
-      dsi[c] = load_partial(weights + i * d.Lk + c * kLanes, d.Lk - c * kLanes) * (dsi[c] - r) * scale;
-  }
+  softmax_backward_rows(d, weights, ds, kv, scale);  // dS, in place over dP
   const float* dsf = reinterpret_cast<const float*>(ds);
   const std::int64_t ld = kv * kLanes;  // dS's padded row length
   product({d.Lq, d.Lk, dsf, ld, 1, k},  // dQ = dS K

@@ -11,6 +11,7 @@
 
 #include "core/kernels/gemm.h"
 #include "core/kernels/parallel_for.h"
+#include "core/kernels/simd.h"
 
 #if defined(__x86_64__)
 #if defined(__clang__)

@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "core/kernels/gemm.h"
 #include "core/kernels/parallel_for.h"
+#include "core/kernels/simd.h"
 
 namespace cppgrad::kernels {
 namespace {  // NOLINT(google-build-namespaces): internal on purpose, see above
@@ -106,10 +108,22 @@ void pack_b(MatrixRef<T> B, std::int64_t k0, std::int64_t kc, std::int64_t j0, s
     T* panel = out + p * kc * NR;
     const std::int64_t cols = std::min(NR, nc - p * NR);
     if (B.row_stride == 1) {  // a transposed view: B's columns are contiguous, read each one along k
-      for (std::int64_t j = 0; j < cols; ++j) {
-        const T* src = B.data + k0 + (j0 + p * NR + j) * B.col_stride;
-        for (std::int64_t k = 0; k < kc; ++k) panel[k * NR + j] = src[k];
-      }
+      const T* col0 = B.data + k0 + (j0 + p * NR) * B.col_stride;  // column j of the panel at col0 + j * col_stride
+      std::int64_t j = 0;
+      if constexpr (std::is_same_v<T, float>)  // 8 columns x 8 k at a time, transposed in registers
+        for (; j + 8 <= cols; j += 8) {
+          std::int64_t k = 0;
+          for (; k + 8 <= kc; k += 8) {
+            f32x8 r[8];
+            for (int u = 0; u < 8; ++u) r[u] = load8(col0 + (j + u) * B.col_stride + k);
+            transpose8(r);
+            for (int u = 0; u < 8; ++u) store8(panel + (k + u) * NR + j, r[u]);
+          }
+          for (; k < kc; ++k)
+            for (int u = 0; u < 8; ++u) panel[k * NR + j + u] = col0[(j + u) * B.col_stride + k];
+        }
+      for (; j < cols; ++j)
+        for (std::int64_t k = 0; k < kc; ++k) panel[k * NR + j] = col0[j * B.col_stride + k];
       for (std::int64_t k = 0; k < kc; ++k)
         for (std::int64_t j = cols; j < NR; ++j) panel[k * NR + j] = 0;
       continue;
@@ -137,6 +151,7 @@ void pack_a(const T* a, std::int64_t a_rs, std::int64_t a_cs, std::int64_t rows,
 }
 
 inline constexpr std::int64_t kMaxInPlaceRowStride = 128;
+inline constexpr std::size_t kInPlaceBlockBytes = 16 * 1024;
 
 // `packed`: scratch of packed_floats<TL>() elements, the caller's (its contents never outlive a call).
 template <typename T, typename TL>
@@ -156,7 +171,11 @@ void gemm_tiled(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<T> A, 
       // time: packing it cost a fifth of [32x512]@[512x32], mostly the first read of B that the kernel now makes.
       // Wider ones stay packed, as the square products measured level with OpenBLAS were: a panel read in place
       // would touch a new stretch of memory for every k. The limit counts elements (512 bytes of float).
-      const bool b_in_place = B.col_stride == 1 && nc % TL::NR == 0 && B.row_stride <= kMaxInPlaceRowStride;
+      // A block of B that fits in L1 with room to spare (a head's V or K in attention) is read in place at any row
+      // stride: after the first row block its lines are all in L1, and packing it would cost as much as the products
+      // when M is small.
+      const bool b_in_place = B.col_stride == 1 && nc % TL::NR == 0 &&
+                              (B.row_stride <= kMaxInPlaceRowStride || kc * nc * sizeof(T) <= kInPlaceBlockBytes);
       if (!b_in_place) pack_b<T, TL>(B, k0, kc, j0, nc, packed);
       // Each thread owns whole rows of C, and every element sums over k in the same order: the result does not
       // depend on the number of threads.

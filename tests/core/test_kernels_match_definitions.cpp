@@ -159,31 +159,39 @@ TEST(KernelsMatchDefinitions, SoftmaxRows) {
   });
 }
 
+// Random heads with masks, read as views of [B, L, H * d]; `lo`..`hi` bound every size (Lq, Lk, dk, dv).
+std::pair<Op, Inputs> random_attention(Generator& gen, std::int64_t lo, std::int64_t hi) {
+  const std::int64_t B = draw(gen, 1, 3), H = draw(gen, 1, 3), Lq = draw(gen, lo, hi - 2), Lk = draw(gen, lo, hi),
+                     dk = draw(gen, lo, hi + 1), dv = draw(gen, lo, hi + 1);
+  const std::int64_t mask_kind = draw(gen, 0, 2);  // none, causal-like [Lq, Lk], key padding [B, 1, 1, Lk]
+  Tensor mask;
+  if (mask_kind == 1) {
+    mask = Tensor::zeros({Lq, Lk}, DType::Bool);
+    for (std::int64_t i = 0; i < Lq; ++i)
+      for (std::int64_t j = 0; j <= std::min(i, Lk - 1); ++j) mask.set({i, j}, 1);
+  } else if (mask_kind == 2) {
+    mask = Tensor::ones({B, 1, 1, Lk}, DType::Bool);
+    for (std::int64_t j = Lk / 2 + 1; j < Lk; ++j) mask.set({0, 0, 0, j}, 0);
+  }
+  // q, k, v as heads split from [B, L, H * d] (strided views, as MultiHeadAttention makes them)
+  auto heads = [B, H](const Tensor& x, std::int64_t L, std::int64_t d) {
+    return x.view({B, L, H, d}).transpose(1, 2);
+  };
+  return std::pair<Op, Inputs>{[=](const Inputs& in) {
+                                 return fused_attention(heads(in[0], Lq, dk), heads(in[1], Lk, dk), heads(in[2], Lk, dv),
+                                                        mask).output;
+                               },
+                               Inputs{randn({B, Lq, H * dk}, gen), randn({B, Lk, H * dk}, gen),
+                                      randn({B, Lk, H * dv}, gen)}};
+}
+
 TEST(KernelsMatchDefinitions, AttentionWithMasksAndHeadViews) {
-  expect_kernel_matches("fused_attention", 16, [](Generator& gen) {
-    const std::int64_t B = draw(gen, 1, 3), H = draw(gen, 1, 3), Lq = draw(gen, 1, 9), Lk = draw(gen, 1, 11),
-                       dk = draw(gen, 1, 12), dv = draw(gen, 1, 12);
-    const std::int64_t mask_kind = draw(gen, 0, 2);  // none, causal-like [Lq, Lk], key padding [B, 1, 1, Lk]
-    Tensor mask;
-    if (mask_kind == 1) {
-      mask = Tensor::zeros({Lq, Lk}, DType::Bool);
-      for (std::int64_t i = 0; i < Lq; ++i)
-        for (std::int64_t j = 0; j <= std::min(i, Lk - 1); ++j) mask.set({i, j}, 1);
-    } else if (mask_kind == 2) {
-      mask = Tensor::ones({B, 1, 1, Lk}, DType::Bool);
-      for (std::int64_t j = Lk / 2 + 1; j < Lk; ++j) mask.set({0, 0, 0, j}, 0);
-    }
-    // q, k, v as heads split from [B, L, H * d] (strided views, as MultiHeadAttention makes them)
-    auto heads = [B, H](const Tensor& x, std::int64_t L, std::int64_t d) {
-      return x.view({B, L, H, d}).transpose(1, 2);
-    };
-    return std::pair<Op, Inputs>{[=](const Inputs& in) {
-                                   return fused_attention(heads(in[0], Lq, dk), heads(in[1], Lk, dk), heads(in[2], Lk, dv),
-                                                          mask).output;
-                                 },
-                                 Inputs{randn({B, Lq, H * dk}, gen), randn({B, Lk, H * dk}, gen),
-                                        randn({B, Lk, H * dv}, gen)}};
-  });
+  expect_kernel_matches("fused_attention", 16, [](Generator& gen) { return random_attention(gen, 1, 11); });
+}
+
+TEST(KernelsMatchDefinitions, AttentionWithLargeHeadsOnTheGemm) {
+  // From 16 queries, keys and dims on, a head's products take the tiled GEMM (core/kernels/attention.cpp).
+  expect_kernel_matches("fused_attention", 6, [](Generator& gen) { return random_attention(gen, 16, 40); });
 }
 
 TEST(KernelsMatchDefinitions, AttentionOneQueryGroupsOfEightHeads) {
