@@ -155,6 +155,7 @@ void pack_a(const T* a, std::int64_t a_rs, std::int64_t a_cs, std::int64_t rows,
 }
 
 inline constexpr std::int64_t kMaxInPlaceRowStride = 128;
+inline constexpr std::size_t kPrefetchRowBytes = 512;
 inline constexpr std::size_t kInPlaceBlockBytes = 16 * 1024;
 
 // `packed`: scratch of packed_floats<TL>() elements, the caller's (its contents never outlive a call).
@@ -192,8 +193,22 @@ void gemm_tiled(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<T> A, 
         if (a_cs != 1 && panels > 1) {
           pack_a<T, TL>(a, a_rs, a_cs, rows, kc, a_packed);
           a = a_packed, a_rs = 1, a_cs = TL::MR;
+          if (A.row_stride == 1 && i + TL::MR < M && kc * sizeof(T) >= kPrefetchRowBytes)  // the next block's: a line per k
+            for (std::int64_t k = 0; k < kc; ++k) __builtin_prefetch(A.data + i + TL::MR + (k0 + k) * A.col_stride);
         }
+        // The next row block's A (row-major: MR rows of kc values), prefetched a share per panel while this block
+        // computes: A is often an activation just written by another op and gone from the caches, and each row
+        // block starts MR new streams that the hardware prefetcher has to discover. Short rows (the small models'
+        // k of 32 or 64, whose A stays in cache) skip it: there the loop costs more than it saves.
+        const bool prefetch_next = A.col_stride == 1 && i + TL::MR < M && kc * sizeof(T) >= kPrefetchRowBytes;
+        constexpr std::int64_t kLine = 64 / sizeof(T);
+        const std::int64_t next_lines = TL::MR * ((kc + kLine - 1) / kLine), share = (next_lines + panels - 1) / panels;
         for (std::int64_t p = 0; p < panels; ++p) {
+          if (prefetch_next)
+            for (std::int64_t l = p * share; l < std::min(next_lines, (p + 1) * share); ++l) {
+              const std::int64_t row = l % TL::MR, piece = l / TL::MR;
+              __builtin_prefetch(A.data + (i + TL::MR + row) * A.row_stride + k0 + piece * kLine);
+            }
           const T* panel = b_in_place ? B.data + k0 * B.row_stride + j0 + p * TL::NR : packed + p * kc * TL::NR;
           kernel(kc, a, a_rs, a_cs, panel, b_in_place ? B.row_stride : TL::NR,
                  C + i * ldc + j0 + p * TL::NR, ldc, std::min(TL::NR, nc - p * TL::NR), k0 > 0);
