@@ -32,10 +32,11 @@ V* scratch(std::size_t n) {
 
 // ----------------------------------------------------------------------------------------- fast, float only
 // Every product in forward and backward (Q K^T, P V, dO V^T, dS K, dS^T Q, P^T dO) has the same form: rows of a
-// matrix A, read one scalar at a time, times a matrix B packed as rows of whole 8-lane vectors (zero-padded). One
-// small kernel computes them all, several rows of A at a time so that independent FMA chains overlap (a single
-// row's chain of 8 dependent FMAs would wait on each one's latency). For the reversal model (8 keys and 8 dims per
-// head) every row of S, P, O, dQ, dK and dV is exactly one register.
+// matrix A, read one scalar at a time, times a matrix B packed as rows of whole 8-lane vectors (zero-padded). For
+// small heads one small kernel (`product`) computes them all, several rows of A at a time so that independent FMA
+// chains overlap (a single row's chain of 8 dependent FMAs would wait on each one's latency). For the reversal model
+// (8 keys and 8 dims per head) every row of S, P, O, dQ, dK and dV is exactly one register. Large heads hand their
+// products to the tiled GEMM instead (products_by_gemm, below).
 
 namespace {
 
@@ -96,14 +97,6 @@ VectorRows as_vector_rows(const float* src, std::int64_t rs, std::int64_t n, std
     for (std::int64_t c = 0; c < vecs; ++c)
       store_partial(out + (r * vecs + c) * kLanes, load_partial(src + r * rs + c * kLanes, cols - c * kLanes), kLanes);
   return {out, vecs * kLanes, vecs};
-}
-
-// 8 rows of 8 floats (rows rs apart) transposed into 8 rows of out (rows out_rs apart).
-void transpose8x8(const float* src, std::int64_t rs, float* out, std::int64_t out_rs) {
-  f32x8 r[8];
-  for (int i = 0; i < 8; ++i) r[i] = load8(src + i * rs);
-  transpose8(r);
-  for (int i = 0; i < 8; ++i) store8(out + i * out_rs, r[i]);
 }
 
 // The transpose of rows [n, cols] as VectorRows: `cols` rows of vectors_for(n) vectors, lane l of vector c in row e
@@ -263,10 +256,11 @@ void attention_one_query(const AttentionDims& d, const AttentionHead<float>& h, 
   store_partial(out, even + odd, kLanes);
 }
 
-// Heads this large take the tiled GEMM (core/kernels/gemm.h, 16 lanes where the CPU has AVX-512) for their
-// products: the large configuration's heads (64 queries and keys, 32 dims) ran at 66 GFLOP/s on the 8-lane product
-// above, whose every multiply-add waits on a broadcast load. Smaller heads stay on it: one register per row.
-bool products_by_gemm(const AttentionDims& d) { return d.Lq >= 16 && d.Lk >= 16 && d.dk >= 16 && d.dv >= 16; }
+// Heads this large take the tiled GEMM (core/kernels/gemm.h) for their products: the large configuration's heads (64
+// queries and keys, 32 dims) ran at 66 GFLOP/s on the 8-lane product above, whose every multiply-add waits on a
+// broadcast load. The bounds are where every product is wide enough (N >= 32) for the GEMM's 16-lane panels and big
+// enough (M N K >= 16384) to be tiled at all; smaller heads stay on `product`, one register per row.
+bool products_by_gemm(const AttentionDims& d) { return d.Lq >= 16 && d.Lk >= 32 && d.dk >= 32 && d.dv >= 32; }
 
 // C [M, N] (rows ldc apart) = A [M, K] @ B [K, N].
 void gemm_into(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<float> A, MatrixRef<float> B, float* C,
@@ -301,7 +295,7 @@ void softmax_backward_rows(const AttentionDims& d, const float* weights, f32x8* 
 }
 
 // The backward of a head whose products take the GEMM: dP = dO V^T, dS, then dQ = dS K, dK = dS^T Q, dV = P^T dO,
-// every operand read in place through its strides.
+// every operand given through its strides (the GEMM packs what it must: V^T, and dS^T or P^T when N spans panels).
 void attention_backward_by_gemm(const AttentionDims& d, const AttentionHead<float>& h, const float* weights,
                                 const AttentionGrads<float>& g) {
   const std::int64_t kv = vectors_for(d.Lk), ld = kv * kLanes;  // dS's padded row length
@@ -328,7 +322,7 @@ void attention_forward<float>(const AttentionDims& d, const AttentionHead<float>
   Scratch scratch(static_cast<std::size_t>((d.dk + d.Lq) * kv * kLanes + (d.Lk + d.Lq) * (vv + vectors_for(d.dk)) * kLanes));
   f32x8* s = reinterpret_cast<f32x8*>(scratch.take(d.Lq * kv * kLanes));  // S, then P [Lq][kv]
   const bool by_gemm = products_by_gemm(d);
-  if (by_gemm) {  // S = Q K^T, K read transposed in place; scaled below, with the mask
+  if (by_gemm) {  // S = Q K^T, K given as a transposed view; scaled below, with the mask
     gemm_into(d.Lq, d.Lk, d.dk, {h.q, h.q_rs, 1}, {h.k, 1, h.k_rs}, reinterpret_cast<float*>(s), kv * kLanes);
   } else if (d.Lq >= 4) {  // S = Q K^T as a product: K transposed once, then several query rows at a time
     const VectorRows kt = transposed_vector_rows(h.k, h.k_rs, d.Lk, d.dk, scratch);  // K^T [dk][kv]

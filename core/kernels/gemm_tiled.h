@@ -5,9 +5,11 @@
 // AVX-512 target region. Everything here has internal linkage (an anonymous namespace), so the two compilations,
 // made for different CPUs, can never be mixed up at link time: code for one CPU never runs on another.
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include "core/kernels/gemm.h"
 #include "core/kernels/parallel_for.h"
@@ -32,7 +34,8 @@ struct Tile {
   // AVX-512 (8 rows; 12 measured no faster, and 8 divides the row counts of the models' products).
   static constexpr std::int64_t MR = W == 16 ? 8 : 6;
   static constexpr std::int64_t KC = 256;                   // k-depth of a packed block
-  static constexpr std::int64_t NC = 32 * W;                // columns of a packed block (KC*NC*sizeof(T) = 256 KiB)
+  static constexpr std::int64_t NC = 32 * W;                // columns of a packed block (KC*NC floats: 256 KiB
+                                                            // with 8 lanes, 512 KiB with 16)
 };
 
 template <typename V, typename T>
@@ -89,49 +92,50 @@ template <typename T>
 using MicroKernel = void (*)(std::int64_t, const T*, std::int64_t, std::int64_t, const T*, std::int64_t, T*, std::int64_t,
                              std::int64_t, bool);
 
+// The micro-kernel for 1..MR rows (the last row block of C may be short): table[rows].
+template <typename T, typename TL, std::size_t... R>
+constexpr std::array<MicroKernel<T>, TL::MR + 1> micro_kernel_table(std::index_sequence<R...>) {
+  return {nullptr, micro_kernel<T, TL, static_cast<int>(R) + 1>...};
+}
+
 template <typename T, typename TL>
 MicroKernel<T> micro_kernel_for(std::int64_t rows) {
-  static constexpr MicroKernel<T> table[] = {nullptr,
-                                             micro_kernel<T, TL, 1>,
-                                             micro_kernel<T, TL, 2>,
-                                             micro_kernel<T, TL, 3>,
-                                             micro_kernel<T, TL, 4>,
-                                             micro_kernel<T, TL, 5>,
-                                             micro_kernel<T, TL, 6>,
-                                             micro_kernel<T, TL, 7>,
-                                             micro_kernel<T, TL, 8>};
-  static_assert(sizeof(table) / sizeof(table[0]) >= TL::MR + 1);
-  return table[rows];
+  static constexpr auto table = micro_kernel_table<T, TL>(std::make_index_sequence<TL::MR>{});
+  return table[static_cast<std::size_t>(rows)];
+}
+
+// Packs a transposed view's B[k0:k0+kc, j0:j0+nc] (B's columns contiguous: row_stride 1) into panels of NR columns,
+// reading each column along k; float goes 8 columns x 8 k at a time through registers.
+template <typename T, typename TL>
+void pack_b_transposed(MatrixRef<T> B, std::int64_t k0, std::int64_t kc, std::int64_t j0, std::int64_t nc, T* out) {
+  constexpr std::int64_t NR = TL::NR;
+  for (std::int64_t p = 0; p * NR < nc; ++p) {
+    T* panel = out + p * kc * NR;
+    const std::int64_t cols = std::min(NR, nc - p * NR);
+    const T* col0 = B.data + k0 + (j0 + p * NR) * B.col_stride;  // column j of the panel at col0 + j * col_stride
+    std::int64_t j = 0;
+    if constexpr (std::is_same_v<T, float>)
+      for (; j + 8 <= cols; j += 8) {
+        std::int64_t k = 0;
+        for (; k + 8 <= kc; k += 8) transpose8x8(col0 + j * B.col_stride + k, B.col_stride, panel + k * NR + j, NR);
+        for (; k < kc; ++k)
+          for (std::int64_t u = 0; u < 8; ++u) panel[k * NR + j + u] = col0[(j + u) * B.col_stride + k];
+      }
+    for (; j < cols; ++j)
+      for (std::int64_t k = 0; k < kc; ++k) panel[k * NR + j] = col0[j * B.col_stride + k];
+    for (std::int64_t k = 0; k < kc; ++k)
+      for (j = cols; j < NR; ++j) panel[k * NR + j] = 0;
+  }
 }
 
 // Packs B[k0:k0+kc, j0:j0+nc] into panels of NR columns: panel p holds [kc][NR], zero-padded past nc.
 template <typename T, typename TL>
 void pack_b(MatrixRef<T> B, std::int64_t k0, std::int64_t kc, std::int64_t j0, std::int64_t nc, T* out) {
+  if (B.row_stride == 1) return pack_b_transposed<T, TL>(B, k0, kc, j0, nc, out);
   constexpr std::int64_t NR = TL::NR;
   for (std::int64_t p = 0; p * NR < nc; ++p) {
     T* panel = out + p * kc * NR;
     const std::int64_t cols = std::min(NR, nc - p * NR);
-    if (B.row_stride == 1) {  // a transposed view: B's columns are contiguous, read each one along k
-      const T* col0 = B.data + k0 + (j0 + p * NR) * B.col_stride;  // column j of the panel at col0 + j * col_stride
-      std::int64_t j = 0;
-      if constexpr (std::is_same_v<T, float>)  // 8 columns x 8 k at a time, transposed in registers
-        for (; j + 8 <= cols; j += 8) {
-          std::int64_t k = 0;
-          for (; k + 8 <= kc; k += 8) {
-            f32x8 r[8];
-            for (int u = 0; u < 8; ++u) r[u] = load8(col0 + (j + u) * B.col_stride + k);
-            transpose8(r);
-            for (int u = 0; u < 8; ++u) store8(panel + (k + u) * NR + j, r[u]);
-          }
-          for (; k < kc; ++k)
-            for (int u = 0; u < 8; ++u) panel[k * NR + j + u] = col0[(j + u) * B.col_stride + k];
-        }
-      for (; j < cols; ++j)
-        for (std::int64_t k = 0; k < kc; ++k) panel[k * NR + j] = col0[j * B.col_stride + k];
-      for (std::int64_t k = 0; k < kc; ++k)
-        for (std::int64_t j = cols; j < NR; ++j) panel[k * NR + j] = 0;
-      continue;
-    }
     for (std::int64_t k = 0; k < kc; ++k) {
       T* dst = panel + k * NR;
       const T* src = B.data + (k0 + k) * B.row_stride + (j0 + p * NR) * B.col_stride;
@@ -155,10 +159,31 @@ void pack_a(const T* a, std::int64_t a_rs, std::int64_t a_cs, std::int64_t rows,
 }
 
 inline constexpr std::int64_t kMaxInPlaceRowStride = 128;
-inline constexpr std::size_t kPrefetchRowBytes = 512;
 inline constexpr std::size_t kInPlaceBlockBytes = 16 * 1024;
 
-// `packed`: scratch of packed_floats<TL>() elements, the caller's (its contents never outlive a call).
+// Prefetches the next row block's A (rows [i, i + rows) of A[:, k0:k0+kc]) while the current block computes: A is
+// often an activation just written by another op and gone from the caches, and each row block starts new streams
+// that the hardware prefetcher has to discover. A row-major A is fetched a share per panel call (`part` of `parts`);
+// a transposed one (packed per block) one line per k, all at once. Short rows (the small models' k of 32 or 64,
+// whose A stays in cache) are left alone: there the loop costs more than it saves.
+inline constexpr std::size_t kPrefetchRowBytes = 512;
+
+template <typename T, typename TL>
+void prefetch_a(MatrixRef<T> A, std::int64_t i, std::int64_t rows, std::int64_t k0, std::int64_t kc, std::int64_t part,
+                std::int64_t parts) {
+  if (rows <= 0 || kc * static_cast<std::int64_t>(sizeof(T)) < static_cast<std::int64_t>(kPrefetchRowBytes)) return;
+  if (A.col_stride != 1) {
+    if (part == 0 && A.row_stride == 1)
+      for (std::int64_t k = 0; k < kc; ++k) __builtin_prefetch(A.data + i + (k0 + k) * A.col_stride);
+    return;
+  }
+  constexpr std::int64_t kLine = 64 / sizeof(T);
+  const std::int64_t lines = rows * ((kc + kLine - 1) / kLine), share = (lines + parts - 1) / parts;
+  for (std::int64_t l = part * share; l < std::min(lines, (part + 1) * share); ++l)
+    __builtin_prefetch(A.data + (i + l % rows) * A.row_stride + k0 + (l / rows) * kLine);
+}
+
+// `packed`: scratch of packed_size<T, TL>() elements, the caller's (its contents never outlive a call).
 template <typename T, typename TL>
 constexpr std::size_t packed_size() {
   return static_cast<std::size_t>(TL::KC * (TL::NC + TL::NR));
@@ -193,22 +218,10 @@ void gemm_tiled(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<T> A, 
         if (a_cs != 1 && panels > 1) {
           pack_a<T, TL>(a, a_rs, a_cs, rows, kc, a_packed);
           a = a_packed, a_rs = 1, a_cs = TL::MR;
-          if (A.row_stride == 1 && i + TL::MR < M && kc * sizeof(T) >= kPrefetchRowBytes)  // the next block's: a line per k
-            for (std::int64_t k = 0; k < kc; ++k) __builtin_prefetch(A.data + i + TL::MR + (k0 + k) * A.col_stride);
         }
-        // The next row block's A (row-major: MR rows of kc values), prefetched a share per panel while this block
-        // computes: A is often an activation just written by another op and gone from the caches, and each row
-        // block starts MR new streams that the hardware prefetcher has to discover. Short rows (the small models'
-        // k of 32 or 64, whose A stays in cache) skip it: there the loop costs more than it saves.
-        const bool prefetch_next = A.col_stride == 1 && i + TL::MR < M && kc * sizeof(T) >= kPrefetchRowBytes;
-        constexpr std::int64_t kLine = 64 / sizeof(T);
-        const std::int64_t next_lines = TL::MR * ((kc + kLine - 1) / kLine), share = (next_lines + panels - 1) / panels;
+        const std::int64_t next_rows = std::min(TL::MR, M - i - TL::MR);  // the next row block's (0: none)
         for (std::int64_t p = 0; p < panels; ++p) {
-          if (prefetch_next)
-            for (std::int64_t l = p * share; l < std::min(next_lines, (p + 1) * share); ++l) {
-              const std::int64_t row = l % TL::MR, piece = l / TL::MR;
-              __builtin_prefetch(A.data + (i + TL::MR + row) * A.row_stride + k0 + piece * kLine);
-            }
+          prefetch_a<T, TL>(A, i + TL::MR, next_rows, k0, kc, p, panels);
           const T* panel = b_in_place ? B.data + k0 * B.row_stride + j0 + p * TL::NR : packed + p * kc * TL::NR;
           kernel(kc, a, a_rs, a_cs, panel, b_in_place ? B.row_stride : TL::NR,
                  C + i * ldc + j0 + p * TL::NR, ldc, std::min(TL::NR, nc - p * TL::NR), k0 > 0);

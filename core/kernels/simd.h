@@ -2,7 +2,7 @@
 // The SIMD types of the float kernels: f32x8 (8 lanes of 32-bit float, one AVX register), i32x8 (8 lanes of
 // int32, for masks and shuffle indices) and f64x4 (4 lanes of double); and the few lane operations the float
 // kernels share (attention, layer_norm, softmax): whole-vector loads and stores, sums and maxima across lanes,
-// eight sums at once, and an 8 x 8 transpose in registers.
+// eight sums at once, and an 8 x 8 transpose in registers (of vectors, or of a block of memory).
 //
 // Vector extensions (GCC and Clang alike: vector_size, __builtin_shufflevector, __builtin_convertvector) compile to
 // AVX where the build enables it and to narrower vectors or scalar code elsewhere.
@@ -88,6 +88,15 @@ using f64x4 = double __attribute__((vector_size(32)));
     r[c] = CPPGRAD_SHUFFLE8(lo, hi, 0, 1, 2, 3, 8, 9, 10, 11);
     r[c + 4] = CPPGRAD_SHUFFLE8(lo, hi, 4, 5, 6, 7, 12, 13, 14, 15);
   }
+}
+
+// 8 rows of 8 floats (rows rs apart) transposed into 8 rows of out (rows out_rs apart), through registers.
+[[gnu::always_inline]] static inline void transpose8x8(const float* src, std::int64_t rs, float* out,
+                                                       std::int64_t out_rs) {
+  f32x8 r[8];
+  for (int i = 0; i < 8; ++i) r[i] = load8(src + i * rs);
+  transpose8(r);
+  for (int i = 0; i < 8; ++i) store8(out + i * out_rs, r[i]);
 }
 
 #undef CPPGRAD_SHUFFLE8

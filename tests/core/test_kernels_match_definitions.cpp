@@ -159,10 +159,15 @@ TEST(KernelsMatchDefinitions, SoftmaxRows) {
   });
 }
 
-// Random heads with masks, read as views of [B, L, H * d]; `lo`..`hi` bound every size (Lq, Lk, dk, dv).
-std::pair<Op, Inputs> random_attention(Generator& gen, std::int64_t lo, std::int64_t hi) {
-  const std::int64_t B = draw(gen, 1, 3), H = draw(gen, 1, 3), Lq = draw(gen, lo, hi - 2), Lk = draw(gen, lo, hi),
-                     dk = draw(gen, lo, hi + 1), dv = draw(gen, lo, hi + 1);
+// Where the sizes of random heads are drawn from: Lq in [q_lo, q_hi], Lk in [k_lo, k_hi], dk and dv in [d_lo, d_hi].
+struct HeadSizes {
+  std::int64_t q_lo, q_hi, k_lo, k_hi, d_lo, d_hi;
+};
+
+// Random heads with masks, read as views of [B, L, H * d].
+std::pair<Op, Inputs> random_attention(Generator& gen, const HeadSizes& r) {
+  const std::int64_t B = draw(gen, 1, 3), H = draw(gen, 1, 3), Lq = draw(gen, r.q_lo, r.q_hi),
+                     Lk = draw(gen, r.k_lo, r.k_hi), dk = draw(gen, r.d_lo, r.d_hi), dv = draw(gen, r.d_lo, r.d_hi);
   const std::int64_t mask_kind = draw(gen, 0, 2);  // none, causal-like [Lq, Lk], key padding [B, 1, 1, Lk]
   Tensor mask;
   if (mask_kind == 1) {
@@ -186,12 +191,14 @@ std::pair<Op, Inputs> random_attention(Generator& gen, std::int64_t lo, std::int
 }
 
 TEST(KernelsMatchDefinitions, AttentionWithMasksAndHeadViews) {
-  expect_kernel_matches("fused_attention", 16, [](Generator& gen) { return random_attention(gen, 1, 11); });
+  expect_kernel_matches("fused_attention", 16, [](Generator& gen) { return random_attention(gen, {1, 9, 1, 11, 1, 12}); });
 }
 
 TEST(KernelsMatchDefinitions, AttentionWithLargeHeadsOnTheGemm) {
-  // From 16 queries, keys and dims on, a head's products take the tiled GEMM (core/kernels/attention.cpp).
-  expect_kernel_matches("fused_attention", 6, [](Generator& gen) { return random_attention(gen, 16, 40); });
+  // From 16 queries and 32 keys and dims on, a head's products take the tiled GEMM (core/kernels/attention.cpp):
+  // random sizes there, and the large model's heads (64 x 64 x 32).
+  expect_kernel_matches("fused_attention", 5, [](Generator& gen) { return random_attention(gen, {16, 40, 32, 48, 32, 48}); });
+  expect_kernel_matches("fused_attention", 1, [](Generator& gen) { return random_attention(gen, {64, 64, 64, 64, 32, 32}); });
 }
 
 TEST(KernelsMatchDefinitions, AttentionOneQueryGroupsOfEightHeads) {

@@ -379,7 +379,7 @@ TEST(Kernels, EverySimdLevelsGemmMatchesTheReference) {
   for (const kernels::SimdLevel level : levels)
     for (auto [M, N, K] : std::vector<std::array<std::int64_t, 3>>{{64, 32, 32}, {512, 64, 32}, {37, 70, 300},
                                                                     {6, 32, 8}, {100, 33, 65}, {512, 512, 512},
-                                                                    {70, 100, 600}})
+                                                                    {70, 100, 600}, {71, 64, 40}, {59, 96, 300}})
       for (const bool a_transposed : {false, true})
         for (const bool b_transposed : {false, true}) {
           const Tensor a = Tensor::randn(a_transposed ? Shape{K, M} : Shape{M, K}, gen);
@@ -404,7 +404,8 @@ TEST(Kernels, FastAttentionMatchesTheReferenceKernel) {
   // One query against at most 8 keys (a decoding step) has a path of its own: {1, 5, 8, 8}, {1, 8, 16, 16}, {1, 3, 8, 24}.
   for (auto [Lq, Lk, dk, dv] : std::vector<std::array<std::int64_t, 4>>{{8, 8, 8, 8}, {1, 9, 8, 8}, {7, 13, 11, 19},
                                                                        {3, 17, 24, 5}, {5, 1, 3, 2}, {1, 5, 8, 8},
-                                                                       {1, 8, 16, 16}, {1, 3, 8, 24}}) {
+                                                                       {1, 8, 16, 16}, {1, 3, 8, 24},
+                                                                       {17, 35, 32, 40}}) {  // the last on the GEMM
     const std::int64_t rs = 40;  // every matrix's rows are 40 floats apart, as heads inside a wider row are
     auto rows = [&](std::int64_t n) { return Tensor::randn({n, rs}, gen).to_vector<float>(); };
     const auto q = rows(Lq), k = rows(Lk), v = rows(Lk), dout = rows(Lq);
@@ -415,10 +416,10 @@ TEST(Kernels, FastAttentionMatchesTheReferenceKernel) {
       for (std::int64_t j = 0; j < Lk; ++j) mask_bytes[static_cast<std::size_t>(j)] = 0;  // query 0: no key
     else
       mask_bytes[0] = 1;  // a single query keeps at least one key
-    bool mask[512];
+    std::unique_ptr<bool[]> mask(new bool[mask_bytes.size()]);
     for (std::size_t e = 0; e < mask_bytes.size(); ++e) mask[e] = mask_bytes[e] != 0;
     const kernels::AttentionDims dims{Lq, Lk, dk, dv, 1.0 / std::sqrt(static_cast<double>(dk))};
-    const kernels::AttentionHead<float> head{q.data(), rs, k.data(), rs, v.data(), rs, mask, Lk, 1};
+    const kernels::AttentionHead<float> head{q.data(), rs, k.data(), rs, v.data(), rs, mask.get(), Lk, 1};
     std::vector<float> w_fast(Lq * Lk), w_ref(Lq * Lk), o_fast(Lq * rs, -1), o_ref(Lq * rs, -1);
     kernels::attention_forward<float>(dims, head, w_fast.data(), o_fast.data(), rs);
     test::attention_forward_reference<float>(dims, head, w_ref.data(), o_ref.data(), rs);
@@ -441,7 +442,7 @@ TEST(Kernels, FastAttentionReadsTightRowsAndBroadcastMasks) {
   // key (column stride 0).
   Generator gen(13);
   for (auto [Lq, Lk, dk, dv] : std::vector<std::array<std::int64_t, 4>>{{8, 8, 8, 8}, {1, 5, 8, 8}, {3, 9, 5, 11},
-                                                                       {6, 16, 16, 3}}) {
+                                                                       {6, 16, 16, 3}, {16, 33, 32, 35}}) {
     auto matrix = [&](std::int64_t rows, std::int64_t cols) { return Tensor::randn({rows, cols}, gen).to_vector<float>(); };
     const auto q = matrix(Lq, dk), k = matrix(Lk, dk), v = matrix(Lk, dv), dout = matrix(Lq, dv);
     std::unique_ptr<bool[]> keys(new bool[static_cast<std::size_t>(Lk)]), queries(new bool[static_cast<std::size_t>(Lq)]);

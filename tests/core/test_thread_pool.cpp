@@ -65,9 +65,9 @@ TEST(ThreadPool, TheFirstExceptionByPieceComesBack) {
                      if (i >= 1) throw std::runtime_error("piece " + std::to_string(i));
                    }),
                    std::runtime_error, "piece 1");
-  int runs = 0;
+  std::atomic<int> runs{0};  // the two pieces run at once: a plain int could lose an increment (CI once saw 1)
   parallel_pieces(2, [&](int) { ++runs; });  // the pool still works afterwards
-  EXPECT_EQ(runs, 2);
+  EXPECT_EQ(runs.load(), 2);
 }
 
 TEST(ThreadPool, ParallelForCoversEveryIterationOnce) {
