@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <mutex>
@@ -44,10 +45,51 @@ T wait_for_change(const std::atomic<T>& word, T seen) {
   }
 }
 
+// Whether the workers are worth waking, judged from each job's own clock: a job pays for its workers when it takes
+// clearly less wall time than the caller alone would have taken to run every piece (its own pieces' time per piece,
+// times the pieces). When another process holds the cores, the workers wait for a core to wake on or are put aside
+// mid-piece (the kernel's time slices, milliseconds, outlast a training step's pieces), and the job takes about as
+// long as the caller alone, or longer. After kUnpaidJobsInARow such jobs the caller runs the next jobs' pieces itself,
+// first kSoloJobs of them, then one job with the workers as a probe; a probe that does not pay doubles the stretch
+// (up to kMaxSoloJobs), one that pays ends it. While the caller works alone the workers sleep instead of spinning on
+// cores the other process needs. A machine that is only partly busy, where the workers still save time, keeps them.
+// Which thread runs a piece never changes what it computes, so this changes speed only, never a result.
+class Contention {
+ public:
+  bool solo_now() {
+    if (solo_left_ == 0) return false;
+    return --solo_left_ > 0;  // the last job of a stretch is the probe
+  }
+  void record(bool paid) {
+    if (paid) {
+      unpaid_in_a_row_ = 0, stretch_ = kSoloJobs;
+      return;
+    }
+    if (++unpaid_in_a_row_ < kUnpaidJobsInARow) return;
+    solo_left_ = stretch_ + 1;
+    stretch_ = std::min(2 * stretch_, kMaxSoloJobs);
+  }
+
+ private:
+  static constexpr int kUnpaidJobsInARow = 3, kSoloJobs = 64, kMaxSoloJobs = 1024;
+  int unpaid_in_a_row_ = 0, solo_left_ = 0, stretch_ = kSoloJobs;
+};
+
+inline std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Jobs whose caller pieces take less than this are not judged: a wake-up is a large share of them.
+constexpr std::int64_t kJudgedNs = 50'000;
+// A job pays for its workers when it takes at most this share of the caller-alone estimate.
+constexpr double kPaidShare = 0.9;
+
 // One job at a time: pieces 1..n-1 are claimed by whichever thread comes first, the workers or the caller once it
-// has finished piece 0. A worker that the operating system has put aside (another process holds its core) then
-// costs nothing: the caller runs the piece itself instead of waiting for it, so two threads are never slower than
-// one. Which thread runs a piece never changes what it computes.
+// has finished piece 0. A worker that the operating system has not yet run (another process holds its core) then
+// costs nothing: the caller runs the piece itself instead of waiting for it; one put aside after taking its piece is
+// waited for, and Contention above keeps that from happening job after job. Which thread runs a piece never changes
+// what it computes.
 class Pool {
  public:
   ~Pool() {
@@ -58,28 +100,43 @@ class Pool {
 
   void run(int n, const std::function<void(int)>& piece) {
     const std::lock_guard<std::mutex> one_caller(caller_);  // two threads outside the pool take turns
-    grow_to(n - 1);
     errors_.assign(static_cast<std::size_t>(n), nullptr);
     piece_ = &piece;
+    if (contention_.solo_now()) {  // the workers' cores are taken: every piece here, in order
+      for (int i = 0; i < n; ++i) run_piece(i);
+      rethrow_first_error();
+      return;
+    }
+    grow_to(n - 1);
     finished_.store(0, std::memory_order_relaxed);
     // The job word carries the piece count with the generation, so a worker reads both in one load; the claim word
     // carries the generation too, so a worker that wakes late can never claim a piece of a later job.
     const std::uint64_t generation = (job_.load(std::memory_order_relaxed) >> kCountBits) + 1;
     claims_.store(generation << kCountBits | 1, std::memory_order_relaxed);
+    const std::int64_t start = now_ns();
     job_.store(generation << kCountBits | static_cast<std::uint64_t>(n), std::memory_order_release);
     job_.notify_all();
     run_piece(0);
-    run_claimed(generation, n);
+    const int mine = 1 + run_claimed(generation, n);
+    const std::int64_t own = now_ns() - start;
     for (int done = finished_.load(std::memory_order_acquire); done != n - 1; done = finished_.load(std::memory_order_acquire))
       wait_for_change(finished_, done);
-    for (const std::exception_ptr& e : errors_)
-      if (e) std::rethrow_exception(e);
+    if (own >= kJudgedNs) {  // the caller alone: its time per piece, times the pieces
+      const double alone = static_cast<double>(own) / mine * n;
+      contention_.record(static_cast<double>(now_ns() - start) <= kPaidShare * alone);
+    }
+    rethrow_first_error();
   }
 
  private:
   static constexpr int kCountBits = 16;
   static constexpr std::uint64_t kCountMask = (std::uint64_t{1} << kCountBits) - 1;
   static constexpr std::uint64_t kStop = ~std::uint64_t{0};
+
+  void rethrow_first_error() const {
+    for (const std::exception_ptr& e : errors_)
+      if (e) std::rethrow_exception(e);
+  }
 
   void run_piece(int i) {
     g_in_piece = true;
@@ -91,14 +148,16 @@ class Pool {
     g_in_piece = false;
   }
 
-  // Claims and runs pieces of job `generation` until none is left.
-  void run_claimed(std::uint64_t generation, int n) {
+  // Claims and runs pieces of job `generation` until none is left; returns how many this thread ran.
+  int run_claimed(std::uint64_t generation, int n) {
     std::uint64_t c = claims_.load(std::memory_order_acquire);
+    int ran = 0;
     for (;;) {
       const auto i = static_cast<int>(c & kCountMask);
-      if ((c >> kCountBits) != generation || i >= n) return;
+      if ((c >> kCountBits) != generation || i >= n) return ran;
       if (!claims_.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel)) continue;
       run_piece(i);
+      ++ran;
       finished_.fetch_add(1, std::memory_order_acq_rel);
       finished_.notify_one();  // the caller may be asleep waiting for this count to change
       c = claims_.load(std::memory_order_acquire);
@@ -122,6 +181,7 @@ class Pool {
   }
 
   std::mutex caller_;
+  Contention contention_;  // guarded by caller_
   std::vector<std::thread> workers_;
   std::atomic<std::uint64_t> job_{0};     // generation << kCountBits | pieces, or kStop
   std::atomic<std::uint64_t> claims_{0};  // generation << kCountBits | the next piece to claim

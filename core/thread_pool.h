@@ -7,8 +7,11 @@
 // machine, the default model's two-thread step measured 2.7-2.9 ms against 1.6 ms on one thread: the waiting thread
 // spent its share of the core spinning. OMP_WAIT_POLICY=passive cured it (1.8 ms) but can only be set from the
 // environment before the program starts, so a library cannot choose it for its users. This pool chooses: a short
-// spin catches the next region of a busy step, then the worker sleeps and costs nothing; and the caller runs a piece
-// itself when no worker has taken it yet, so a worker whose core is taken is not waited for.
+// spin catches the next region of a busy step, then the worker sleeps and costs nothing; the caller runs a piece
+// itself when no worker has taken it yet, so a worker whose core is taken is not waited for; and when job after job
+// takes about as long as the caller alone would have (another process holds the cores), the caller runs every piece
+// itself for a stretch of jobs and then tries the workers again (core/thread_pool.cpp: Contention), so they stop
+// spinning on cores the other process needs. None of this changes what a piece computes, only which thread runs it.
 //
 // Like the allocator's caches it is process state: one pool, made on first use, its threads joined at exit. It
 // holds no values that mean anything between calls.

@@ -2,6 +2,7 @@
 // run in place, exceptions come back to the caller, and thousands of back-to-back jobs of changing sizes neither lose
 // a wake-up nor run a piece twice.
 #include <atomic>
+#include <chrono>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -27,13 +28,16 @@ TEST(ThreadPool, EveryPieceRunsOnceAndPieceZeroOnTheCaller) {
 }
 
 TEST(ThreadPool, WorkersTakePiecesWhileTheCallerIsBusy) {
-  // Piece 0 waits until another thread has run piece 1: it can only finish if a worker took piece 1.
+  // Piece 0 waits until another thread has run piece 1: it can only finish if a worker took piece 1. (It gives up
+  // after 10 s rather than hang, should the pool be running pieces on the caller, as it does when it finds the
+  // workers' cores taken by another process.)
   std::atomic<bool> piece1_done{false};
   std::thread::id piece1_thread;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   parallel_pieces(2, [&](int i) {
     if (i == 1) piece1_thread = std::this_thread::get_id(), piece1_done = true;
     else
-      while (!piece1_done) std::this_thread::yield();
+      while (!piece1_done && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
   });
   EXPECT_NE(piece1_thread, std::this_thread::get_id());
 }
@@ -68,6 +72,39 @@ TEST(ThreadPool, TheFirstExceptionByPieceComesBack) {
   std::atomic<int> runs{0};  // the two pieces run at once: a plain int could lose an increment (CI once saw 1)
   parallel_pieces(2, [&](int) { ++runs; });  // the pool still works afterwards
   EXPECT_EQ(runs.load(), 2);
+}
+
+TEST(ThreadPool, AWorkerWithoutACoreIsNotWaitedForAgainAndAgain) {
+  // A worker whose piece takes three times the caller's (here asleep, as when another process holds its core): the
+  // jobs take longer than the caller alone would, so after a few of them the caller runs the pieces itself for a
+  // stretch of jobs, then probes, and workers that keep up get pieces again. Every piece still runs exactly once.
+  if (max_parallel_workers() < 2) GTEST_SKIP() << "one thread: no workers";
+  const auto caller = std::this_thread::get_id();
+  auto job = [&](bool worker_loses_its_core) {  // whether piece 1 ran on the caller
+    std::atomic<int> runs{0};
+    std::atomic<bool> piece1_on_caller{false};
+    parallel_pieces(2, [&](int i) {
+      ++runs;
+      const bool on_caller = std::this_thread::get_id() == caller;
+      if (i == 1) piece1_on_caller = on_caller;
+      if (!on_caller && worker_loses_its_core) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(6));
+      } else {
+        // long enough for a sleeping worker to wake and take piece 1 whenever the pool hands it out
+        const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(2);
+        while (std::chrono::steady_clock::now() < until) {
+        }
+      }
+    });
+    EXPECT_EQ(runs.load(), 2);
+    return piece1_on_caller.load();
+  };
+  // Every one of these takes longer than the caller alone would (whether the worker took its piece and slept, or the
+  // caller took the piece back first), so the stretch on the caller begins after the third.
+  for (int i = 0; i < 6; ++i) job(true);
+  for (int i = 0; i < 5; ++i) EXPECT_TRUE(job(false)) << "job " << i << " after: no stretch of jobs on the caller";
+  int jobs = 1;
+  while (job(false)) ASSERT_LT(++jobs, 5000) << "the workers never got pieces back";
 }
 
 TEST(ThreadPool, ParallelForCoversEveryIterationOnce) {
