@@ -85,30 +85,12 @@ void BM_LayerNormFwdBwd(benchmark::State& state, std::int64_t N, std::int64_t D)
 BENCHMARK_CAPTURE(BM_LayerNormFwdBwd, 512x32, 512, 32)->UseRealTime();
 BENCHMARK_CAPTURE(BM_LayerNormFwdBwd, 4096x256, 4096, 256)->UseRealTime();
 
-// Attention forward + backward at the default model's shape: x [B=64, L=8, D=32] split into 4 heads of 8, q = k =
-// v = the head views, causal mask, and the head merge after it, as MultiHeadAttention does. Arg 1: the fused op the
-// modules run (fused_attention); 0: the composition of core ops (nn::scaled_dot_product_attention).
-void BM_AttentionFwdBwd(benchmark::State& state) {
-  Generator gen(0);
-  Tensor x = Tensor::randn({64, 8, 4, 8}, gen);
-  x.set_requires_grad(true);
-  const Tensor mask = cppgrad::nn::causal_mask(8);
-  const Tensor upstream = Tensor::randn({64, 8, 32}, gen);
-  for (auto _ : state) {
-    x.zero_grad();
-    const Tensor h = x.transpose(1, 2);  // [B, H, L, dh]
-    const Tensor out = state.range(0) ? cppgrad::fused_attention(h, h, h, mask).output
-                                      : cppgrad::nn::scaled_dot_product_attention(h, h, h, mask).output;
-    out.transpose(1, 2).reshape({64, 8, 32}).backward(upstream);
-    benchmark::DoNotOptimize(x.grad().data<float>());
-  }
-}
-BENCHMARK(BM_AttentionFwdBwd)->Arg(1)->Arg(0)->UseRealTime()->Unit(benchmark::kMicrosecond);
-
-// The fused attention of the large configuration (batch 64, 64 positions, 8 heads of 32, causal), forward and
-// backward. GFLOPS counts the six products (Q K^T, P V; dO V^T, dS K, dS^T Q, P^T dO): 12 L^2 dh per head.
-void BM_AttentionFwdBwdLarge(benchmark::State& state) {
-  constexpr std::int64_t B = 64, L = 64, H = 8, dh = 32;
+// Attention forward + backward on x [B, L, H, dh]: q = k = v = the head views [B, H, L, dh], causal mask, and the
+// head merge after it, as MultiHeadAttention does; `fused`: the fused op the modules run (fused_attention), otherwise
+// the composition of core ops (nn::scaled_dot_product_attention). GFLOPS counts the six products (Q K^T, P V; dO V^T,
+// dS K, dS^T Q, P^T dO): 12 L^2 dh per head.
+void run_attention_fwd_bwd(benchmark::State& state, std::int64_t B, std::int64_t L, std::int64_t H, std::int64_t dh,
+                           bool fused) {
   Generator gen(0);
   Tensor x = Tensor::randn({B, L, H, dh}, gen);
   x.set_requires_grad(true);
@@ -117,13 +99,21 @@ void BM_AttentionFwdBwdLarge(benchmark::State& state) {
   for (auto _ : state) {
     x.zero_grad();
     const Tensor h = x.transpose(1, 2);  // [B, H, L, dh]
-    const Tensor out = cppgrad::fused_attention(h, h, h, mask).output;
+    const Tensor out = fused ? cppgrad::fused_attention(h, h, h, mask).output
+                             : cppgrad::nn::scaled_dot_product_attention(h, h, h, mask).output;
     out.transpose(1, 2).reshape({B, L, H * dh}).backward(upstream);
     benchmark::DoNotOptimize(x.grad().data<float>());
   }
   state.counters["GFLOPS"] = benchmark::Counter(12.0 * B * H * L * L * dh, benchmark::Counter::kIsIterationInvariantRate,
                                                 benchmark::Counter::kIs1000);
 }
+
+// The default model's shape: x [64, 8, 32] in 4 heads of 8. Arg 1: the fused op; 0: the composed ops.
+void BM_AttentionFwdBwd(benchmark::State& state) { run_attention_fwd_bwd(state, 64, 8, 4, 8, state.range(0) != 0); }
+BENCHMARK(BM_AttentionFwdBwd)->Arg(1)->Arg(0)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+// The large configuration: batch 64, 64 positions, 8 heads of 32, the fused op.
+void BM_AttentionFwdBwdLarge(benchmark::State& state) { run_attention_fwd_bwd(state, 64, 64, 8, 32, true); }
 BENCHMARK(BM_AttentionFwdBwdLarge)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace

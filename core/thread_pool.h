@@ -13,8 +13,9 @@
 // itself for a stretch of jobs and then tries the workers again (core/thread_pool.cpp: Contention), so they stop
 // spinning on cores the other process needs. None of this changes what a piece computes, only which thread runs it.
 //
-// Like the allocator's caches it is process state: one pool, made on first use, its threads joined at exit. It
-// holds no values that mean anything between calls.
+// Like the allocator's caches it is process state: one pool, made on first use, its threads joined at exit. Between
+// calls it keeps only its judgement of whether the workers pay, which decides which thread runs a piece, never what
+// a piece computes.
 #include <functional>
 
 namespace cppgrad {

@@ -322,8 +322,12 @@ void attention_forward<float>(const AttentionDims& d, const AttentionHead<float>
   Scratch scratch(static_cast<std::size_t>((d.dk + d.Lq) * kv * kLanes + (d.Lk + d.Lq) * (vv + vectors_for(d.dk)) * kLanes));
   f32x8* s = reinterpret_cast<f32x8*>(scratch.take(d.Lq * kv * kLanes));  // S, then P [Lq][kv]
   const bool by_gemm = products_by_gemm(d);
-  if (by_gemm) {  // S = Q K^T, K given as a transposed view; scaled below, with the mask
-    gemm_into(d.Lq, d.Lk, d.dk, {h.q, h.q_rs, 1}, {h.k, 1, h.k_rs}, reinterpret_cast<float*>(s), kv * kLanes);
+  if (by_gemm) {  // S = Q K^T, K given as a transposed view, then scaled
+    float* sf = reinterpret_cast<float*>(s);
+    const std::int64_t ld = kv * kLanes;
+    gemm_into(d.Lq, d.Lk, d.dk, {h.q, h.q_rs, 1}, {h.k, 1, h.k_rs}, sf, ld);
+    for (std::int64_t i = 0; i < d.Lq; ++i)
+      for (std::int64_t j = 0; j < d.Lk; ++j) sf[i * ld + j] *= scale;
   } else if (d.Lq >= 4) {  // S = Q K^T as a product: K transposed once, then several query rows at a time
     const VectorRows kt = transposed_vector_rows(h.k, h.k_rs, d.Lk, d.dk, scratch);  // K^T [dk][kv]
     product({d.Lq, d.dk, h.q, h.q_rs, 1, kt}, [&](std::int64_t i, std::int64_t c, f32x8 x) { s[i * kv + c] = x * scale; });
@@ -346,8 +350,7 @@ void attention_forward<float>(const AttentionDims& d, const AttentionHead<float>
   // Softmax of each row, blocked keys -inf before and exactly 0 after. Rows of one vector (at most 8 keys) go eight
   // at a time: transposed, normalised down the lanes, transposed back.
   for (std::int64_t i = 0; i < d.Lq; ++i)
-    for (std::int64_t c = 0; c < kv; ++c)
-      s[i * kv + c] = blocked_lanes(h, d.Lk, i, c) ? f32x8{} + minus_inf : by_gemm ? s[i * kv + c] * scale : s[i * kv + c];
+    for (std::int64_t c = 0; c < kv; ++c) s[i * kv + c] = blocked_lanes(h, d.Lk, i, c) ? f32x8{} + minus_inf : s[i * kv + c];
   std::int64_t i = 0;
   if (kv == 1)
     for (; i + 8 <= d.Lq; i += 8) {
