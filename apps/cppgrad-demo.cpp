@@ -23,7 +23,10 @@
 
 #include "core/autograd.h"
 #include "core/generator.h"
-#include "core/ops.h"
+#include "core/ops/elementwise.h"
+#include "core/ops/matmul.h"
+#include "core/ops/reduce.h"
+#include "core/ops/unary.h"
 #include "core/tensor.h"
 
 using namespace cppgrad;

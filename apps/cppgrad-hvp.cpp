@@ -20,7 +20,9 @@
 
 #include "cli/parse.h"
 #include "core/autograd.h"
-#include "core/ops.h"
+#include "core/ops/elementwise.h"
+#include "core/ops/reduce.h"
+#include "core/ops/softmax.h"
 #include "cppgrad/version.h"
 #include "reverse/trainer.h"
 

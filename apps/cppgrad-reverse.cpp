@@ -22,8 +22,9 @@
 
 #include "cli/parse.h"
 #include "core/atomic_file.h"
+#include "core/autograd.h"
+#include "core/ops/reduce.h"
 #include "cppgrad/version.h"
-#include "core/ops.h"
 #include "reverse/greedy.h"
 #include "reverse/metrics.h"
 #include "reverse/outputs.h"

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "core/generator.h"
-#include "core/ops.h"
+#include "core/ops/matmul.h"
 #include "core/tensor.h"
 
 namespace {

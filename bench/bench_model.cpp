@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <optional>
 
-#include "core/ops.h"
+#include "core/autograd.h"
 #include "optim/adam.h"
 #include "reverse/greedy.h"
 #include "reverse/trainer.h"

@@ -5,8 +5,11 @@
 
 #include <cstdint>
 
+#include "core/autograd.h"
 #include "core/generator.h"
-#include "core/ops.h"
+#include "core/ops/attention.h"
+#include "core/ops/layer_norm.h"
+#include "core/ops/softmax.h"
 #include "core/tensor.h"
 #include "nn/attention.h"
 

@@ -8,7 +8,8 @@
 #include <vector>
 
 #include "core/kernels/strided.h"
-#include "core/ops.h"
+#include "core/ops/elementwise.h"
+#include "core/ops/reduce.h"
 
 namespace cppgrad {
 

@@ -6,7 +6,8 @@
 #include <utility>
 
 #include "core/autograd.h"
-#include "core/ops.h"
+#include "core/ops/select.h"
+#include "core/ops/views.h"
 
 namespace cppgrad::autograd::functional {
 

@@ -7,7 +7,7 @@
 
 #include "core/autograd.h"
 #include "core/generator.h"
-#include "core/ops.h"
+#include "core/ops/select.h"
 
 namespace cppgrad {
 

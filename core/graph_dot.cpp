@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "core/autograd.h"
-#include "core/ops.h"
+#include "core/ops/reduce.h"
 
 namespace cppgrad {
 

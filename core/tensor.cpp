@@ -11,7 +11,7 @@
 #include "core/autograd.h"
 #include "core/generator.h"
 #include "core/kernels/strided.h"
-#include "core/ops.h"
+#include "core/ops/views.h"
 
 namespace cppgrad {
 

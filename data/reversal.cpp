@@ -1,6 +1,6 @@
 #include "data/reversal.h"
 
-#include "core/ops.h"
+#include "core/ops/select.h"
 
 #include <fmt/format.h>
 

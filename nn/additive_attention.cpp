@@ -4,7 +4,10 @@
 
 #include <stdexcept>
 
-#include "core/ops.h"
+#include "core/ops/elementwise.h"
+#include "core/ops/matmul.h"
+#include "core/ops/softmax.h"
+#include "core/ops/unary.h"
 
 namespace cppgrad::nn {
 

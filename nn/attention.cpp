@@ -4,7 +4,10 @@
 #include <limits>
 #include <stdexcept>
 
-#include "core/ops.h"
+#include "core/ops/elementwise.h"
+#include "core/ops/matmul.h"
+#include "core/ops/select.h"
+#include "core/ops/softmax.h"
 
 namespace cppgrad::nn {
 

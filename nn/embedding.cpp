@@ -4,7 +4,7 @@
 
 #include <stdexcept>
 
-#include "core/ops.h"
+#include "core/ops/select.h"
 #include "nn/init.h"
 
 namespace cppgrad::nn {

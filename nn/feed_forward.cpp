@@ -4,7 +4,7 @@
 
 #include <stdexcept>
 
-#include "core/ops.h"
+#include "core/ops/unary.h"
 
 namespace cppgrad::nn {
 

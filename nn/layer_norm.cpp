@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "core/ops.h"
+#include "core/ops/layer_norm.h"
 
 namespace cppgrad::nn {
 

@@ -6,7 +6,9 @@
 #include <stdexcept>
 
 #include "core/autograd.h"
-#include "core/ops.h"
+#include "core/ops/attention.h"
+#include "core/ops/select.h"
+#include "core/ops/views.h"
 
 namespace cppgrad::nn {
 

@@ -4,7 +4,8 @@
 
 #include <stdexcept>
 
-#include "core/ops.h"
+#include "core/ops/matmul.h"
+#include "core/ops/softmax.h"
 
 namespace cppgrad::nn {
 

@@ -4,7 +4,8 @@
 
 #include <stdexcept>
 
-#include "core/ops.h"
+#include "core/ops/attention.h"
+#include "core/ops/views.h"
 #include "nn/multi_head_attention.h"
 
 namespace cppgrad::nn {

@@ -4,7 +4,7 @@
 
 #include <stdexcept>
 
-#include "core/ops.h"
+#include "core/ops/elementwise.h"
 #include "nn/additive_attention.h"
 #include "nn/attention.h"
 #include "nn/multiplicative_attention.h"

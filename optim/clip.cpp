@@ -2,7 +2,8 @@
 
 #include <cmath>
 
-#include "core/ops.h"
+#include "core/autograd.h"
+#include "core/ops/reduce.h"
 
 namespace cppgrad::optim {
 

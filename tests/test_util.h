@@ -1,5 +1,6 @@
 #pragma once
-// Small helpers shared by the tests.
+// Small helpers shared by the tests, and the precompiled header of the test binary: keep op headers
+// (core/ops/*.h, core/ops.h) out of it, or every test object rebuilds when an op is declared.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -8,10 +9,10 @@
 #include <cstdlib>
 #include <string>
 
-#include "nn/checks/registry.h"
+#include "core/checks/cases.h"
 #include "core/generator.h"
 #include "core/gradcheck.h"
-#include "core/ops.h"
+#include "core/tensor.h"
 #include "test_paths.h"
 
 namespace cppgrad::test {

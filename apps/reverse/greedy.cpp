@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
-#include "core/ops.h"
+#include "core/autograd.h"
+#include "core/ops/reduce.h"
+#include "core/ops/select.h"
 #include "core/parallel.h"
 
 namespace cppgrad::reverse {

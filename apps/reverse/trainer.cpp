@@ -12,14 +12,18 @@
 
 #include "cli/parse.h"
 #include "core/atomic_file.h"
+#include "core/autograd.h"
 #include "core/graph_dot.h"
-#include "core/ops.h"
+#include "core/ops/elementwise.h"
+#include "core/ops/reduce.h"
+#include "core/ops/softmax.h"
+#include "core/ops/views.h"
 #include "core/parallel.h"
-#include "reverse/report.h"
 #include "core/safetensors.h"
 #include "optim/adam.h"
 #include "optim/clip.h"
 #include "optim/sgd.h"
+#include "reverse/report.h"
 
 namespace cppgrad::reverse {
 

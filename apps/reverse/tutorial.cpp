@@ -3,7 +3,10 @@
 #include <chrono>
 #include <stdexcept>
 
-#include "core/ops.h"
+#include "core/autograd.h"
+#include "core/ops/elementwise.h"
+#include "core/ops/reduce.h"
+#include "core/ops/softmax.h"
 #include "optim/adam.h"
 
 namespace cppgrad::reverse {

@@ -1,7 +1,8 @@
 #include "core/checks/cases.h"
 
+#include "core/autograd.h"
 #include "core/generator.h"
-#include "core/ops.h"
+#include "core/ops/elementwise.h"
 
 namespace cppgrad::checks {
 

@@ -3,7 +3,8 @@
 
 #include "core/checks/cases.h"
 #include "core/generator.h"
-#include "core/ops.h"
+#include "core/ops/elementwise.h"
+#include "core/ops/unary.h"
 
 namespace cppgrad::checks {
 

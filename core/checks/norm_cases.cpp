@@ -3,7 +3,8 @@
 
 #include "core/checks/cases.h"
 #include "core/generator.h"
-#include "core/ops.h"
+#include "core/ops/dropout.h"
+#include "core/ops/layer_norm.h"
 
 namespace cppgrad::checks {
 

@@ -3,7 +3,7 @@
 
 #include "core/checks/cases.h"
 #include "core/generator.h"
-#include "core/ops.h"
+#include "core/ops/reduce.h"
 
 namespace cppgrad::checks {
 

@@ -3,7 +3,8 @@
 
 #include "core/checks/cases.h"
 #include "core/generator.h"
-#include "core/ops.h"
+#include "core/ops/select.h"
+#include "core/ops/softmax.h"
 
 namespace cppgrad::checks {
 

@@ -9,9 +9,15 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/autograd.h"
 #include "core/dispatch.h"
 #include "core/kernels/attention_batch.h"
-#include "core/ops.h"
+#include "core/ops/attention.h"
+#include "core/ops/compare.h"
+#include "core/ops/elementwise.h"
+#include "core/ops/matmul.h"
+#include "core/ops/select.h"
+#include "core/ops/softmax.h"
 
 namespace cppgrad {
 

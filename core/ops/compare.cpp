@@ -1,7 +1,7 @@
 // Comparisons with a number: x: (..) -> bool (..). Masks are constants to autograd (nothing is recorded); they
 // feed where and masked_fill, whose backward is differentiable again.
 #include "core/kernels/elementwise_loops.h"
-#include "core/ops.h"
+#include "core/ops/compare.h"
 
 namespace cppgrad {
 

@@ -2,8 +2,10 @@
 // expected value is unchanged and evaluation needs no rescaling. The mask comes from the caller's Generator.
 #include <stdexcept>
 
+#include "core/autograd.h"
 #include "core/generator.h"
-#include "core/ops.h"
+#include "core/ops/dropout.h"
+#include "core/ops/elementwise.h"
 
 namespace cppgrad {
 

@@ -1,14 +1,17 @@
-// Elementwise arithmetic and math. Binary ops broadcast; their backward sums the gradient back to each
-// input's shape with sum_to. Derivatives are quoted beside each backward, and each backward is written in ops, so
+// Elementwise arithmetic. Binary ops broadcast; their backward sums the gradient back to each input's shape with
+// sum_to. Derivatives are quoted beside each backward, and each backward is written in ops, so
 // under create_graph it records a graph of its own and can be differentiated again. A rule that reads the op's
 // result takes it as `out` from the engine (capturing it would be a reference cycle).
 #include <cmath>
 #include <numbers>
 #include <stdexcept>
 
+#include "core/autograd.h"
 #include "core/kernels/elementwise_loops.h"
-#include "core/ops.h"
+#include "core/ops/elementwise.h"
 #include "core/ops/elementwise_helpers.h"
+#include "core/ops/reduce.h"
+#include "core/ops/views.h"
 
 namespace cppgrad {
 
@@ -111,75 +114,6 @@ Tensor pow(const Tensor& x, double p, std::source_location where) {
   return record_op(out, "pow", {x}, [p, x](const Tensor& g) {
     // p = 0: out is the constant 1, so dx = 0 everywhere (p * x^-1 would be 0 * inf = NaN at x = 0), as PyTorch.
     return TensorList{p == 0 ? mul(g, 0.0) : mul(mul(g, pow(x, p - 1)), p)};
-  }, where);
-}
-
-// ------------------------------------------------------------------------------------------- math
-// out = e^x;  dx = g * out
-Tensor exp(const Tensor& x, std::source_location where) {
-  Tensor out = unary_forward(x, "exp", [](auto v) { return std::exp(v); });
-  return record_op(out, "exp", {x}, [](const Tensor& g, const Tensor& out) { return TensorList{mul(g, out)}; }, where);
-}
-
-// out = ln x;  dx = g / x
-Tensor log(const Tensor& x, std::source_location where) {
-  Tensor out = unary_forward(x, "log", [](auto v) { return std::log(v); });
-  return record_op(out, "log", {x}, [x](const Tensor& g) { return TensorList{div(g, x)}; }, where);
-}
-
-// out = sqrt(x);  dx = g / (2 out)
-Tensor sqrt(const Tensor& x, std::source_location where) {
-  Tensor out = unary_forward(x, "sqrt", [](auto v) { return std::sqrt(v); });
-  return record_op(out, "sqrt", {x}, [](const Tensor& g, const Tensor& out) {
-    return TensorList{div(g, mul(out, 2.0))};
-  }, where);
-}
-
-// out = tanh x;  dx = g * (1 - out^2)
-Tensor tanh(const Tensor& x, std::source_location where) {
-  Tensor out = unary_forward(x, "tanh", [](auto v) { return std::tanh(v); });
-  return record_op(out, "tanh", {x}, [](const Tensor& g, const Tensor& out) {
-    return TensorList{mul(g, sub(1.0, mul(out, out)))};
-  }, where);
-}
-
-// out = 1 / (1 + e^-x);  dx = g * out * (1 - out)
-Tensor sigmoid(const Tensor& x, std::source_location where) {
-  Tensor out = unary_forward(x, "sigmoid", [](auto v) {
-    // Two branches so that e^(-v) never overflows.
-    using T = decltype(v);
-    if (v >= 0) return T(1) / (T(1) + std::exp(-v));
-    const T e = std::exp(v);
-    return e / (T(1) + e);
-  });
-  return record_op(out, "sigmoid", {x}, [](const Tensor& g, const Tensor& out) {
-    return TensorList{mul(g, mul(out, sub(1.0, out)))};
-  }, where);
-}
-
-// out = max(x, 0);  dx = g where x > 0, else 0  (the subgradient at 0 is 0, as PyTorch's)
-Tensor relu(const Tensor& x, std::source_location where) {
-  Tensor out = unary_forward(x, "relu", [](auto v) { return v > 0 ? v : decltype(v)(0); });
-  return record_op(out, "relu", {x}, [x](const Tensor& g) {
-    return TensorList{cppgrad::where(gt(x, 0.0), g, Tensor::zeros({}, g.dtype()))};
-  }, where);
-}
-
-// out = x * Phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2;  dx = g * (Phi(x) + x * phi(x)), phi = N(0,1) density
-Tensor gelu(const Tensor& x, std::source_location where) {
-  Tensor out = unary_forward(x, "gelu", [](auto v) { return v * 0.5 * (1 + std::erf(v * std::numbers::sqrt2 / 2)); });
-  return record_op(out, "gelu", {x}, [x](const Tensor& g) {
-    const Tensor cdf = mul(add(erf(mul(x, 1 / std::numbers::sqrt2)), 1.0), 0.5);
-    const Tensor pdf = mul(exp(mul(mul(x, x), -0.5)), std::numbers::inv_sqrtpi / std::numbers::sqrt2);
-    return TensorList{mul(g, add(cdf, mul(x, pdf)))};
-  }, where);
-}
-
-// out = erf x;  dx = g * 2/sqrt(pi) * e^(-x^2)
-Tensor erf(const Tensor& x, std::source_location where) {
-  Tensor out = unary_forward(x, "erf", [](auto v) { return std::erf(v); });
-  return record_op(out, "erf", {x}, [x](const Tensor& g) {
-    return TensorList{mul(g, mul(exp(neg(mul(x, x))), 2 * std::numbers::inv_sqrtpi))};
   }, where);
 }
 

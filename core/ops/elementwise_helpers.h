@@ -5,7 +5,7 @@
 #include <string>
 
 #include "core/kernels/elementwise_loops.h"
-#include "core/ops.h"
+#include "core/tensor.h"
 
 namespace cppgrad::op_helpers {
 

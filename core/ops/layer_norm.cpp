@@ -5,9 +5,12 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/autograd.h"
 #include "core/dispatch.h"
 #include "core/kernels/layer_norm.h"
-#include "core/ops.h"
+#include "core/ops/elementwise.h"
+#include "core/ops/layer_norm.h"
+#include "core/ops/reduce.h"
 
 namespace cppgrad {
 

@@ -3,14 +3,17 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "core/autograd.h"
+#include "core/dispatch.h"
 #include "core/kernels/elementwise_loops.h"
 #include "core/kernels/gemm.h"
+#include "core/kernels/layout.h"
+#include "core/kernels/linear.h"
 #include "core/kernels/parallel_for.h"
 #include "core/kernels/strided.h"
-#include "core/dispatch.h"
-#include "core/kernels/linear.h"
-#include "core/ops.h"
-#include "core/kernels/layout.h"
+#include "core/ops/elementwise.h"
+#include "core/ops/matmul.h"
+#include "core/ops/unary.h"
 
 namespace cppgrad {
 

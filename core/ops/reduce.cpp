@@ -5,9 +5,12 @@
 #include <limits>
 #include <stdexcept>
 
-#include "core/kernels/strided.h"
+#include "core/autograd.h"
 #include "core/kernels/parallel_for.h"
-#include "core/ops.h"
+#include "core/kernels/strided.h"
+#include "core/ops/elementwise.h"
+#include "core/ops/reduce.h"
+#include "core/ops/scatter.h"
 
 namespace cppgrad {
 

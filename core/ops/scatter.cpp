@@ -3,8 +3,11 @@
 // backward, so both directions stay differentiable to any order.
 #include <stdexcept>
 
-#include "core/ops.h"
+#include "core/autograd.h"
 #include "core/kernels/layout.h"
+#include "core/ops/elementwise.h"
+#include "core/ops/scatter.h"
+#include "core/ops/select.h"
 
 namespace cppgrad {
 

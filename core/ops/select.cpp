@@ -1,9 +1,13 @@
 // Ops that choose, join or look up elements: masked_fill, where, cat, stack, index_select, gather, embedding.
 #include <stdexcept>
 
-#include "core/kernels/strided.h"
-#include "core/ops.h"
+#include "core/autograd.h"
 #include "core/kernels/layout.h"
+#include "core/kernels/strided.h"
+#include "core/ops/elementwise.h"
+#include "core/ops/scatter.h"
+#include "core/ops/select.h"
+#include "core/ops/views.h"
 
 namespace cppgrad {
 

@@ -7,10 +7,16 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "core/autograd.h"
 #include "core/dispatch.h"
 #include "core/kernels/parallel_for.h"
 #include "core/kernels/softmax.h"
-#include "core/ops.h"
+#include "core/ops/compare.h"
+#include "core/ops/elementwise.h"
+#include "core/ops/reduce.h"
+#include "core/ops/select.h"
+#include "core/ops/softmax.h"
+#include "core/ops/unary.h"
 
 namespace cppgrad {
 

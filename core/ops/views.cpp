@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "core/ops.h"
+#include "core/autograd.h"
+#include "core/ops/elementwise.h"
+#include "core/ops/scatter.h"
+#include "core/ops/views.h"
 
 namespace cppgrad {
 

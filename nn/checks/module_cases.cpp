@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "core/generator.h"
-#include "core/ops.h"
+#include "core/ops/softmax.h"
 #include "nn/additive_attention.h"
 #include "nn/attention.h"
 #include "nn/checks/registry.h"

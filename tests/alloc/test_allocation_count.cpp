@@ -10,7 +10,8 @@
 #include <unordered_set>
 
 #include "core/allocator.h"
-#include "core/ops.h"
+#include "core/autograd.h"
+#include "core/ops/softmax.h"
 #include "reverse/trainer.h"
 
 namespace {

@@ -1,5 +1,5 @@
 // Incremental greedy decoding (cached keys and values) against the readable full re-decoding.
-#include "core/ops.h"
+#include "core/autograd.h"
 #include "reverse/greedy.h"
 #include "test_util.h"
 

@@ -2,6 +2,7 @@
 // step one worker takes on the whole batch, and do it reproducibly.
 #include <omp.h>
 
+#include "core/autograd.h"
 #include "core/dispatch.h"
 #include "core/parallel.h"
 #include "reverse/trainer.h"

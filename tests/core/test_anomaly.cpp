@@ -2,6 +2,12 @@
 // and what went in; legitimate -inf masking is not an anomaly; off by default.
 #include <cmath>
 
+#include "core/autograd.h"
+#include "core/ops/elementwise.h"
+#include "core/ops/reduce.h"
+#include "core/ops/select.h"
+#include "core/ops/softmax.h"
+#include "core/ops/unary.h"
 #include "nn/seq2seq.h"
 #include "test_util.h"
 

@@ -1,4 +1,8 @@
 // The engine: accumulation, explicit upstream gradients, graph release, deep graphs, detach and no-grad.
+#include "core/autograd.h"
+#include "core/ops/elementwise.h"
+#include "core/ops/reduce.h"
+#include "core/ops/unary.h"
 #include "test_util.h"
 
 namespace cppgrad {

@@ -1,6 +1,12 @@
 // The functional API (core/functional.h) against closed forms and central differences, in float64.
 #include "core/functional.h"
 
+#include "core/autograd.h"
+#include "core/ops/elementwise.h"
+#include "core/ops/matmul.h"
+#include "core/ops/reduce.h"
+#include "core/ops/select.h"
+#include "core/ops/unary.h"
 #include "test_util.h"
 
 namespace cppgrad {

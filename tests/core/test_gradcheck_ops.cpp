@@ -2,6 +2,9 @@
 // registry in apps/checks/gradcheck_cases.cpp (which cppgrad-gradcheck runs too), plus the checks of the checker.
 #include <set>
 
+#include "core/autograd.h"
+#include "core/ops/elementwise.h"
+#include "core/ops/unary.h"
 #include "nn/checks/registry.h"
 #include "test_util.h"
 

@@ -1,7 +1,10 @@
 // The autograd graph as DOT: ops with shapes and gradient norms, named parameters, one edge per input.
 #include <sstream>
 
+#include "core/autograd.h"
 #include "core/graph_dot.h"
+#include "core/ops/elementwise.h"
+#include "core/ops/reduce.h"
 #include "test_util.h"
 
 namespace cppgrad {

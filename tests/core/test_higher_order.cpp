@@ -3,6 +3,10 @@
 #include <set>
 
 #include "core/autograd.h"
+#include "core/ops/elementwise.h"
+#include "core/ops/reduce.h"
+#include "core/ops/select.h"
+#include "core/ops/unary.h"
 #include "test_util.h"
 
 namespace cppgrad {

@@ -7,6 +7,13 @@
 #include <string>
 
 #include "core/autograd.h"
+#include "core/ops/attention.h"
+#include "core/ops/elementwise.h"
+#include "core/ops/layer_norm.h"
+#include "core/ops/matmul.h"
+#include "core/ops/reduce.h"
+#include "core/ops/select.h"
+#include "core/ops/softmax.h"
 #include "test_util.h"
 
 namespace cppgrad {

@@ -6,7 +6,11 @@
 
 #include <cmath>
 
-#include "core/ops.h"
+#include "core/autograd.h"
+#include "core/ops/elementwise.h"
+#include "core/ops/reduce.h"
+#include "core/ops/select.h"
+#include "core/ops/views.h"
 #include "test_util.h"
 
 namespace cppgrad {

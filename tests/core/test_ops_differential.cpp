@@ -14,7 +14,15 @@
 #include <string>
 #include <vector>
 
-#include "core/ops.h"
+#include "core/autograd.h"
+#include "core/ops/elementwise.h"
+#include "core/ops/layer_norm.h"
+#include "core/ops/matmul.h"
+#include "core/ops/reduce.h"
+#include "core/ops/select.h"
+#include "core/ops/softmax.h"
+#include "core/ops/unary.h"
+#include "core/ops/views.h"
 
 namespace cppgrad {
 namespace {

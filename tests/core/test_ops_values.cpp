@@ -6,10 +6,19 @@
 #include <memory>
 #include <limits>
 
+#include "core/attention_reference.h"
+#include "core/autograd.h"
 #include "core/kernels/attention.h"
 #include "core/kernels/exp.h"
 #include "core/kernels/gemm.h"
-#include "core/attention_reference.h"
+#include "core/ops/dropout.h"
+#include "core/ops/elementwise.h"
+#include "core/ops/layer_norm.h"
+#include "core/ops/matmul.h"
+#include "core/ops/reduce.h"
+#include "core/ops/select.h"
+#include "core/ops/softmax.h"
+#include "core/ops/unary.h"
 #include "test_util.h"
 
 namespace cppgrad {

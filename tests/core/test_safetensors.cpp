@@ -1,7 +1,7 @@
 // safetensors I/O: the golden files read with the right dtypes, shapes and values; write -> read round trips;
 // and a hostile-input suite: every malformed file is refused with a message naming the problem, and no
 // truncation or single-byte corruption of a small file can crash the reader.
-#include "core/ops.h"
+#include "core/ops/reduce.h"
 #include "core/safetensors.h"
 
 #include <gmock/gmock.h>

@@ -1,4 +1,11 @@
 // The tensor itself: factories, dtypes, views that share storage, broadcasting, and error messages.
+#include "core/autograd.h"
+#include "core/ops/elementwise.h"
+#include "core/ops/matmul.h"
+#include "core/ops/reduce.h"
+#include "core/ops/select.h"
+#include "core/ops/softmax.h"
+#include "core/ops/unary.h"
 #include "test_util.h"
 
 namespace cppgrad {

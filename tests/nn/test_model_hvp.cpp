@@ -2,6 +2,9 @@
 // (embedding, attention, layer_norm, linear, relu, cross_entropy), checked against finite differences of
 // gradients in float64, and the float32 fast kernels' create_graph path checked against float64.
 #include "core/autograd.h"
+#include "core/ops/elementwise.h"
+#include "core/ops/reduce.h"
+#include "core/ops/softmax.h"
 #include "nn/seq2seq.h"
 #include "test_util.h"
 

@@ -2,6 +2,12 @@
 #include <filesystem>
 #include <set>
 
+#include "core/autograd.h"
+#include "core/ops/attention.h"
+#include "core/ops/elementwise.h"
+#include "core/ops/reduce.h"
+#include "core/ops/select.h"
+#include "core/ops/views.h"
 #include "core/safetensors.h"
 #include "nn/additive_attention.h"
 #include "nn/attention.h"

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "core/allocator.h"
+#include "core/ops/softmax.h"
 #include "nn/seq2seq.h"
 #include "optim/adam.h"
 #include "test_util.h"

@@ -1,5 +1,8 @@
 // Optimizers beyond the golden cases: they minimise a real function, Nesterov and weight decay behave,
 // state round-trips, schedules give the documented learning rates, clipping only shrinks.
+#include "core/autograd.h"
+#include "core/ops/elementwise.h"
+#include "core/ops/reduce.h"
 #include "optim/adam.h"
 #include "optim/clip.h"
 #include "optim/schedule.h"

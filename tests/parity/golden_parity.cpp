@@ -22,7 +22,10 @@
 #include <string>
 #include <vector>
 
-#include "core/ops.h"
+#include "core/ops/layer_norm.h"
+#include "core/ops/matmul.h"
+#include "core/ops/select.h"
+#include "core/ops/softmax.h"
 #include "core/safetensors.h"
 #include "parity/nn_handlers.h"
 #include "parity/optim_handlers.h"

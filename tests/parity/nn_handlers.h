@@ -2,7 +2,7 @@
 // Parity handlers for the nn modules: each builds the module of the file's configuration, loads the stored
 // parameters by their PyTorch names (no translation table: cppgrad's names are PyTorch's), runs forward and
 // returns the outputs. Gradients are compared by the runner against the module's own parameter tensors.
-#include "core/ops.h"
+#include "core/autograd.h"
 #include "nn/additive_attention.h"
 #include "nn/attention.h"
 #include "nn/multi_head_attention.h"

@@ -23,7 +23,9 @@
 #include <string>
 #include <vector>
 
-#include "core/ops.h"
+#include "core/autograd.h"
+#include "core/ops/elementwise.h"
+#include "core/ops/reduce.h"
 #include "core/safetensors.h"
 
 namespace cppgrad::parity {

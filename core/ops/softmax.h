@@ -1,0 +1,19 @@
+#pragma once
+// The softmax family (core/ops/softmax.cpp). Part of core/ops.h.
+#include <cstdint>
+#include <source_location>
+
+#include "core/tensor.h"
+
+namespace cppgrad {
+
+// x: (..) -> (..), normalised along dim. A slice whose entries are all -inf (every key masked) has no
+// distribution: softmax returns zeros there, log_softmax returns -inf, and both pass back a zero gradient.
+Tensor softmax(const Tensor& x, std::int64_t dim = -1, std::source_location where = std::source_location::current());
+Tensor log_softmax(const Tensor& x, std::int64_t dim = -1, std::source_location where = std::source_location::current());
+// Mean negative log-likelihood of class indices. logits: (.., C) float; target: (..) int64 in [0, C) or
+// ignore_index. Returns a scalar; the mean is over non-ignored targets (0 when every target is ignored).
+// Note: the class dim is LAST (PyTorch puts it at dim 1 for inputs of rank > 2).
+Tensor cross_entropy(const Tensor& logits, const Tensor& target, std::int64_t ignore_index = -100, std::source_location where = std::source_location::current());
+
+}  // namespace cppgrad
