@@ -98,15 +98,68 @@ std::string value_str(double v) {
   return os.str();
 }
 
+using Index = std::vector<std::int64_t>;
+
+// What a check calls the entries it compares, in its table and in its failure messages. gradcheck's Jacobian is
+// d(f's output element) / d(an input element); gradgradcheck's is d(a gradient element) / d(an input element or an
+// element of the upstream gradient v), and it says so.
+struct Naming {
+  std::string mismatch;  // begins a Jacobian failure: "Jacobian mismatch"
+  std::string context;   // begins the other failures (zero upstream gradient, determinism): "" at first order
+  // One Jacobian entry, by the position of its input among the checked function's inputs, that input's shape and
+  // element, and the output element. brief: for a table ("input 0 [1] / out [2]"); else for a sentence.
+  std::function<std::string(std::size_t input, const Shape& shape, const Index& in_idx, const Index& out_idx,
+                            bool brief)>
+      entry;
+};
+
+Naming first_order_naming() {
+  return {"Jacobian mismatch", "",
+          [](std::size_t input, const Shape& shape, const Index& in_idx, const Index& out_idx, bool brief) {
+            const std::string in = "input " + std::to_string(input) + " ";
+            return brief ? in + index_str(in_idx) + " / out " + index_str(out_idx)
+                         : in + shape_str(shape) + " at element " + index_str(in_idx) + ", output element " +
+                               index_str(out_idx);
+          }};
+}
+
+// gradgradcheck's checked function takes f's n inputs and then v; its output is the gradients of f's checked
+// inputs, flattened and joined, so an output element [j] is named as the gradient element it is.
+Naming second_order_naming(const std::vector<Tensor>& inputs, const std::vector<std::size_t>& checked) {
+  struct GradientElement {
+    std::size_t input;  // of f
+    Index element;      // of that input (and of its gradient)
+  };
+  std::vector<GradientElement> gradient_element;  // [j]
+  for (std::size_t i : checked)
+    for (const auto& idx : all_indices(inputs[i].shape())) gradient_element.push_back({i, idx});
+  const std::size_t n = inputs.size();
+  return {"second-derivative Jacobian mismatch", "second derivative: ",
+          [gradient_element, n](std::size_t input, const Shape& shape, const Index& in_idx, const Index& out_idx,
+                                bool brief) {
+            const auto& [of, element] = gradient_element.at(static_cast<std::size_t>(out_idx.at(0)));
+            const std::string grad = "grad of input " + std::to_string(of) + " " + index_str(element);
+            const std::string in = input == n ? (brief ? "v " : "the upstream gradient v ")
+                                              : "input " + std::to_string(input) + " ";
+            return brief ? in + index_str(in_idx) + " / " + grad
+                         : in + shape_str(shape) + " at element " + index_str(in_idx) + ", gradient of input " +
+                               std::to_string(of) + " at element " + index_str(element);
+          }};
+}
+
 // Compares the analytical Jacobian, one row per output element (backward from a one-hot upstream gradient),
-// with the numerical one, entry by entry. A NaN or Inf on either side fails and is reported as such: its error
-// is infinite, never a NaN that every comparison would silently pass over.
+// with the numerical one, entry by entry. The worst entry is the one furthest past its tolerance (or, when all
+// pass, closest to it); a failure names that same entry, so the table's worst element and the FAIL line agree. A
+// NaN or Inf on either side fails and is reported as such: its error is infinite, never a NaN that every
+// comparison would silently pass over.
 void compare_jacobians(const GradcheckFn& f, const std::vector<Tensor>& inputs, const std::vector<std::size_t>& checked,
                        const Jacobian& numerical, const Shape& out_shape, const GradcheckOptions& opt,
-                       GradcheckResult& result) {
+                       const Naming& naming, GradcheckResult& result) {
+  bool worst_fails = false;
   double worst_ratio = -1;
+  std::string worst_sentence;  // the worst entry in words, with both values
   const auto out_indices = all_indices(out_shape);
-  std::vector<std::vector<std::vector<std::int64_t>>> in_indices;  // [input][element]: for messages
+  std::vector<std::vector<Index>> in_indices;  // [input][element]: for messages
   for (std::size_t i : checked) in_indices.push_back(all_indices(inputs[i].shape()));
   for (std::size_t j = 0; j < out_indices.size(); ++j) {
     Tensor onehot = Tensor::zeros(out_shape, DType::Float64);
@@ -117,26 +170,25 @@ void compare_jacobians(const GradcheckFn& f, const std::vector<Tensor>& inputs, 
         const double a = rows[c][e], n = numerical[c][e][j];
         const bool finite = std::isfinite(a) && std::isfinite(n);
         const double abs_err = finite ? std::abs(a - n) : std::numeric_limits<double>::infinity();
-        const double ratio = abs_err / (opt.atol + opt.rtol * std::abs(n));  // > 1: outside the tolerance
-        const std::string where = "input " + std::to_string(checked[c]) + " " + index_str(in_indices[c][e]) +
-                                  " / out " + index_str(out_indices[j]);
-        if (ratio > worst_ratio || result.worst.empty()) {
-          worst_ratio = ratio;
-          result.worst = finite ? where : where + " (backward " + value_str(a) + ", numerical " + value_str(n) + ")";
+        const double tol = opt.atol + opt.rtol * std::abs(n);
+        const bool fails = !finite || abs_err > tol;
+        // > 1: outside the tolerance (0 / 0 is no error: a zero tolerance met exactly)
+        const double ratio = !finite ? abs_err : abs_err == 0 ? 0.0 : abs_err / tol;
+        if (result.worst.empty() || (fails && !worst_fails) || (fails == worst_fails && ratio > worst_ratio)) {
+          worst_fails = fails, worst_ratio = ratio;
+          const Shape& shape = inputs[checked[c]].shape();
+          result.worst = naming.entry(checked[c], shape, in_indices[c][e], out_indices[j], true);
+          if (!finite) result.worst += " (backward " + value_str(a) + ", numerical " + value_str(n) + ")";
+          worst_sentence = naming.entry(checked[c], shape, in_indices[c][e], out_indices[j], false) +
+                           ": backward gives " + value_str(a) + ", finite differences give " + value_str(n);
         }
         result.max_abs_error = std::max(result.max_abs_error, abs_err);
         if (std::abs(n) > opt.atol || !finite)
           result.max_rel_error = std::max(result.max_rel_error, finite ? abs_err / std::abs(n) : abs_err);
-        if (!(abs_err <= opt.atol + opt.rtol * std::abs(n)) && result.ok) {
-          result.ok = false;
-          result.message = "Jacobian mismatch for input " + std::to_string(checked[c]) + " " +
-                           shape_str(inputs[checked[c]].shape()) + " at element " + index_str(in_indices[c][e]) +
-                           ", output element " + index_str(out_indices[j]) + ": backward gives " + value_str(a) +
-                           ", finite differences give " + value_str(n);
-        }
       }
     }
   }
+  if (worst_fails) result.ok = false, result.message = naming.mismatch + " for " + worst_sentence;
 }
 
 // A zero upstream gradient must give zero gradients; "" when it does.
@@ -159,9 +211,9 @@ std::string determinism_problem(const GradcheckFn& f, const std::vector<Tensor>&
   return first == second ? "" : "two backward passes with the same upstream gradient disagree (non-deterministic backward)";
 }
 
-}  // namespace
-
-GradcheckResult gradcheck(const GradcheckFn& f, const std::vector<Tensor>& inputs, const GradcheckOptions& opt) {
+// gradcheck, naming what it compares as `naming` says.
+GradcheckResult check_jacobian(const GradcheckFn& f, const std::vector<Tensor>& inputs, const GradcheckOptions& opt,
+                               const Naming& naming) {
   const std::vector<std::size_t> checked = checked_inputs(inputs);
   Tensor out0;
   {
@@ -173,12 +225,19 @@ GradcheckResult gradcheck(const GradcheckFn& f, const std::vector<Tensor>& input
                                 ", expected float64");
   GradcheckResult result;
   compare_jacobians(f, inputs, checked, numerical_jacobian(f, inputs, checked, out0.numel(), opt.eps), out0.shape(),
-                    opt, result);
+                    opt, naming, result);
   for (auto problem : {&zero_upstream_problem, &determinism_problem}) {
     if (!result.ok) break;
-    if (std::string why = problem(f, inputs, checked, out0.shape()); !why.empty()) result.ok = false, result.message = why;
+    if (std::string why = problem(f, inputs, checked, out0.shape()); !why.empty())
+      result.ok = false, result.message = naming.context + why;
   }
   return result;
+}
+
+}  // namespace
+
+GradcheckResult gradcheck(const GradcheckFn& f, const std::vector<Tensor>& inputs, const GradcheckOptions& opt) {
+  return check_jacobian(f, inputs, opt, first_order_naming());
 }
 
 GradcheckResult gradgradcheck(const GradcheckFn& f, const std::vector<Tensor>& inputs, const GradcheckOptions& opt,
@@ -211,7 +270,7 @@ GradcheckResult gradgradcheck(const GradcheckFn& f, const std::vector<Tensor>& i
   };
   std::vector<Tensor> with_v = inputs;
   with_v.push_back(v);
-  return gradcheck(first_derivative, with_v, opt);
+  return check_jacobian(first_derivative, with_v, opt, second_order_naming(inputs, checked));
 }
 
 }  // namespace cppgrad

@@ -20,8 +20,12 @@ struct GradcheckResult {
   bool ok = true;
   double max_abs_error = 0;  // over every Jacobian entry of every input
   double max_rel_error = 0;  // over the entries whose finite-difference value exceeds atol
-  std::string worst;         // the entry closest to (or furthest past) its tolerance: "input 0 [1, 2] / out [3]"
-  std::string message;       // what failed and where (input, output element, input element, both values)
+  // The entry furthest past its tolerance, or closest to it when all pass: "input 0 [1, 2] / out [3]"
+  // (gradgradcheck: "input 0 [1] / grad of input 0 [2]", or "v [1] / ..." for the upstream gradient).
+  std::string worst;
+  // What failed and where: a Jacobian failure names the worst entry (input, its element, output element, both
+  // values); gradgradcheck's failures say "second-derivative" / "second derivative".
+  std::string message;
 };
 
 // f maps the inputs to one tensor (any shape). Every floating input with requires_grad is checked; inputs
@@ -35,6 +39,8 @@ GradcheckResult gradcheck(const GradcheckFn& f, const std::vector<Tensor>& input
 // <f(inputs), v> with respect to every checked input (autograd::grad with create_graph), flattened and joined. v is
 // a random float64 upstream gradient from `seed`, itself checked as an input, since the gradients depend on it too.
 // It catches a backward whose values are right but which records no graph (or a wrong one) under create_graph.
+// It does not check the first derivative itself (a wrong backward that records its own wrong formula passes, as in
+// PyTorch): run gradcheck for that.
 GradcheckResult gradgradcheck(const GradcheckFn& f, const std::vector<Tensor>& inputs,
                               const GradcheckOptions& options = {}, std::uint64_t seed = 0);
 

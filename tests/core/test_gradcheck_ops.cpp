@@ -53,7 +53,58 @@ TEST(GradCheckChecker, GradgradcheckCatchesAWrongDoubleBackward) {
   EXPECT_TRUE(gradcheck(p.fn, p.inputs).ok);
   const auto r = gradgradcheck(p.fn, p.inputs);
   EXPECT_FALSE(r.ok);
-  EXPECT_THAT(r.message, ::testing::HasSubstr("Jacobian mismatch for input 0"));
+  EXPECT_THAT(r.message, ::testing::HasSubstr("second-derivative Jacobian mismatch for input 0"));
+}
+
+TEST(GradCheckChecker, GradgradcheckDoesNotCheckTheFirstDerivative) {
+  // As torch.autograd.gradgradcheck: it checks the derivatives of the gradient backward computes, not that
+  // gradient itself. A square whose backward is g * x (not 2 g x), recorded in ops, is consistent with its own
+  // second derivative, so only gradcheck refuses it; this is why cppgrad-gradcheck --order 2 says so.
+  auto wrong_square = [](const Inputs& in) {
+    Tensor x = in[0];
+    return record_op(mul(x.detach(), x.detach()), "wrong_square", {x},
+                     [x](const Tensor& g) { return TensorList{mul(g, x)}; });
+  };
+  const Inputs inputs{test::leaf({3}, 2)};
+  EXPECT_FALSE(gradcheck(wrong_square, inputs).ok);
+  EXPECT_TRUE(gradgradcheck(wrong_square, inputs).ok);
+}
+
+TEST(GradCheckChecker, AFailureNamesTheWorstEntryNotTheFirst) {
+  // out = x * (1, 2, 3) with a backward of g * (1.5, 2, 13): element 0 is wrong by 0.5 and met first, element 2
+  // is wrong by 10. The message must name element 2, the same entry as `worst` (the table's worst element).
+  auto two_wrong = [](const Inputs& in) {
+    Tensor x = in[0];
+    Tensor out = mul(x.detach(), Tensor::from_vector<double>({1, 2, 3}, {3}));
+    Tensor w_wrong = Tensor::from_vector<double>({1.5, 2, 13}, {3});
+    return record_op(out, "two_wrong", {x}, [w_wrong](const Tensor& g) { return TensorList{mul(g, w_wrong)}; });
+  };
+  const auto r = gradcheck(two_wrong, {test::leaf({3}, 2)});
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.worst, "input 0 [2] / out [2]");
+  EXPECT_THAT(r.message, ::testing::HasSubstr("Jacobian mismatch for input 0 [3] at element [2], output element [2]: "
+                                              "backward gives 13, finite differences give "));
+}
+
+TEST(GradCheckChecker, GradgradcheckNamesTheSecondDerivativeAndItsWorstEntry) {
+  // A square whose gradient 2 g x has the right value, but whose recorded dependence on x is g (w x + (2 - w) x0)
+  // with x0 detached and w = (2, 1.5, 0): second derivatives 2, 1.5, 0 instead of 2, 2, 2. The gradient's element
+  // 1 is wrong first (by 0.5 v), element 2 worst (by 2 v); the message names element 2, as `worst` does, and says
+  // it is a second derivative.
+  auto half_recorded_square = [](const Inputs& in) {
+    Tensor x = in[0], x0 = x.detach();
+    const Tensor w = Tensor::from_vector<double>({2, 1.5, 0}, {3}), rest = Tensor::from_vector<double>({0, 0.5, 2}, {3});
+    return record_op(mul(x0, x0), "half_recorded_square", {x}, [x, x0, w, rest](const Tensor& g) {
+      return TensorList{mul(g, add(mul(x, w), mul(x0, rest)))};
+    });
+  };
+  const Inputs inputs{test::leaf({3}, 2)};
+  EXPECT_TRUE(gradcheck(half_recorded_square, inputs).ok);
+  const auto r = gradgradcheck(half_recorded_square, inputs);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.worst, "input 0 [2] / grad of input 0 [2]");
+  EXPECT_THAT(r.message, ::testing::HasSubstr("second-derivative Jacobian mismatch for input 0 [3] at element [2], "
+                                              "gradient of input 0 at element [2]: backward gives "));
 }
 
 TEST(GradCheckChecker, GradgradcheckCatchesAWrongFirstDerivativeToo) {
