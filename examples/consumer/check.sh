@@ -1,28 +1,58 @@
 #!/usr/bin/env bash
-# Installs cppgrad from a build directory into a fresh prefix and builds examples/consumer against that prefix
-# alone, twice, as a stranger's project would: with CMake's find_package(cppgrad) and with pkg-config. Runs both.
+# Checks the installed package as a stranger's project would use it. Installs cppgrad from a build directory into a
+# fresh prefix, then:
+#   1. every installed header compiles on its own against the prefix (a header whose includes are not installed
+#      fails), with -Wall -Wextra -Werror, and the gradient-check registry (whose library is not installed) is not there;
+#   2. examples/consumer is built against the prefix alone with -Wall -Wextra -Werror, twice (CMake's
+#      find_package(cppgrad) and pkg-config), and both programs run: each defines an op of its own, gradchecks it and
+#      trains with it;
 #   bash examples/consumer/check.sh [BUILD_DIR]      (default: build; it must already be built)
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=$(cd "${1:-$repo/build}" && pwd)
+cxx=${CXX:-c++}
+warnings="-Wall -Wextra -Werror"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 prefix=$work/prefix
 # Out of the source tree, so nothing but the installed files can be found.
 cp -r "$repo/examples/consumer" "$work/src"
 
-cmake --install "$build" --prefix "$prefix" >"$work/install.log"
+cmake --install "$build" --prefix "$prefix" >"$work/install.log" || { cat "$work/install.log"; exit 1; }
 echo "installed into a fresh prefix: $(find "$prefix" -type f | wc -l) files"
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+
+echo "-- every installed header on its own: echo '#include <cppgrad/...>' | c++ -fsyntax-only \$(pkg-config --cflags cppgrad)"
+# One compiler per header, as many at once as there are CPUs; a failure prints the header and its first errors.
+compile_alone() {
+  # shellcheck disable=SC2086  # the flags are meant to split
+  if ! errors=$(echo "#include <$1>" | "$cxx" -x c++ -fsyntax-only $warnings $cflags - 2>&1); then
+    printf '   FAILED: <%s>\n%s\n' "$1" "$(echo "$errors" | head -n 5 | sed 's/^/     /')"
+    return 1
+  fi
+}
+export -f compile_alone
+cflags=$(pkg-config --cflags cppgrad)
+export cxx warnings cflags
+headers=$(cd "$prefix/include" && find . -name '*.h' | sed 's|^\./||' | sort)
+failed=0
+# shellcheck disable=SC2016  # $1 is expanded by the inner bash
+echo "$headers" | xargs -P "$(nproc)" -I{} bash -c 'compile_alone "$1"' _ {} || failed=1
+if find "$prefix/include" -path '*/checks/*' | grep -q .; then
+  echo "   FAILED: the gradient-check registry's headers (core/checks/, nn/checks/) are installed; its library is not"
+  failed=1
+fi
+[ "$failed" = 0 ] || exit 1
+echo "   $(echo "$headers" | wc -l) headers compile"
 
 echo "-- find_package(cppgrad CONFIG REQUIRED)"
-cmake -S "$work/src" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release >"$work/configure.log" \
-  || { cat "$work/configure.log"; exit 1; }
+cmake -S "$work/src" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_CXX_FLAGS="$warnings" >"$work/configure.log" || { cat "$work/configure.log"; exit 1; }
 cmake --build "$work/cmake-build" >"$work/build.log" || { cat "$work/build.log"; exit 1; }
 "$work/cmake-build/consumer"
 
 echo "-- c++ main.cpp \$(pkg-config --cflags --libs cppgrad)"
-export PKG_CONFIG_PATH="$prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 echo "   pkg-config: $(pkg-config --cflags --libs cppgrad)"
-# shellcheck disable=SC2046  # the flags are meant to split
-"${CXX:-c++}" -O2 "$work/src/main.cpp" -o "$work/pc-consumer" $(pkg-config --cflags --libs cppgrad)
+# shellcheck disable=SC2046,SC2086  # the flags are meant to split
+"$cxx" -O2 $warnings "$work/src/main.cpp" -o "$work/pc-consumer" $(pkg-config --cflags --libs cppgrad)
 LD_LIBRARY_PATH="$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$work/pc-consumer"  # for a shared libcppgrad
