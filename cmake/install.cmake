@@ -7,10 +7,48 @@
 #   P/bin/cppgrad-reverse, cppgrad-gradcheck
 # A project then uses `find_package(cppgrad CONFIG REQUIRED)` and links `cppgrad::cppgrad`, or
 # `pkg-config --cflags --libs cppgrad`. examples/consumer/ does both, and .ci/run builds it against an install
-# (examples/consumer/check.sh also compiles every installed header on its own).
+# (examples/consumer/check.sh also compiles every installed header on its own and tries a stale install).
+# Included after apps/, whose programs it installs.
 include(CMakePackageConfigHelpers)
 
 set(CPPGRAD_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/cppgrad)
+
+# The programs installed, checked first of all. `cmake --install` copies whatever build/bin holds, and building one
+# target (`cmake --build build --target cppgrad_tests`) rebuilds the library but not the programs: the install
+# would put programs linked against an older library beside the new one. So before a file is copied, each program
+# must be at least as new as what in this tree it is built from (the libraries it links, its own sources), by file
+# times as the build tool judges; otherwise the install stops, with one line saying what to run.
+set(CPPGRAD_INSTALLED_PROGRAMS cppgrad-reverse cppgrad-gradcheck)
+foreach(program ${CPPGRAD_INSTALLED_PROGRAMS})
+  get_target_property(libraries ${program} LINK_LIBRARIES)
+  get_target_property(sources ${program} SOURCES)
+  get_target_property(source_dir ${program} SOURCE_DIR)
+  set(inputs "")
+  foreach(library ${libraries})
+    if(TARGET ${library})
+      get_target_property(imported ${library} IMPORTED)
+      if(NOT imported)
+        list(APPEND inputs $<TARGET_FILE:${library}>)
+      endif()
+    endif()
+  endforeach()
+  foreach(source ${sources})
+    get_filename_component(source ${source} ABSOLUTE BASE_DIR ${source_dir})
+    list(APPEND inputs ${source})
+  endforeach()
+  # IS_NEWER_THAN is also true for equal times, so `NOT program IS_NEWER_THAN input` means the input is newer. The
+  # message starts with a space so CMake prints it on one line.
+  install(CODE "
+    if(NOT EXISTS \"$<TARGET_FILE:${program}>\")
+      message(FATAL_ERROR \" ${program} is not built: run `cmake --build ${PROJECT_BINARY_DIR}` first, then install\")
+    endif()
+    foreach(input ${inputs})
+      if(NOT \"$<TARGET_FILE:${program}>\" IS_NEWER_THAN \"\${input}\")
+        get_filename_component(name \"\${input}\" NAME)
+        message(FATAL_ERROR \" ${program} is older than \${name}, which it is built from: run `cmake --build ${PROJECT_BINARY_DIR}` first, then install\")
+      endif()
+    endforeach()")
+endforeach()
 
 install(TARGETS cppgrad EXPORT cppgradTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
@@ -57,3 +95,4 @@ endif()
 file(RELATIVE_PATH CPPGRAD_PC_TO_PREFIX /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)  # e.g. ../..
 configure_file(${PROJECT_SOURCE_DIR}/cmake/cppgrad.pc.in ${PROJECT_BINARY_DIR}/cppgrad.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/cppgrad.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+install(TARGETS ${CPPGRAD_INSTALLED_PROGRAMS} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

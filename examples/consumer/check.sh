@@ -6,6 +6,8 @@
 #   2. examples/consumer is built against the prefix alone with -Wall -Wextra -Werror, twice (CMake's
 #      find_package(cppgrad) and pkg-config), and both programs run: each defines an op of its own, gradchecks it and
 #      trains with it;
+#   3. `cmake --install` refuses a program older than the library: with cppgrad-reverse made to look stale (its time
+#      put back afterwards) it must fail with the one-line reason and install nothing.
 #   bash examples/consumer/check.sh [BUILD_DIR]      (default: build; it must already be built)
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -13,7 +15,12 @@ build=$(cd "${1:-$repo/build}" && pwd)
 cxx=${CXX:-c++}
 warnings="-Wall -Wextra -Werror"
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+stale_program=$build/bin/cppgrad-reverse
+cleanup() {
+  if [ -e "$work/stamp" ]; then touch -r "$work/stamp" "$stale_program"; fi  # step 3's program gets its time back
+  rm -rf "$work"
+}
+trap cleanup EXIT
 prefix=$work/prefix
 # Out of the source tree, so nothing but the installed files can be found.
 cp -r "$repo/examples/consumer" "$work/src"
@@ -56,3 +63,19 @@ echo "   pkg-config: $(pkg-config --cflags --libs cppgrad)"
 # shellcheck disable=SC2046,SC2086  # the flags are meant to split
 "$cxx" -O2 $warnings "$work/src/main.cpp" -o "$work/pc-consumer" $(pkg-config --cflags --libs cppgrad)
 LD_LIBRARY_PATH="$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$work/pc-consumer"  # for a shared libcppgrad
+
+echo "-- cmake --install refuses a program older than the library"
+touch -r "$stale_program" "$work/stamp"
+touch -d '2000-01-01' "$stale_program"
+if cmake --install "$build" --prefix "$work/stale-prefix" >"$work/stale.log" 2>&1; then
+  echo "   FAILED: it installed $stale_program, older than the library"
+  exit 1
+fi
+if ! grep -q 'run `cmake --build' "$work/stale.log"; then
+  echo "   FAILED: it failed without saying why:"; cat "$work/stale.log"; exit 1
+fi
+if [ -e "$work/stale-prefix" ]; then
+  echo "   FAILED: it refused, but only after installing: $(find "$work/stale-prefix" -type f | wc -l) files"; exit 1
+fi
+touch -r "$work/stamp" "$stale_program" && rm "$work/stamp"
+echo "   refused, nothing installed: $(grep -m1 'run `cmake --build' "$work/stale.log" | sed 's/^ *//')"
