@@ -9,7 +9,10 @@
 #include <exception>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
+
+#include "core/kernels/contention.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -45,51 +48,16 @@ T wait_for_change(const std::atomic<T>& word, T seen) {
   }
 }
 
-// Whether the workers are worth waking, judged from each job's own clock: a job pays for its workers when it takes
-// clearly less wall time than the caller alone would have taken to run every piece (its own pieces' time per piece,
-// times the pieces). When another process holds the cores, the workers wait for a core to wake on or are put aside
-// mid-piece (the kernel's time slices, milliseconds, outlast a training step's pieces), and the job takes about as
-// long as the caller alone, or longer. After kUnpaidJobsInARow such jobs the caller runs the next jobs' pieces itself,
-// first kSoloJobs of them, then one job with the workers as a probe; a probe that does not pay doubles the stretch
-// (up to kMaxSoloJobs), one that pays ends it. While the caller works alone the workers sleep instead of spinning on
-// cores the other process needs. A machine that is only partly busy, where the workers still save time, keeps them.
-// Which thread runs a piece never changes what it computes, so this changes speed only, never a result.
-class Contention {
- public:
-  bool solo_now() {
-    if (solo_left_ == 0) return false;
-    return --solo_left_ > 0;  // the last job of a stretch is the probe
-  }
-  void record(bool paid) {
-    if (paid) {
-      unpaid_in_a_row_ = 0, stretch_ = kSoloJobs;
-      return;
-    }
-    if (++unpaid_in_a_row_ < kUnpaidJobsInARow) return;
-    solo_left_ = stretch_ + 1;
-    stretch_ = std::min(2 * stretch_, kMaxSoloJobs);
-  }
-
- private:
-  static constexpr int kUnpaidJobsInARow = 3, kSoloJobs = 64, kMaxSoloJobs = 1024;
-  int unpaid_in_a_row_ = 0, solo_left_ = 0, stretch_ = kSoloJobs;
-};
-
 inline std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
-// Jobs whose caller pieces take less than this are not judged: a wake-up is a large share of them.
-constexpr std::int64_t kJudgedNs = 50'000;
-// A job pays for its workers when it takes at most this share of the caller-alone estimate.
-constexpr double kPaidShare = 0.9;
-
 // One job at a time: pieces 1..n-1 are claimed by whichever thread comes first, the workers or the caller once it
 // has finished piece 0. A worker that the operating system has not yet run (another process holds its core) then
 // costs nothing: the caller runs the piece itself instead of waiting for it; one put aside after taking its piece is
-// waited for, and Contention above keeps that from happening job after job. Which thread runs a piece never changes
-// what it computes.
+// waited for, and Contention (core/kernels/contention.h) keeps that from happening job after job. Which thread runs a
+// piece never changes what it computes.
 class Pool {
  public:
   ~Pool() {
@@ -121,11 +89,14 @@ class Pool {
     const std::int64_t own = now_ns() - start;
     for (int done = finished_.load(std::memory_order_acquire); done != n - 1; done = finished_.load(std::memory_order_acquire))
       wait_for_change(finished_, done);
-    if (own >= kJudgedNs) {  // the caller alone: its time per piece, times the pieces
-      const double alone = static_cast<double>(own) / mine * n;
-      contention_.record(static_cast<double>(now_ns() - start) <= kPaidShare * alone);
-    }
+    if (kernels::Contention::judged(own))
+      contention_.record({.own_ns = own, .mine = mine, .n = n, .wall_ns = now_ns() - start});
     rethrow_first_error();
+  }
+
+  kernels::Contention exchange_contention(const kernels::Contention& next) {
+    const std::lock_guard<std::mutex> between_jobs(caller_);
+    return std::exchange(contention_, next);
   }
 
  private:
@@ -181,7 +152,7 @@ class Pool {
   }
 
   std::mutex caller_;
-  Contention contention_;  // guarded by caller_
+  kernels::Contention contention_;  // guarded by caller_
   std::vector<std::thread> workers_;
   std::atomic<std::uint64_t> job_{0};     // generation << kCountBits | pieces, or kStop
   std::atomic<std::uint64_t> claims_{0};  // generation << kCountBits | the next piece to claim
@@ -196,6 +167,10 @@ Pool& pool() {
 }
 
 }  // namespace
+
+kernels::Contention kernels::exchange_pool_contention(const Contention& next) {
+  return pool().exchange_contention(next);
+}
 
 bool in_parallel_pieces() { return g_in_piece; }
 

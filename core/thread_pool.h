@@ -10,7 +10,7 @@
 // spin catches the next region of a busy step, then the worker sleeps and costs nothing; the caller runs a piece
 // itself when no worker has taken it yet, so a worker whose core is taken is not waited for; and when job after job
 // takes about as long as the caller alone would have (another process holds the cores), the caller runs every piece
-// itself for a stretch of jobs and then tries the workers again (core/thread_pool.cpp: Contention), so they stop
+// itself for a stretch of jobs and then tries the workers again (core/kernels/contention.h), so they stop
 // spinning on cores the other process needs. None of this changes what a piece computes, only which thread runs it.
 //
 // Like the allocator's caches it is process state: one pool, made on first use, its threads joined at exit. Between
