@@ -1,7 +1,8 @@
 #pragma once
 // The op author's elementwise toolkit: the forward of a unary or broadcasting binary op, dispatched on the dtype so
 // one lambda serves float32 (training) and float64 (gradient checks). Backward rules are written in ops (mul, sub,
-// ...), so they can be differentiated again. core/ops/elementwise.cpp defines its ops with these; docs/add-an-op.md shows how.
+// ...), so they can be differentiated again. core/ops/elementwise.cpp and core/ops/unary.cpp define their ops with
+// these; docs/add-an-op.md shows how.
 #include <string>
 
 #include "core/kernels/elementwise_loops.h"
