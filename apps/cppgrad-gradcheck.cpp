@@ -17,12 +17,12 @@
 #include <iostream>
 #include <sstream>
 
-#include "nn/checks/registry.h"
-#include "cli/parse.h"
 #include "cppgrad/version.h"
+#include "nn/checks/registry.h"
+#include "train/flags.h"
 
 using namespace cppgrad;
-using cli::split_list;
+using train::split_list;
 
 namespace {
 
@@ -59,18 +59,18 @@ cxxopts::Options flag_spec() {
   return o;
 }
 
-// The numbers, parsed strictly (cli/parse.h); throws std::invalid_argument naming the flag.
+// The numbers, parsed strictly (train/flags.h); throws std::invalid_argument naming the flag.
 Flags numeric_flags(const cxxopts::ParseResult& r) {
   Flags f;
-  f.seed = cli::uint_flag("seed", r["seed"].as<std::string>());
-  f.options = {.eps = cli::double_flag("eps", r["eps"].as<std::string>()),
-               .atol = cli::double_flag("atol", r["atol"].as<std::string>()),
-               .rtol = cli::double_flag("rtol", r["rtol"].as<std::string>())};
+  f.seed = train::uint_flag("seed", r["seed"].as<std::string>());
+  f.options = {.eps = train::double_flag("eps", r["eps"].as<std::string>()),
+               .atol = train::double_flag("atol", r["atol"].as<std::string>()),
+               .rtol = train::double_flag("rtol", r["rtol"].as<std::string>())};
   if (!(f.options.eps > 0) || !(f.options.atol >= 0) || !(f.options.rtol >= 0))
     throw std::invalid_argument("--eps must be positive and --atol, --rtol non-negative");
   f.orders.clear();
   for (const std::string& item : split_list(r["order"].as<std::string>())) {
-    const std::int64_t order = cli::int_flag("order", item);
+    const std::int64_t order = train::int_flag("order", item);
     if (order != 1 && order != 2) throw std::invalid_argument("--order must be 1, 2 or 1,2, got " + item);
     f.orders.push_back(static_cast<int>(order));
   }

@@ -18,13 +18,13 @@
 #include <cxxopts.hpp>
 #include <iostream>
 
-#include "cli/parse.h"
 #include "core/autograd.h"
 #include "core/ops/elementwise.h"
 #include "core/ops/reduce.h"
 #include "core/ops/softmax.h"
 #include "cppgrad/version.h"
 #include "reverse/trainer.h"
+#include "train/flags.h"
 
 using namespace cppgrad;
 
@@ -134,9 +134,9 @@ int main(int argc, char** argv) {
       std::cout << (r.count("help") ? o.help() : std::string("cppgrad-hvp ") + CPPGRAD_VERSION) << "\n";
       return 0;
     }
-    epochs = cli::int_flag("epochs", r["epochs"].as<std::string>());
-    config.seed = cli::uint_flag("seed", r["seed"].as<std::string>());
-    config.batch_size = cli::int_flag("batch", r["batch"].as<std::string>());
+    epochs = train::int_flag("epochs", r["epochs"].as<std::string>());
+    config.seed = train::uint_flag("seed", r["seed"].as<std::string>());
+    config.batch_size = train::int_flag("batch", r["batch"].as<std::string>());
     if (epochs < 0 || epochs > 100) throw std::invalid_argument("--epochs must be in 0..100");
     if (config.batch_size < 1 || config.batch_size > config.train_size)
       throw std::invalid_argument(fmt::format("--batch must be in 1..{}", config.train_size));

@@ -20,22 +20,26 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "cli/parse.h"
 #include "core/atomic_file.h"
 #include "core/autograd.h"
 #include "core/ops/reduce.h"
 #include "cppgrad/version.h"
 #include "reverse/greedy.h"
 #include "reverse/metrics.h"
-#include "reverse/outputs.h"
-#include "reverse/report.h"
 #include "reverse/trainer.h"
 #include "reverse/tutorial.h"
+#include "train/diverged.h"
+#include "train/flags.h"
+#include "train/lines_output.h"
+#include "train/outputs.h"
+#include "train/plot/attention_maps.h"
+#include "train/plot/charts.h"
+#include "train/plot/progress_bar.h"
+#include "train/plot/terminal.h"
 
 using namespace cppgrad;
-using cli::parse_int;
-using cli::split_list;
 using namespace cppgrad::reverse;
+using namespace cppgrad::train;
 
 namespace {
 
@@ -93,15 +97,15 @@ void add_config_flags(cxxopts::Options& o, bool sweep = false) {
       ("threads", "threads; each runs a slice of every batch on its own model replica (0: OpenMP's default)", cxxopts::value<std::string>()->default_value("0"));
 }
 
-// A flag's value, parsed strictly (cli/parse.h): a refusal is a usage error naming the flag.
+// A flag's value, parsed strictly (train/flags.h): a refusal is a usage error naming the flag.
 template <typename T>
 T flag_value(const cxxopts::ParseResult& r, const std::string& flag) {
   const std::string text = r[flag].as<std::string>();
   try {
     if constexpr (std::is_same_v<T, std::string>) return text;
-    else if constexpr (std::is_same_v<T, double>) return cli::double_flag(flag, text);
-    else if constexpr (std::is_same_v<T, std::uint64_t>) return cli::uint_flag(flag, text);
-    else return cli::int_flag(flag, text);
+    else if constexpr (std::is_same_v<T, double>) return train::double_flag(flag, text);
+    else if constexpr (std::is_same_v<T, std::uint64_t>) return train::uint_flag(flag, text);
+    else return train::int_flag(flag, text);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
@@ -178,7 +182,7 @@ int train_tutorial(const TrainConfig& config, LinesOutput* metrics, const std::s
                  epoch, config.epochs, last.metrics.loss, percent(last.tutorial_test_seq_acc),
                  percent(last.metrics.test_seq_acc), percent(last.metrics.test_token_acc), last.metrics.epoch_s);
     if (metrics) metrics->write(metrics_jsonl(trainer.history(), nullptr));
-    if (!plot.empty()) write_file_atomically(plot, training_curves_svg(curve_points(trainer.history()), "seed tutorial model (honest accuracy)"));
+    if (!plot.empty()) write_file_atomically(plot, training_curves(trainer.history(), "seed tutorial model (honest accuracy)"));
   }
   const FinalSummary final = summarize(trainer.history(), trainer.model().num_parameters());
   if (metrics) metrics->write(metrics_jsonl(trainer.history(), &final));
@@ -219,7 +223,7 @@ TrainConfig train_config(const cxxopts::ParseResult& r) {
   return config;
 }
 
-// Where the run writes, every path checked before anything is trained or written (outputs.h).
+// Where the run writes, every path checked before anything is trained or written (train/outputs.h).
 struct TrainOutputs {
   std::string save, plot, resume;
   std::optional<LinesOutput> metrics;
@@ -279,7 +283,7 @@ std::int64_t train_one_epoch(Trainer& trainer, const TrainConfig& config, TrainO
                percent(m.test_token_acc), m.lr, m.epoch_s, sparkline(downsample(trainer.last_epoch_grad_norms(), 20)));
   std::fflush(stdout);
   if (out.metrics) out.metrics->write(metrics_jsonl(trainer.history(), nullptr));
-  if (!out.plot.empty()) write_file_atomically(out.plot, training_curves_svg(curve_points(trainer.history()), "cppgrad-reverse"));
+  if (!out.plot.empty()) write_file_atomically(out.plot, training_curves(trainer.history(), "cppgrad-reverse"));
   if (!out.save.empty()) trainer.save(out.save);
   return steps;
 }

@@ -1,12 +1,13 @@
 # Installing cppgrad as a package: `cmake --install build --prefix P` puts
-#   P/lib/libcppgrad.a (or .so with -DBUILD_SHARED_LIBS=ON)
+#   P/lib/libcppgrad.a (or .so with -DBUILD_SHARED_LIBS=ON), libcppgrad_train.a (the training layer, train/)
 #   P/include/cppgrad/cppgrad.h           the umbrella header, and the headers it includes under include/cppgrad/,
 #                                         with core/ops/elementwise_helpers.h (writing a primitive op) and its loops
+#   P/include/cppgrad/train.h             the training layer's umbrella, and its headers under include/cppgrad/train/
 #   P/lib/cmake/cppgrad/                  cppgradConfig.cmake, cppgradConfigVersion.cmake, the exported targets
 #   P/lib/pkgconfig/cppgrad.pc            for pkg-config
 #   P/bin/cppgrad-reverse, cppgrad-gradcheck
-# A project then uses `find_package(cppgrad CONFIG REQUIRED)` and links `cppgrad::cppgrad`, or
-# `pkg-config --cflags --libs cppgrad`. examples/consumer/ does both, and .ci/run builds it against an install
+# A project then uses `find_package(cppgrad CONFIG REQUIRED)` and links `cppgrad::cppgrad` (and `cppgrad::train` for
+# the training layer), or `pkg-config --cflags --libs cppgrad` (both libraries). examples/consumer/ does both, and .ci/run builds it against an install
 # (examples/consumer/check.sh also compiles every installed header on its own and tries a stale install).
 # Included after apps/, whose programs it installs.
 include(CMakePackageConfigHelpers)
@@ -50,21 +51,22 @@ foreach(program ${CPPGRAD_INSTALLED_PROGRAMS})
     endforeach()")
 endforeach()
 
-install(TARGETS cppgrad EXPORT cppgradTargets
+install(TARGETS cppgrad cppgrad_train EXPORT cppgradTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-# The public headers: the library's own tree, without the gradient-check registry (core/checks/, nn/checks/: its
+# The public headers: the library's own tree and the training layer's, without the gradient-check registry (core/checks/, nn/checks/: its
 # library, cppgrad_checks, is not installed) and without the engine room (core/kernels/), except the loops the op
 # author's toolkit (core/ops/elementwise_helpers.h) is written with. check.sh compiles each installed header alone.
-foreach(dir core nn optim data)
+foreach(dir core nn optim data train)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/cppgrad/${dir}
           FILES_MATCHING PATTERN "*.h" PATTERN "kernels" EXCLUDE PATTERN "checks" EXCLUDE)
 endforeach()
 install(FILES ${PROJECT_SOURCE_DIR}/core/kernels/elementwise_loops.h ${PROJECT_SOURCE_DIR}/core/kernels/parallel_for.h
               ${PROJECT_SOURCE_DIR}/core/kernels/strided.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/cppgrad/core/kernels)
-install(FILES ${PROJECT_SOURCE_DIR}/include/cppgrad/cppgrad.h ${PROJECT_BINARY_DIR}/include/cppgrad/version.h
+install(FILES ${PROJECT_SOURCE_DIR}/include/cppgrad/cppgrad.h ${PROJECT_SOURCE_DIR}/include/cppgrad/train.h
+              ${PROJECT_BINARY_DIR}/include/cppgrad/version.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/cppgrad)
 
 install(EXPORT cppgradTargets NAMESPACE cppgrad:: DESTINATION ${CPPGRAD_INSTALL_CMAKEDIR})

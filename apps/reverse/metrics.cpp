@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "train/plot/charts.h"
+
 namespace cppgrad::reverse {
 
 FinalSummary summarize(const std::vector<EpochMetrics>& history, std::int64_t params) {
@@ -32,10 +34,18 @@ std::string metrics_jsonl(const std::vector<EpochMetrics>& history, const FinalS
   return out;
 }
 
-std::vector<EpochPoint> curve_points(const std::vector<EpochMetrics>& history) {
-  std::vector<EpochPoint> points;
-  for (const auto& m : history) points.push_back({m.epoch, m.loss, m.train_token_acc, m.test_seq_acc, m.test_token_acc});
-  return points;
+std::string training_curves(const std::vector<EpochMetrics>& history, const std::string& title) {
+  std::vector<std::int64_t> epochs;
+  std::vector<double> losses;
+  std::vector<train::Curve> accuracies = {{"train token acc", {}}, {"test seq acc", {}}, {"test token acc", {}}};
+  for (const auto& m : history) {
+    epochs.push_back(m.epoch);
+    losses.push_back(m.loss);
+    accuracies[0].values.push_back(m.train_token_acc);
+    accuracies[1].values.push_back(m.test_seq_acc);
+    accuracies[2].values.push_back(m.test_token_acc);
+  }
+  return train::training_curves_svg(epochs, losses, accuracies, title);
 }
 
 }  // namespace cppgrad::reverse

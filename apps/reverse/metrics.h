@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "reverse/report.h"
 #include "reverse/trainer.h"
 
 namespace cppgrad::reverse {
@@ -27,6 +26,8 @@ FinalSummary summarize(const std::vector<EpochMetrics>& history, std::int64_t pa
 // One JSON object per line: every epoch, then the final object when `final` is given.
 std::string metrics_jsonl(const std::vector<EpochMetrics>& history, const FinalSummary* final);
 
-std::vector<EpochPoint> curve_points(const std::vector<EpochMetrics>& history);
+// The run's chart (train/plot/charts.h): the loss, and the teacher-forced training token accuracy beside the greedy
+// test sequence and token accuracies, per epoch. Returns the SVG document.
+std::string training_curves(const std::vector<EpochMetrics>& history, const std::string& title);
 
 }  // namespace cppgrad::reverse

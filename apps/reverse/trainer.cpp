@@ -10,7 +10,6 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "cli/parse.h"
 #include "core/atomic_file.h"
 #include "core/autograd.h"
 #include "core/graph_dot.h"
@@ -19,17 +18,18 @@
 #include "core/ops/softmax.h"
 #include "core/ops/views.h"
 #include "core/parallel.h"
-#include "core/safetensors.h"
 #include "optim/adam.h"
 #include "optim/clip.h"
 #include "optim/sgd.h"
-#include "reverse/report.h"
+#include "train/checkpoint.h"
+#include "train/data_parallel.h"
+#include "train/diverged.h"
 
 namespace cppgrad::reverse {
 
 namespace {
 
-constexpr const char* kFormat = "cppgrad-reverse-checkpoint-v1";
+const train::CheckpointFormat kFormat{.program = "cppgrad-reverse", .format = "cppgrad-reverse-checkpoint-v1"};
 
 std::unique_ptr<optim::Optimizer> make_optimizer(const TrainConfig& c, nn::NamedTensors params) {
   if (c.optimizer == "sgd")
@@ -91,7 +91,7 @@ EpochMetrics Trainer::run_epoch(const StepCallback& on_step) {
   grad_norms_.clear();
   for (const auto& rows : batches) {
     const StepResult r = train_step(rows);
-    if (!std::isfinite(r.loss)) throw TrainingDiverged(epoch, done + 1, static_cast<std::int64_t>(batches.size()), r.loss);
+    train::check_loss_finite(r.loss, epoch, done + 1, static_cast<std::int64_t>(batches.size()));
     loss_sum += r.loss;
     teacher_forced += r.teacher_forced;
     if (on_step) on_step(++done, static_cast<std::int64_t>(batches.size()), r.loss);
@@ -172,19 +172,14 @@ Trainer::StepResult Trainer::train_step(const std::vector<std::int64_t>& rows) {
   // target tokens, so it is weighted by its share of the batch's tokens: the summed gradients are then those of
   // the batch's mean loss.
   std::vector<data::Batch> slices;
-  std::vector<double> share(static_cast<std::size_t>(n));
-  std::int64_t batch_tokens = 0;
+  std::vector<std::int64_t> tokens;
   for (int w = 0; w < n; ++w) {
-    const std::size_t begin = rows.size() * w / n, end = rows.size() * (w + 1) / n;
-    const std::vector<std::int64_t> slice(rows.begin() + begin, rows.begin() + end);
-    slices.push_back(data::gather_batch(data_.train, slice, variable));
+    slices.push_back(data::gather_batch(data_.train, train::worker_slice(rows, w, n), variable));
     const Tensor& y = slices.back().target;  // [b, T], contiguous
-    const std::int64_t count = std::count_if(y.data<std::int64_t>(), y.data<std::int64_t>() + y.numel(),
-                                             [](std::int64_t v) { return v != data::kPad; });
-    share[w] = static_cast<double>(count);
-    batch_tokens += count;
+    tokens.push_back(std::count_if(y.data<std::int64_t>(), y.data<std::int64_t>() + y.numel(),
+                                   [](std::int64_t v) { return v != data::kPad; }));
   }
-  for (double& s : share) s /= static_cast<double>(batch_tokens);
+  const std::vector<double> share = train::loss_shares(tokens);
 
   begin_step();
   for (int w = 1; w < n; ++w) {
@@ -196,7 +191,7 @@ Trainer::StepResult Trainer::train_step(const std::vector<std::int64_t>& rows) {
     if (w > 0) workers_[w]->zero_grad();  // on the thread that owns this replica's gradient memory
     parts[w] = forward_backward(*workers_[w], slices[w], share[w]);
   });
-  sum_replica_gradients(n);
+  train::sum_replica_gradients(worker_params_, n);
   update();
 
   StepResult result;
@@ -205,22 +200,6 @@ Trainer::StepResult Trainer::train_step(const std::vector<std::int64_t>& rows) {
     result.teacher_forced += parts[w].teacher_forced;
   }
   return result;
-}
-
-// Adds the replicas' gradients into the model's, in worker order (a fixed order: the sum is reproducible), in
-// place as backward accumulates a leaf's gradient: no allocation, and every block stays with the thread that
-// allocated it.
-void Trainer::sum_replica_gradients(int n) {
-  const std::vector<Tensor>& master = worker_params_[0];
-  for (int w = 1; w < n; ++w) {
-    const std::vector<Tensor>& replica = worker_params_[w];
-    for (std::size_t i = 0; i < master.size(); ++i) {
-      const Tensor g = replica[i].grad(), mine = master[i].grad();
-      if (!g.defined()) continue;
-      if (mine.defined()) mine.add_(g);
-      else master[i].set_grad(g.clone());
-    }
-  }
 }
 
 Accuracy Trainer::evaluate() {
@@ -233,7 +212,7 @@ Accuracy Trainer::evaluate() {
 }
 
 void Trainer::log_gradients(const std::string& path, std::int64_t every) {
-  grad_log_ = std::make_unique<LinesOutput>(path, LinesOutput::Kind::Log);  // a fresh log for this run
+  grad_log_ = std::make_unique<train::LinesOutput>(path, train::LinesOutput::Kind::Log);  // a fresh log for this run
   grad_log_every_ = every;
 }
 
@@ -253,46 +232,16 @@ void Trainer::append_grad_log(std::int64_t epoch, const std::vector<std::pair<st
   grad_log_->append(nlohmann::json{{"step", global_step_}, {"epoch", epoch}, {"params", params}}.dump() + "\n");
 }
 
-TrainingDiverged::TrainingDiverged(std::int64_t epoch_, std::int64_t step_, std::int64_t steps, double loss)
-    : std::runtime_error(fmt::format("training diverged: the loss is {} at epoch {}, step {} of {}; nothing of this "
-                                     "epoch was saved. Try a smaller --lr or --clip-grad 1; --detect-anomaly names "
-                                     "the op that first made a NaN or Inf",
-                                     loss, epoch_, step_, steps)),
-      epoch(epoch_),
-      step(step_) {}
-
 void Trainer::save(const std::string& path) const {
-  for (const auto& [name, p] : model_->named_parameters())
-    if (!p.all_finite())
-      throw std::runtime_error("not saving " + path + ": parameter " + name + " holds NaN or Inf values (the last "
-                               "good checkpoint, if any, is kept)");
-  std::map<std::string, Tensor> tensors;
-  for (const auto& [name, t] : model_->state_dict()) tensors["model." + name] = t;
-  for (const auto& [name, t] : optimizer_->state_dict()) tensors["optim." + name] = t;
-  const auto rng = model_->dropout_generator().state();
-  std::map<std::string, std::string> meta = {
-      {"format", kFormat},
-      {"config", config_.to_json()},
-      {"epoch", std::to_string(epochs_done())},
-      {"global_step", std::to_string(global_step_)},
-      {"dropout_rng", nlohmann::json(std::vector<std::uint64_t>(rng.begin(), rng.end())).dump()},
-      {"history", history_json(history_).dump()}};
-  write_safetensors(path, tensors, meta);
+  train::save_checkpoint(path, kFormat, *model_, *optimizer_,
+                         {.config = config_.to_json(),
+                          .epoch = epochs_done(),
+                          .global_step = global_step_,
+                          .generators = {{"dropout_rng", model_->dropout_generator().state()}},
+                          .history = history_json(history_).dump()});
 }
 
 namespace {
-
-// A non-negative whole number stored in the metadata under `key` (the caller adds the file's name).
-std::int64_t metadata_count(const std::map<std::string, std::string>& meta, const std::string& key) {
-  if (!meta.count(key)) throw std::invalid_argument("metadata has no '" + key + "'");
-  const auto v = cli::parse_int(meta.at(key));
-  if (!v || *v < 0) {
-    const std::string& got = meta.at(key);  // shown short: a hostile file's value may be megabytes long
-    throw std::invalid_argument("metadata '" + key + "' must be a whole number >= 0, got '" + got.substr(0, 40) +
-                                (got.size() > 40 ? "...'" : "'"));
-  }
-  return *v;
-}
 
 // The metrics history: a JSON array of objects whose fields are all finite numbers (epoch a count).
 std::vector<EpochMetrics> parse_history(const std::string& text) {
@@ -317,16 +266,12 @@ std::vector<EpochMetrics> parse_history(const std::string& text) {
   return history;
 }
 
-// The config stored in an already-read checkpoint; throws std::runtime_error naming the file.
+// The config stored in a checkpoint already read (train::read_checkpoint checked its format); throws
+// std::runtime_error naming the file.
 TrainConfig checkpoint_config(const SafetensorsFile& f, const std::string& path) {
-  auto format = f.metadata.find("format");
-  if (format == f.metadata.end() || format->second != kFormat)
-    throw std::runtime_error("checkpoint " + path + ": not a cppgrad-reverse checkpoint (metadata 'format' is missing or "
-                             "not " + kFormat + ")");
-  auto config = f.metadata.find("config");
-  if (config == f.metadata.end()) throw std::runtime_error("checkpoint " + path + ": metadata has no 'config'");
+  const std::string& config = train::checkpoint_config(f, path);
   try {
-    TrainConfig c = TrainConfig::from_json(config->second);
+    TrainConfig c = TrainConfig::from_json(config);
     c.validate();  // bounded before anything is allocated for it
     return c;
   } catch (const std::exception& e) {
@@ -336,20 +281,23 @@ TrainConfig checkpoint_config(const SafetensorsFile& f, const std::string& path)
 
 }  // namespace
 
-TrainConfig read_checkpoint_config(const std::string& path) { return checkpoint_config(read_safetensors(path), path); }
+TrainConfig read_checkpoint_config(const std::string& path) {
+  return checkpoint_config(train::read_checkpoint(path, kFormat), path);
+}
 
 std::int64_t read_checkpoint_epoch(const std::string& path) {
-  const SafetensorsFile f = read_safetensors(path);
+  const SafetensorsFile f = train::read_checkpoint(path, kFormat);
   checkpoint_config(f, path);  // a cppgrad-reverse checkpoint at all
   try {
-    return metadata_count(f.metadata, "epoch");
+    return train::metadata_count(f.metadata, "epoch");
   } catch (const std::exception& e) {
     throw std::runtime_error("checkpoint " + path + ": " + e.what());
   }
 }
 
+// Everything is checked before anything is changed, so a refused file leaves this trainer as it was.
 void Trainer::load(const std::string& path) {
-  const SafetensorsFile f = read_safetensors(path);  // read once: the config and the tensors come from it
+  const SafetensorsFile f = train::read_checkpoint(path, kFormat);  // read once: the config and the tensors
   const TrainConfig saved = checkpoint_config(f, path);
   const auto differ = config_.mismatched_for_resume(saved);
   if (!differ.empty()) {
@@ -358,42 +306,21 @@ void Trainer::load(const std::string& path) {
     throw std::runtime_error("checkpoint " + path + " was trained with another configuration (" + keys +
                              " differ); resume with the same flags or start a new run");
   }
-  nn::StateDict model_state, optim_state;
-  for (const auto& [name, t] : f.tensors) {
-    if (name.rfind("model.", 0) == 0) model_state[name.substr(6)] = t;
-    else if (name.rfind("optim.", 0) == 0) optim_state[name.substr(6)] = t;
-    else throw std::runtime_error("checkpoint " + path + ": unexpected tensor '" + name + "'");
-  }
+  const train::CheckpointState state = train::checkpoint_state(f, path, {"dropout_rng"});
+  std::vector<EpochMetrics> history;
   try {
-    const auto& meta = f.metadata;
-    for (const char* key : {"epoch", "global_step", "dropout_rng", "history"})
-      if (!meta.count(key)) throw std::invalid_argument(std::string("metadata has no '") + key + "'");
-    const nlohmann::json words = nlohmann::json::parse(meta.at("dropout_rng"), nullptr, /*allow_exceptions=*/false);
-    if (!words.is_array() || words.size() != 4 ||
-        !std::all_of(words.begin(), words.end(), [](const nlohmann::json& w) { return w.is_number_unsigned(); }))
-      throw std::invalid_argument("metadata 'dropout_rng' must be an array of 4 unsigned 64-bit words");
-    const auto rng = words.get<std::vector<std::uint64_t>>();
-    if (std::all_of(rng.begin(), rng.end(), [](std::uint64_t w) { return w == 0; }))
-      throw std::invalid_argument("metadata 'dropout_rng' is all zeros, a state xoshiro256** never leaves");
-    const std::vector<EpochMetrics> history = parse_history(meta.at("history"));
-    const std::int64_t epoch = metadata_count(meta, "epoch");
-    const std::int64_t global_step = metadata_count(meta, "global_step");
-    if (epoch != static_cast<std::int64_t>(history.size()))
-      throw std::invalid_argument(fmt::format("epoch {} but a history of {} epochs", epoch, history.size()));
-    // Everything is checked before anything is changed, so a refused file leaves this trainer as it was.
-    // The model's entries are validated on a scratch copy, the optimizer's load is all-or-nothing, and only
-    // then is the model itself overwritten (which can no longer fail).
-    Generator scratch_init(0);
-    nn::Seq2SeqTransformer probe(config_.model_options(), scratch_init);
-    probe.load_state_dict(model_state);
-    optimizer_->load_state_dict(optim_state);
-    model_->load_state_dict(model_state);
-    model_->dropout_generator().set_state({rng[0], rng[1], rng[2], rng[3]});
-    global_step_ = global_step;
-    history_ = history;
+    history = parse_history(state.meta.history);
+    if (state.meta.epoch != static_cast<std::int64_t>(history.size()))
+      throw std::invalid_argument(fmt::format("epoch {} but a history of {} epochs", state.meta.epoch, history.size()));
   } catch (const std::exception& e) {
     throw std::runtime_error("checkpoint " + path + ": " + e.what());
   }
+  Generator scratch_init(0);
+  nn::Seq2SeqTransformer scratch(config_.model_options(), scratch_init);
+  train::restore_checkpoint(state, path, scratch, *model_, *optimizer_);
+  model_->dropout_generator().set_state(state.meta.generators.at("dropout_rng"));
+  global_step_ = state.meta.global_step;
+  history_ = history;
 }
 
 }  // namespace cppgrad::reverse

@@ -10,7 +10,7 @@
 #include "optim/schedule.h"
 #include "reverse/config.h"
 #include "reverse/greedy.h"
-#include "reverse/outputs.h"
+#include "train/lines_output.h"
 
 namespace cppgrad::reverse {
 
@@ -24,12 +24,6 @@ struct EpochMetrics {
   double epoch_s = 0;          // wall time of the epoch, evaluation included
 };
 
-// A run whose loss stopped being a finite number: training stops there, and nothing is saved from it.
-struct TrainingDiverged : std::runtime_error {
-  TrainingDiverged(std::int64_t epoch, std::int64_t step, std::int64_t steps, double loss);
-  std::int64_t epoch, step;
-};
-
 class Trainer {
  public:
   explicit Trainer(const TrainConfig& config);
@@ -37,7 +31,7 @@ class Trainer {
   // Called after every training step: (steps done this epoch, steps per epoch, this batch's loss).
   using StepCallback = std::function<void(std::int64_t, std::int64_t, double)>;
   // Trains one epoch, evaluates greedily on the test set, appends to history() and returns the metrics.
-  // Throws TrainingDiverged at the first step whose loss is not finite.
+  // Throws train::TrainingDiverged at the first step whose loss is not finite.
   EpochMetrics run_epoch(const StepCallback& on_step = nullptr);
 
   // What one optimisation step saw: the batch's mean loss and its teacher-forced token counts.
@@ -46,8 +40,8 @@ class Trainer {
     AccuracyCounts teacher_forced;
   };
   // One optimisation step on these rows of the training set: forward and backward split across the workers
-  // (one contiguous slice of the rows each, on its own thread), their gradients summed into the model, then
-  // clipping and the optimizer step. The same seed and worker count give bit-identical results.
+  // (one contiguous slice of the rows each, on its own thread: train/data_parallel.h), their gradients summed
+  // into the model, then clipping and the optimizer step. The same seed and worker count give bit-identical results.
   StepResult train_step(const std::vector<std::int64_t>& rows);
   // The same step on one model and the whole batch: forward, loss, backward, optimizer step.
   StepResult plain_step(const data::Batch& batch);
@@ -75,10 +69,10 @@ class Trainer {
   // The global gradient 2-norm of every step of the latest epoch (for the epoch line's sparkline).
   const std::vector<double>& last_epoch_grad_norms() const { return grad_norms_; }
 
-  // Checkpoints: model, optimizer state, epoch, step, dropout RNG state, metrics history and the config.
-  // Written atomically; weights that are not all finite are refused, so a good checkpoint is never replaced by
-  // one that cannot be used. Loading refuses a file of another configuration, naming the keys that differ, and any
-  // truncated, corrupt or incomplete file, naming the problem.
+  // Checkpoints (train/checkpoint.h): model, optimizer state, epoch, step, dropout RNG state, metrics history and
+  // the config. Written atomically; weights that are not all finite are refused, so a good checkpoint is never
+  // replaced by one that cannot be used. Loading refuses a file of another configuration, naming the keys that
+  // differ, and any truncated, corrupt or incomplete file, naming the problem.
   void save(const std::string& path) const;
   void load(const std::string& path);
 
@@ -87,7 +81,6 @@ class Trainer {
   StepResult forward_backward(nn::Seq2SeqTransformer& m, const data::Batch& b, std::optional<double> weight);
   void write_traced_graph(const Tensor& loss);
   void update();
-  void sum_replica_gradients(int n);
   void append_grad_log(std::int64_t epoch, const std::vector<std::pair<std::string, Tensor>>& before) const;
 
   TrainConfig config_;
@@ -101,7 +94,7 @@ class Trainer {
   std::int64_t global_step_ = 0;
   std::vector<EpochMetrics> history_;
   std::string trace_graph_path_;
-  std::unique_ptr<LinesOutput> grad_log_;
+  std::unique_ptr<train::LinesOutput> grad_log_;
   std::int64_t grad_log_every_ = 0;
   std::vector<double> grad_norms_;
 };

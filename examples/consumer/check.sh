@@ -4,8 +4,8 @@
 #   1. every installed header compiles on its own against the prefix (a header whose includes are not installed
 #      fails), with -Wall -Wextra -Werror, and the gradient-check registry (whose library is not installed) is not there;
 #   2. examples/consumer is built against the prefix alone with -Wall -Wextra -Werror, twice (CMake's
-#      find_package(cppgrad) and pkg-config), and both programs run: each defines an op of its own, gradchecks it and
-#      trains with it;
+#      find_package(cppgrad) and pkg-config), and both programs run: each defines an op of its own, gradchecks it,
+#      trains with it and draws its loss curve with the training layer (cppgrad::train);
 #   3. `cmake --install` refuses a program older than the library: with cppgrad-reverse made to look stale (its time
 #      put back afterwards) it must fail with the one-line reason and install nothing.
 #   bash examples/consumer/check.sh [BUILD_DIR]      (default: build; it must already be built)
@@ -56,7 +56,8 @@ echo "-- find_package(cppgrad CONFIG REQUIRED)"
 cmake -S "$work/src" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CXX_FLAGS="$warnings" >"$work/configure.log" || { cat "$work/configure.log"; exit 1; }
 cmake --build "$work/cmake-build" >"$work/build.log" || { cat "$work/build.log"; exit 1; }
-"$work/cmake-build/consumer"
+"$work/cmake-build/consumer" "$work/loss.svg"
+if ! grep -q '<polyline' "$work/loss.svg"; then echo "   FAILED: $work/loss.svg holds no curve"; exit 1; fi
 
 echo "-- c++ main.cpp \$(pkg-config --cflags --libs cppgrad)"
 echo "   pkg-config: $(pkg-config --cflags --libs cppgrad)"

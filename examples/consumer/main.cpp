@@ -1,11 +1,15 @@
 // A program outside cppgrad's source tree that uses the installed library: it defines an op of its own, softplus,
 // checks its gradients (first and second) against finite differences, then trains a two-layer MLP with it:
-// y = sin(x0) * x1 from 256 points with Adam, and the loss must fall at least tenfold in 300 steps.
+// y = sin(x0) * x1 from 256 points with Adam, and the loss must fall at least tenfold in 300 steps. Given a path, it
+// draws the loss curve there as SVG with the training layer (<cppgrad/train.h>).
 // examples/consumer/check.sh builds it against an installed cppgrad twice (find_package and pkg-config) and runs it.
+//
+//   consumer [loss.svg]
 //
 //   x: [N, 2] -> Linear(2, 32) -> softplus -> Linear(32, 1) -> yhat: [N, 1];  loss = mean((yhat - y)^2)
 #include <cppgrad/core/ops/elementwise_helpers.h>  // unary_forward: for writing a primitive op
 #include <cppgrad/cppgrad.h>
+#include <cppgrad/train.h>  // the loss curve's SVG
 
 #include <algorithm>
 #include <cmath>
@@ -43,7 +47,7 @@ class Mlp : public nn::Module {
   std::shared_ptr<nn::Linear> l1_, l2_;
 };
 
-int main() {
+int main(int argc, char** argv) {
   Generator gen(0);
 
   // The op's gradients, in float64 on a [3, 4] input in [-4, 4): the Jacobian, then the gradient of the gradient.
@@ -65,13 +69,19 @@ int main() {
   Mlp model(32, gen);
   optim::Adam adam(model.named_parameters(), {.lr = 0.01});
   double first = 0, last = 0;
+  train::Curve curve{"softplus MLP", {}};  // the loss of every step
   for (int step = 0; step < 300; ++step) {
     adam.zero_grad();
     Tensor loss = mean(pow(sub(model.forward(x), y), 2.0));
     loss.backward();
     adam.step();
     last = loss.item<float>();
+    curve.values.push_back(last);
     if (step == 0) first = last;
+  }
+  if (argc > 1) {
+    write_file_atomically(argv[1], train::loss_curves_svg({curve}, "consumer: training loss per step"));
+    std::printf("wrote the loss curve to %s\n", argv[1]);
   }
   std::printf("cppgrad %s: softplus passes gradcheck and gradgradcheck; %lld parameters, loss %.4f -> %.4f after 300 "
               "Adam steps\n",

@@ -1,7 +1,7 @@
 #pragma once
 // A small SVG writer, enough for line charts and heatmaps: SVG is plain text, so no plotting library is needed and
-// the output is the same bytes on every machine (tests compare it). The charts built on it are in charts.cpp;
-// the text helpers (UTF-8 lengths, label truncation) also serve the terminal output.
+// the output is the same bytes on every machine (tests compare it). The charts built on it are in charts.cpp and
+// attention_maps.cpp; the text helpers (UTF-8 lengths, label truncation) also serve the terminal plots.
 #include <array>
 #include <cmath>
 #include <algorithm>
@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-namespace cppgrad::reverse::svg {
+namespace cppgrad::train::svg {
 
 // ---------------------------------------------------------------- text
 // Text content and attribute values: the five XML specials escaped, control characters XML 1.0 forbids replaced.
@@ -98,4 +98,4 @@ std::pair<double, double> legend_corner(const Axes& a, const std::vector<Series>
 // ---------------------------------------------------------------- colour
 std::string heat_colour(double v);  // white (0) to dark blue (1), grey when not finite
 
-}  // namespace cppgrad::reverse::svg
+}  // namespace cppgrad::train::svg

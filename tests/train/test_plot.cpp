@@ -1,7 +1,6 @@
-// The presentation helpers of cppgrad-reverse: SVG documents that are well formed enough to open (one
-// polyline per curve, escaped text, a "no data" page for empty input), the terminal heatmap's shape and
-// shades, the sparkline blocks, and the atomic file write.
-#include "reverse/report.h"
+// The training layer's plots: SVG documents that are well formed enough to open (one polyline per curve, escaped
+// text, a "no data" page for empty input), the terminal heatmap's shape and shades, the sparkline blocks, and the
+// progress bar's silence off a terminal.
 
 #include <unistd.h>
 
@@ -15,8 +14,12 @@
 #include <sstream>
 
 #include "test_util.h"
+#include "train/plot/attention_maps.h"
+#include "train/plot/charts.h"
+#include "train/plot/progress_bar.h"
+#include "train/plot/terminal.h"
 
-namespace cppgrad::reverse {
+namespace cppgrad::train {
 namespace {
 
 namespace fs = std::filesystem;
@@ -60,13 +63,28 @@ void expect_svg_document(const std::string& svg) {
   }
 }
 
-std::vector<EpochPoint> run_of(int epochs) {
-  std::vector<EpochPoint> pts;
+// A run's epochs, losses and three accuracies, as a training program plots them.
+struct History {
+  std::vector<std::int64_t> epochs;
+  std::vector<double> loss;
+  std::vector<Curve> accuracies = {{"train token acc", {}}, {"test seq acc", {}}, {"test token acc", {}}};
+};
+
+History run_of(int epochs) {
+  History run;
   for (int e = 1; e <= epochs; ++e) {
     const double t = e / static_cast<double>(epochs);
-    pts.push_back({e, 2.5 * std::exp(-4.0 * t), 0.3 + 0.7 * t, t * t, 0.2 + 0.8 * t});
+    run.epochs.push_back(e);
+    run.loss.push_back(2.5 * std::exp(-4.0 * t));
+    run.accuracies[0].values.push_back(0.3 + 0.7 * t);
+    run.accuracies[1].values.push_back(t * t);
+    run.accuracies[2].values.push_back(0.2 + 0.8 * t);
   }
-  return pts;
+  return run;
+}
+
+std::string training_curves_svg(const History& run, const std::string& title) {
+  return train::training_curves_svg(run.epochs, run.loss, run.accuracies, title);
 }
 
 // ---------------------------------------------------------------- training curves
@@ -84,14 +102,14 @@ TEST(Report, TrainingCurvesHaveOnePolylinePerCurveAndAnEscapedTitle) {
 }
 
 TEST(Report, TrainingCurvesUseALogScaleOnlyWhenTheLossSpansADecade) {
-  auto pts = run_of(10);  // loss 2.5 e^{-4t}: from 1.68 to 0.046, more than a decade
-  EXPECT_THAT(training_curves_svg(pts, "t"), HasSubstr("log scale"));
-  for (auto& p : pts) p.loss = 1.0 + 0.1 * static_cast<double>(p.epoch);
-  EXPECT_THAT(training_curves_svg(pts, "t"), Not(HasSubstr("log scale")));
+  History run = run_of(10);  // loss 2.5 e^{-4t}: from 1.68 to 0.046, more than a decade
+  EXPECT_THAT(training_curves_svg(run, "t"), HasSubstr("log scale"));
+  for (std::size_t i = 0; i < run.loss.size(); ++i) run.loss[i] = 1.0 + 0.1 * static_cast<double>(run.epochs[i]);
+  EXPECT_THAT(training_curves_svg(run, "t"), Not(HasSubstr("log scale")));
 }
 
 TEST(Report, TrainingCurvesOfNoEpochsSayNoData) {
-  const std::string svg = training_curves_svg({}, "<&>");
+  const std::string svg = training_curves_svg(History{}, "<&>");
   expect_svg_document(svg);
   EXPECT_THAT(svg, HasSubstr("no data"));
   EXPECT_THAT(svg, HasSubstr("&lt;&amp;&gt;"));
@@ -108,10 +126,10 @@ TEST(Report, TrainingCurvesOfOneEpochDrawDots) {
 }
 
 TEST(Report, TrainingCurvesSurviveANonFiniteLoss) {
-  auto pts = run_of(5);
-  pts[2].loss = std::nan("");
-  pts[3].loss = std::numeric_limits<double>::infinity();
-  const std::string svg = training_curves_svg(pts, "diverged");
+  History run = run_of(5);
+  run.loss[2] = std::nan("");
+  run.loss[3] = std::numeric_limits<double>::infinity();
+  const std::string svg = training_curves_svg(run, "diverged");
   expect_svg_document(svg);
   EXPECT_EQ(count(svg, "<polyline"), 4u);
   EXPECT_THAT(svg, Not(HasSubstr("points=\"nan")));
@@ -267,4 +285,4 @@ TEST(Report, ProgressBarPrintsNothingWhenNotATerminal) {
 }
 
 }  // namespace
-}  // namespace cppgrad::reverse
+}  // namespace cppgrad::train

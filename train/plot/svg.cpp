@@ -1,7 +1,7 @@
-// The SVG writer behind cppgrad-reverse's charts (apps/reverse/charts.cpp): text, axes, series and legends placed in
+// The SVG writer behind the training charts (charts.cpp, attention_maps.cpp): text, axes, series and legends placed in
 // pixel space by one small `Axes` mapping. Text widths are estimated (0.6 em per character in monospace, ~0.56 em in
 // sans-serif), which is enough to keep labels apart.
-#include "reverse/svg.h"
+#include "train/plot/svg.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-namespace cppgrad::reverse::svg {
+namespace cppgrad::train::svg {
 
 // Text content and attribute values: the five XML specials, and control characters XML 1.0 forbids.
 std::string xml_escape(std::string_view s) {
@@ -329,4 +329,4 @@ std::string heat_colour(double v) {
   return fmt::format("#{:02x}{:02x}{:02x}", mix(r1), mix(g1), mix(b1));
 }
 
-}  // namespace cppgrad::reverse::svg
+}  // namespace cppgrad::train::svg

@@ -1,6 +1,6 @@
 #pragma once
-// Small helpers the command-line programs share for their flag values. Numbers are parsed strictly: the whole
-// text must be the number ("0.5abc", "5x", "" and " 5" are refused), and a refusal names the flag.
+// Flag values of a command-line program, parsed strictly: the whole text must be the number ("0.5abc", "5x", ""
+// and " 5" are refused), and a refusal names the flag. Header-only, so a program needs nothing else for it.
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -11,7 +11,7 @@
 #include <system_error>
 #include <vector>
 
-namespace cppgrad::cli {
+namespace cppgrad::train {
 
 // "1,2,4" -> {"1", "2", "4"} (empty items dropped).
 inline std::vector<std::string> split_list(const std::string& s) {
@@ -55,4 +55,4 @@ inline double double_flag(const std::string& flag, const std::string& text) {
   return *v;
 }
 
-}  // namespace cppgrad::cli
+}  // namespace cppgrad::train

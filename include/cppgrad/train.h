@@ -1,0 +1,29 @@
+#pragma once
+// cppgrad's training layer in one include, beside <cppgrad/cppgrad.h>: what a training program needs beyond its
+// model. Plain functions and small types, called in order from a main that reads top to bottom:
+//
+//   #include <cppgrad/cppgrad.h>
+//   #include <cppgrad/train.h>
+//   train::check_outputs({{"--save", path}});               before any work: no flag destroys a user's file
+//   ... each step: train::check_loss_finite(loss, epoch, step, steps);
+//   ... each epoch: metrics.write(lines); train::save_checkpoint(path, format, model, optimizer, meta);
+//   write_file_atomically("loss.svg", train::loss_curves_svg(curves, "loss"));
+//
+// Link cppgrad::train (CMake) or pkg-config cppgrad, which carries both libraries.
+#include "core/atomic_file.h"  // write_file_atomically: checkpoints and plots are written whole
+#include "cppgrad/cppgrad.h"
+
+// checkpoints and resume, the metrics stream, output paths, the diverged-run guard, flag values
+#include "train/checkpoint.h"
+#include "train/data_parallel.h"
+#include "train/diverged.h"
+#include "train/flags.h"
+#include "train/lines_output.h"
+#include "train/outputs.h"
+
+// plots: SVG charts and attention maps, and the terminal's progress bar, heatmap and sparkline
+#include "train/plot/attention_maps.h"
+#include "train/plot/charts.h"
+#include "train/plot/progress_bar.h"
+#include "train/plot/svg.h"
+#include "train/plot/terminal.h"

@@ -1,0 +1,127 @@
+// train/checkpoint.h: a model, an optimizer, a generator and the run's metadata saved and restored exactly; a file of
+// another program, weights that are not finite and a checkpoint of another model refused, changing nothing.
+#include "train/checkpoint.h"
+
+#include "core/ops/elementwise.h"
+#include "core/ops/reduce.h"
+#include "nn/linear.h"
+#include "optim/adam.h"
+#include "test_paths.h"
+#include "test_util.h"
+
+namespace cppgrad {
+namespace {
+
+const train::CheckpointFormat kFormat{.program = "test-program", .format = "test-program-checkpoint-v1"};
+
+// A model one Adam step in (so the optimizer holds moments), and the checkpoint path.
+struct TrainedLinear {
+  Generator gen{7};
+  nn::Linear model{nn::LinearOptions{.in = 2, .out = 3}, gen};
+  optim::Adam adam{model.named_parameters(), optim::AdamOptions{.lr = 0.1}};
+
+  TrainedLinear() {
+    adam.zero_grad();
+    sum(model.forward(Tensor::ones({4, 2}))).backward();
+    adam.step();
+  }
+};
+
+train::CheckpointMeta meta_of(const Generator& gen) {
+  return {.config = R"({"width":3})", .epoch = 1, .global_step = 1, .generators = {{"noise_rng", gen.state()}},
+          .history = R"([{"epoch":1,"loss":0.5}])"};
+}
+
+std::vector<std::vector<double>> values(const nn::StateDict& state) {
+  std::vector<std::vector<double>> v;
+  for (const auto& [name, t] : state) v.push_back(t.to_double_vector());
+  return v;
+}
+
+TEST(Checkpoint, SavedAndRestoredExactly) {
+  test::TempDir dir;
+  const std::string path = (dir.path / "run.safetensors").string();
+  TrainedLinear trained;
+  train::save_checkpoint(path, kFormat, trained.model, trained.adam, meta_of(trained.gen));
+
+  const SafetensorsFile f = train::read_checkpoint(path, kFormat);
+  EXPECT_EQ(train::checkpoint_config(f, path), R"({"width":3})");
+  const train::CheckpointState state = train::checkpoint_state(f, path, {"noise_rng"});
+  EXPECT_EQ(state.meta.epoch, 1);
+  EXPECT_EQ(state.meta.global_step, 1);
+  EXPECT_EQ(state.meta.generators.at("noise_rng"), trained.gen.state());
+  EXPECT_EQ(state.meta.history, R"([{"epoch":1,"loss":0.5}])");
+
+  Generator other(99);
+  nn::Linear fresh(nn::LinearOptions{.in = 2, .out = 3}, other), scratch(nn::LinearOptions{.in = 2, .out = 3}, other);
+  optim::Adam adam(fresh.named_parameters(), optim::AdamOptions{.lr = 0.1});
+  train::restore_checkpoint(state, path, scratch, fresh, adam);
+  EXPECT_EQ(values(fresh.state_dict()), values(trained.model.state_dict()));
+  EXPECT_EQ(values(adam.state_dict()), values(trained.adam.state_dict()));
+}
+
+TEST(Checkpoint, AnotherProgramsFileIsRefused) {
+  test::TempDir dir;
+  const std::string path = (dir.path / "run.safetensors").string();
+  TrainedLinear trained;
+  train::save_checkpoint(path, kFormat, trained.model, trained.adam, meta_of(trained.gen));
+  EXPECT_THROW_MSG(train::read_checkpoint(path, {.program = "other", .format = "other-v1"}), std::runtime_error,
+                   "checkpoint " + path + ": not a other checkpoint (metadata 'format' is missing or not other-v1)");
+}
+
+TEST(Checkpoint, WeightsThatAreNotFiniteAreNotSavedAndTheLastGoodFileStays) {
+  test::TempDir dir;
+  const std::string path = (dir.path / "run.safetensors").string();
+  TrainedLinear trained;
+  train::save_checkpoint(path, kFormat, trained.model, trained.adam, meta_of(trained.gen));
+  const auto good = values(read_safetensors(path).tensors);
+  trained.model.named_parameters()[0].second.fill_(std::nan(""));
+  EXPECT_THROW_MSG(train::save_checkpoint(path, kFormat, trained.model, trained.adam, meta_of(trained.gen)),
+                   std::runtime_error, "holds NaN or Inf values");
+  EXPECT_EQ(values(read_safetensors(path).tensors), good);
+}
+
+TEST(Checkpoint, AStateTheOptimizerRefusesLeavesTheModelAsItWas) {
+  test::TempDir dir;
+  const std::string path = (dir.path / "run.safetensors").string();
+  TrainedLinear trained;
+  train::save_checkpoint(path, kFormat, trained.model, trained.adam, meta_of(trained.gen));
+  const train::CheckpointState state = train::checkpoint_state(train::read_checkpoint(path, kFormat), path, {"noise_rng"});
+
+  // The weights fit the model, but the optimizer steps parameters of another shape: its load fails, and the model,
+  // which would load fine, must not have been overwritten before it.
+  Generator gen(3);
+  nn::Linear model(nn::LinearOptions{.in = 2, .out = 3}, gen), scratch(nn::LinearOptions{.in = 2, .out = 3}, gen);
+  nn::Linear wider(nn::LinearOptions{.in = 2, .out = 4}, gen);
+  optim::Adam adam(wider.named_parameters(), optim::AdamOptions{.lr = 0.1});
+  const auto model_before = values(model.state_dict()), adam_before = values(adam.state_dict());
+  EXPECT_THROW_MSG(train::restore_checkpoint(state, path, scratch, model, adam), std::runtime_error,
+                   "checkpoint " + path + ": ");
+  EXPECT_EQ(values(model.state_dict()), model_before);
+  EXPECT_EQ(values(adam.state_dict()), adam_before);
+}
+
+TEST(Checkpoint, MetadataIsCheckedBeforeUse) {
+  test::TempDir dir;
+  const std::string path = (dir.path / "run.safetensors").string();
+  TrainedLinear trained;
+  train::save_checkpoint(path, kFormat, trained.model, trained.adam, meta_of(trained.gen));
+  SafetensorsFile f = train::read_checkpoint(path, kFormat);
+  EXPECT_THROW_MSG(train::checkpoint_state(f, path, {"other_rng"}), std::runtime_error,
+                   "checkpoint " + path + ": metadata has no 'other_rng'");
+  f.metadata["noise_rng"] = "[0,0,0,0]";
+  EXPECT_THROW_MSG(train::checkpoint_state(f, path, {"noise_rng"}), std::runtime_error, "is all zeros");
+  f.metadata["noise_rng"] = "[1,2,3]";
+  EXPECT_THROW_MSG(train::checkpoint_state(f, path, {"noise_rng"}), std::runtime_error,
+                   "metadata 'noise_rng' must be an array of 4 unsigned 64-bit words");
+  f.metadata["noise_rng"] = "[1,2,3,4]";
+  f.metadata["epoch"] = "-1";
+  EXPECT_THROW_MSG(train::checkpoint_state(f, path, {"noise_rng"}), std::runtime_error,
+                   "metadata 'epoch' must be a whole number >= 0, got '-1'");
+  f.metadata["epoch"] = "1";
+  f.tensors["stray"] = Tensor::ones({1});
+  EXPECT_THROW_MSG(train::checkpoint_state(f, path, {"noise_rng"}), std::runtime_error, "unexpected tensor 'stray'");
+}
+
+}  // namespace
+}  // namespace cppgrad

@@ -1,0 +1,111 @@
+#include "train/checkpoint.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "train/flags.h"
+
+namespace cppgrad::train {
+
+void save_checkpoint(const std::string& path, const CheckpointFormat& format, const nn::Module& model,
+                     const optim::Optimizer& optimizer, const CheckpointMeta& meta) {
+  for (const auto& [name, p] : model.named_parameters())
+    if (!p.all_finite())
+      throw std::runtime_error("not saving " + path + ": parameter " + name + " holds NaN or Inf values (the last "
+                               "good checkpoint, if any, is kept)");
+  std::map<std::string, Tensor> tensors;
+  for (const auto& [name, t] : model.state_dict()) tensors["model." + name] = t;
+  for (const auto& [name, t] : optimizer.state_dict()) tensors["optim." + name] = t;
+  std::map<std::string, std::string> metadata = {{"format", format.format},
+                                                 {"config", meta.config},
+                                                 {"epoch", std::to_string(meta.epoch)},
+                                                 {"global_step", std::to_string(meta.global_step)},
+                                                 {"history", meta.history}};
+  for (const auto& [key, state] : meta.generators)
+    metadata[key] = nlohmann::json(std::vector<std::uint64_t>(state.begin(), state.end())).dump();
+  write_safetensors(path, tensors, metadata);
+}
+
+SafetensorsFile read_checkpoint(const std::string& path, const CheckpointFormat& format) {
+  SafetensorsFile f = read_safetensors(path);
+  const auto found = f.metadata.find("format");
+  if (found == f.metadata.end() || found->second != format.format)
+    throw std::runtime_error("checkpoint " + path + ": not a " + format.program + " checkpoint (metadata 'format' is "
+                             "missing or not " + format.format + ")");
+  return f;
+}
+
+const std::string& checkpoint_config(const SafetensorsFile& file, const std::string& path) {
+  const auto config = file.metadata.find("config");
+  if (config == file.metadata.end()) throw std::runtime_error("checkpoint " + path + ": metadata has no 'config'");
+  return config->second;
+}
+
+std::int64_t metadata_count(const std::map<std::string, std::string>& metadata, const std::string& key) {
+  if (!metadata.count(key)) throw std::invalid_argument("metadata has no '" + key + "'");
+  const auto v = parse_int(metadata.at(key));
+  if (!v || *v < 0) {
+    const std::string& got = metadata.at(key);  // shown short: a hostile file's value may be megabytes long
+    throw std::invalid_argument("metadata '" + key + "' must be a whole number >= 0, got '" + got.substr(0, 40) +
+                                (got.size() > 40 ? "...'" : "'"));
+  }
+  return *v;
+}
+
+namespace {
+
+// A generator's state stored under `key`: 4 unsigned 64-bit words, not all zero.
+Generator::State generator_state(const std::map<std::string, std::string>& metadata, const std::string& key) {
+  const nlohmann::json words = nlohmann::json::parse(metadata.at(key), nullptr, /*allow_exceptions=*/false);
+  if (!words.is_array() || words.size() != 4 ||
+      !std::all_of(words.begin(), words.end(), [](const nlohmann::json& w) { return w.is_number_unsigned(); }))
+    throw std::invalid_argument("metadata '" + key + "' must be an array of 4 unsigned 64-bit words");
+  const auto w = words.get<std::vector<std::uint64_t>>();
+  if (std::all_of(w.begin(), w.end(), [](std::uint64_t x) { return x == 0; }))
+    throw std::invalid_argument("metadata '" + key + "' is all zeros, a state xoshiro256** never leaves");
+  return {w[0], w[1], w[2], w[3]};
+}
+
+}  // namespace
+
+CheckpointState checkpoint_state(const SafetensorsFile& file, const std::string& path,
+                                 const std::vector<std::string>& generators) {
+  CheckpointState s;
+  for (const auto& [name, t] : file.tensors) {
+    if (name.rfind("model.", 0) == 0) s.model[name.substr(6)] = t;
+    else if (name.rfind("optim.", 0) == 0) s.optimizer[name.substr(6)] = t;
+    else throw std::runtime_error("checkpoint " + path + ": unexpected tensor '" + name + "'");
+  }
+  try {
+    const auto& meta = file.metadata;
+    std::vector<std::string> required = {"epoch", "global_step"};
+    required.insert(required.end(), generators.begin(), generators.end());
+    required.push_back("history");
+    for (const std::string& key : required)
+      if (!meta.count(key)) throw std::invalid_argument("metadata has no '" + key + "'");
+    for (const std::string& key : generators) s.meta.generators[key] = generator_state(meta, key);
+    s.meta.config = meta.count("config") ? meta.at("config") : "";
+    s.meta.history = meta.at("history");
+    s.meta.epoch = metadata_count(meta, "epoch");
+    s.meta.global_step = metadata_count(meta, "global_step");
+  } catch (const std::exception& e) {
+    throw std::runtime_error("checkpoint " + path + ": " + e.what());
+  }
+  return s;
+}
+
+void restore_checkpoint(const CheckpointState& state, const std::string& path, nn::Module& scratch, nn::Module& model,
+                        optim::Optimizer& optimizer) {
+  try {
+    // The scratch model validates the weights, the optimizer's load is all-or-nothing, and only then is the model
+    // itself overwritten (which can no longer fail).
+    scratch.load_state_dict(state.model);
+    optimizer.load_state_dict(state.optimizer);
+    model.load_state_dict(state.model);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("checkpoint " + path + ": " + e.what());
+  }
+}
+
+}  // namespace cppgrad::train

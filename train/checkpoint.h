@@ -1,0 +1,71 @@
+#pragma once
+// A training checkpoint: everything a run needs to go on exactly where it stopped, in one safetensors file.
+//
+//   tensors   "model.<name>" (the model's state dict), "optim.<name>" (the optimizer's state)
+//   metadata  "format"       which program wrote it, and its version ("cppgrad-reverse-checkpoint-v1")
+//             "config"       the program's configuration, as JSON (the program reads and checks it)
+//             "epoch"        epochs done; "global_step": optimizer steps taken
+//             "<generator>"  each named generator's state, 4 words of xoshiro256** ("dropout_rng")
+//             "history"      the metrics of every epoch done, a JSON array (the program reads it)
+//
+// Saving refuses weights that are not all finite, so the last good checkpoint is never replaced by one that cannot
+// be used; the file is written atomically. Reading is done in steps a program calls in order (read_checkpoint,
+// then its config, then checkpoint_state, then its history, then restore_checkpoint): everything is checked before
+// the model or the optimizer changes, so a refused file leaves a run as it was. Every refusal is a
+// std::runtime_error that starts "checkpoint <path>: ".
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/generator.h"
+#include "core/safetensors.h"
+#include "nn/module.h"
+#include "optim/optimizer.h"
+
+namespace cppgrad::train {
+
+// What a program wrote its checkpoints as: its name for messages and the format string it stores.
+struct CheckpointFormat {
+  std::string program;  // "cppgrad-reverse"
+  std::string format;   // "cppgrad-reverse-checkpoint-v1"
+};
+
+// The metadata beside the tensors.
+struct CheckpointMeta {
+  std::string config;  // JSON
+  std::int64_t epoch = 0;
+  std::int64_t global_step = 0;
+  std::map<std::string, Generator::State> generators;  // by metadata key
+  std::string history;  // JSON array
+};
+
+void save_checkpoint(const std::string& path, const CheckpointFormat& format, const nn::Module& model,
+                     const optim::Optimizer& optimizer, const CheckpointMeta& meta);
+
+// The file, read whole, if its metadata 'format' is this program's (else: "not a <program> checkpoint").
+SafetensorsFile read_checkpoint(const std::string& path, const CheckpointFormat& format);
+// Its 'config' metadata, for the program to parse and compare with its own.
+const std::string& checkpoint_config(const SafetensorsFile& file, const std::string& path);
+
+// The rest of a checkpoint, split and checked: tensors named model.* or optim.* only; 'epoch', 'global_step',
+// the generators listed and 'history' present; counts whole numbers >= 0; each generator 4 unsigned 64-bit words,
+// not all zero (a state xoshiro256** never leaves).
+struct CheckpointState {
+  nn::StateDict model, optimizer;
+  CheckpointMeta meta;
+};
+CheckpointState checkpoint_state(const SafetensorsFile& file, const std::string& path,
+                                 const std::vector<std::string>& generators);
+
+// Loads the weights into `model` and the state into `optimizer`, all or nothing: the weights are first loaded into
+// `scratch` (a model of the same configuration), so a mismatch is found before `model` or `optimizer` changes.
+// Throws std::runtime_error "checkpoint <path>: <what>".
+void restore_checkpoint(const CheckpointState& state, const std::string& path, nn::Module& scratch, nn::Module& model,
+                        optim::Optimizer& optimizer);
+
+// A non-negative whole number stored in the metadata under `key`; throws std::invalid_argument (the caller adds
+// the file's name).
+std::int64_t metadata_count(const std::map<std::string, std::string>& metadata, const std::string& key);
+
+}  // namespace cppgrad::train

@@ -1,0 +1,27 @@
+#pragma once
+// A one-line progress bar for a training loop, redrawn in place on a terminal.
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+namespace cppgrad::train {
+
+// Redrawn in place when `out` is a terminal; when it is not (a pipe, a log file) it prints nothing per step, so
+// logs stay clean, and the caller's epoch line is the record.
+//   epoch  3/30 [=========>          ] 41/79  loss 0.4312  512.3 steps/s
+class ProgressBar {
+ public:
+  ProgressBar(std::FILE* out, std::string label, std::int64_t total);
+  void update(std::int64_t done, double loss, double steps_per_s);
+  void finish();  // clears the line (terminal) so the epoch summary can be printed in its place
+  static bool is_terminal(std::FILE* out);
+
+ private:
+  std::FILE* out_;
+  std::string label_;
+  std::int64_t total_;
+  bool tty_;
+  double last_draw_s_ = -1;
+};
+
+}  // namespace cppgrad::train

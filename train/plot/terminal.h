@@ -1,0 +1,16 @@
+#pragma once
+// Plots made of characters, for the terminal: a heatmap and a sparkline.
+#include <string>
+#include <vector>
+
+namespace cppgrad::train {
+
+// A heatmap for the terminal: one character cell per weight using the shades " .:-=+*#%@" (and 256-colour
+// backgrounds when `color`), with row and column labels. Returns the text (lines end with '\n').
+std::string terminal_heatmap(const std::vector<std::vector<double>>& weights, const std::vector<std::string>& row_labels,
+                             const std::vector<std::string>& col_labels, bool color);
+
+// A one-line sparkline of values using the blocks "▁▂▃▄▅▆▇█".
+std::string sparkline(const std::vector<double>& values);
+
+}  // namespace cppgrad::train
