@@ -7,7 +7,8 @@
 //   cppgrad-reverse sweep   --heads 1,2,4,8 [--attention scaled_dot,additive]  train each setting, compare
 //
 // Exit status: 0 on success, 2 on bad input (flags, values, files), 3 when training diverged (the loss became
-// NaN or Inf; nothing of that epoch is saved), 1 on an unexpected failure.
+// NaN or Inf; nothing of that epoch is saved), 130 / 143 when Ctrl-C / SIGTERM stopped training (at a step boundary,
+// saved with --save; a second signal stops at once), 1 on an unexpected failure.
 #include <fmt/format.h>
 #include <omp.h>
 
@@ -36,6 +37,7 @@
 #include "train/plot/charts.h"
 #include "train/plot/progress_bar.h"
 #include "train/plot/terminal.h"
+#include "train/stop.h"
 
 using namespace cppgrad;
 using namespace cppgrad::reverse;
@@ -197,7 +199,8 @@ cxxopts::Options train_flags() {
   cxxopts::Options o("cppgrad-reverse train", "Train the reversal transformer; accuracy is greedy decoding from BOS.");
   add_config_flags(o);
   o.add_options("output")
-      ("save", "checkpoint written after every epoch (atomically)", cxxopts::value<std::string>())
+      ("save", "checkpoint written after every epoch, and mid-epoch when Ctrl-C or SIGTERM stops the run (atomically)",
+       cxxopts::value<std::string>())
       ("resume", "continue a checkpoint (its config; flags you give must agree)", cxxopts::value<std::string>())
       ("metrics-out", "JSON Lines: one object per epoch, then a final one", cxxopts::value<std::string>())
       ("plot", "SVG of loss and accuracy per epoch", cxxopts::value<std::string>())
@@ -261,7 +264,11 @@ void print_run_header(Trainer& trainer, const TrainConfig& config, const std::st
     trainer.model().forward(b.src, b.dec_in, b.src_mask);
   }
   std::cout << nn::summary(trainer.model(), "model");
-  if (trainer.epochs_done() > 0) fmt::print("resumed after epoch {} from {}\n", trainer.epochs_done(), resume);
+  if (const std::int64_t step = trainer.epoch_progress().steps; step > 0)
+    fmt::print("resumed in epoch {} after step {} of {} from {}\n", trainer.epochs_done() + 1, step,
+               trainer.steps_per_epoch(), resume);
+  else if (trainer.epochs_done() > 0)
+    fmt::print("resumed after epoch {} from {}\n", trainer.epochs_done(), resume);
 }
 
 // One epoch with a progress bar, its line, and every output written; returns the steps run.
@@ -269,13 +276,21 @@ std::int64_t train_one_epoch(Trainer& trainer, const TrainConfig& config, TrainO
   std::int64_t steps = 0;
   ProgressBar bar(stdout, fmt::format("epoch {:>3}/{}", trainer.epochs_done() + 1, config.epochs),
                   trainer.steps_per_epoch());
+  const std::int64_t first_step = trainer.epoch_progress().steps;  // a checkpoint saved mid-epoch: its steps are done
   const auto epoch_start = std::chrono::steady_clock::now();
-  const EpochMetrics m = trainer.run_epoch([&](std::int64_t done, std::int64_t, double loss) {
+  const auto on_step = [&](std::int64_t done, std::int64_t, double loss) {
     ++steps;
     if (out.quiet) return;
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - epoch_start).count();
-    bar.update(done, loss, done / std::max(s, 1e-9));
-  });
+    bar.update(done, loss, (done - first_step) / std::max(s, 1e-9));
+  };
+  EpochMetrics m;
+  try {
+    m = trainer.run_epoch(on_step, train::stop_requested);  // a stop asked for by a signal: before the next step
+  } catch (...) {
+    bar.finish();
+    throw;
+  }
   bar.finish();
   if (!out.quiet)
     fmt::print("epoch {:>3}/{}  loss {:.4f}  train tok {:>6}  test seq {:>6}  test tok {:>6}  lr {:.2e}  {:.2f}s  |g| {}\n",
@@ -296,6 +311,31 @@ void print_final(Trainer& trainer, TrainOutputs& out, double session_s, std::int
              final.best_epoch, final.epoch_99 > 0 ? std::to_string(final.epoch_99) : "never");
   fmt::print("time: {:.1f}s training wall time over all epochs; this session {:.1f}s, {:.1f} steps/s\n",
              final.train_wall_s, session_s, steps_run / std::max(session_s, 1e-9));
+}
+
+// A path as the shell reads it back: as it is when it is plain, else in single quotes.
+std::string shell_quoted(const std::string& path) {
+  constexpr const char* kPlain = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./+=:,@%";
+  if (!path.empty() && path.find_first_not_of(kPlain) == std::string::npos) return path;
+  std::string quoted = "'";
+  for (const char c : path) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+// A run stopped by Ctrl-C or SIGTERM between two steps: saved with --save (mid-epoch too), one line saying how to
+// go on, and the status a signal gives (130, 143).
+int stop_training(Trainer& trainer, const TrainOutputs& out, const train::TrainingStopped& stopped) {
+  const std::string where = fmt::format("stopped by {} in epoch {} after step {} of {}", train::stop_signal_name(),
+                                        stopped.epoch, stopped.step, stopped.steps);
+  if (out.save.empty()) {
+    fmt::print("{}; nothing saved (no --save), so it cannot be resumed\n", where);
+  } else {
+    trainer.save(out.save);
+    const std::string path = shell_quoted(out.save);
+    fmt::print("{}; saved to {}: resume with cppgrad-reverse train --resume {} --save {}\n", where, out.save, path, path);
+  }
+  std::fflush(stdout);
+  return train::stop_status();
 }
 
 int cmd_train(int argc, char** argv) {
@@ -323,7 +363,12 @@ int cmd_train(int argc, char** argv) {
   if (r.count("detect-anomaly")) anomaly.emplace();
   const auto wall_start = std::chrono::steady_clock::now();
   std::int64_t steps_run = 0;
-  while (trainer.epochs_done() < config.epochs) steps_run += train_one_epoch(trainer, config, out);
+  train::catch_stop_signals();  // from here Ctrl-C and SIGTERM stop at the next step boundary (train/stop.h)
+  try {
+    while (trainer.epochs_done() < config.epochs) steps_run += train_one_epoch(trainer, config, out);
+  } catch (const train::TrainingStopped& stopped) {
+    return stop_training(trainer, out, stopped);
+  }
   print_final(trainer, out, std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count(),
               steps_run);
   return 0;

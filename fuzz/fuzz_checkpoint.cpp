@@ -29,7 +29,7 @@ cppgrad::reverse::TrainConfig tiny_config() {
 // Everything Trainer::load may change, copied.
 struct Snapshot {
   cppgrad::nn::StateDict model, optim;
-  std::int64_t step, epochs;
+  std::int64_t step, epochs, epoch_steps;
   cppgrad::Generator::State rng;
 
   explicit Snapshot(cppgrad::reverse::Trainer& t)
@@ -37,6 +37,7 @@ struct Snapshot {
         optim(cppgrad::fuzz::snapshot(t.optimizer().state_dict())),
         step(t.global_step()),
         epochs(t.epochs_done()),
+        epoch_steps(t.epoch_progress().steps),
         rng(t.model().dropout_generator().state()) {}
 
   void expect_unchanged(cppgrad::reverse::Trainer& t, const std::string& refusal) const {
@@ -44,7 +45,8 @@ struct Snapshot {
     const std::string why = " by a refused checkpoint (" + refusal + ")";
     if (!cppgrad::fuzz::same_bits(model, now.model)) cppgrad::fuzz::bug("the model was changed" + why);
     if (!cppgrad::fuzz::same_bits(optim, now.optim)) cppgrad::fuzz::bug("the optimizer state was changed" + why);
-    if (step != now.step || epochs != now.epochs) cppgrad::fuzz::bug("the step or epoch count was changed" + why);
+    if (step != now.step || epochs != now.epochs || epoch_steps != now.epoch_steps)
+      cppgrad::fuzz::bug("the step or epoch count was changed" + why);
     if (rng != now.rng) cppgrad::fuzz::bug("the dropout RNG state was changed" + why);
   }
 };

@@ -22,6 +22,7 @@ void save_checkpoint(const std::string& path, const CheckpointFormat& format, co
                                                  {"epoch", std::to_string(meta.epoch)},
                                                  {"global_step", std::to_string(meta.global_step)},
                                                  {"history", meta.history}};
+  if (!meta.epoch_progress.empty()) metadata["epoch_progress"] = meta.epoch_progress;
   for (const auto& [key, state] : meta.generators)
     metadata[key] = nlohmann::json(std::vector<std::uint64_t>(state.begin(), state.end())).dump();
   write_safetensors(path, tensors, metadata);
@@ -87,6 +88,7 @@ CheckpointState checkpoint_state(const SafetensorsFile& file, const std::string&
     for (const std::string& key : generators) s.meta.generators[key] = generator_state(meta, key);
     s.meta.config = meta.count("config") ? meta.at("config") : "";
     s.meta.history = meta.at("history");
+    if (meta.count("epoch_progress")) s.meta.epoch_progress = meta.at("epoch_progress");
     s.meta.epoch = metadata_count(meta, "epoch");
     s.meta.global_step = metadata_count(meta, "global_step");
   } catch (const std::exception& e) {

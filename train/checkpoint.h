@@ -7,6 +7,8 @@
 //             "epoch"        epochs done; "global_step": optimizer steps taken
 //             "<generator>"  each named generator's state, 4 words of xoshiro256** ("dropout_rng")
 //             "history"      the metrics of every epoch done, a JSON array (the program reads it)
+//             "epoch_progress"  saved between two steps of an epoch only: where that epoch stands (steps
+//                            done, the sums its metrics are made of), as JSON (the program reads it)
 //
 // Saving refuses weights that are not all finite, so the last good checkpoint is never replaced by one that cannot
 // be used; the file is written atomically. Reading is done in steps a program calls in order (read_checkpoint,
@@ -33,11 +35,12 @@ struct CheckpointFormat {
 
 // The metadata beside the tensors.
 struct CheckpointMeta {
-  std::string config;  // JSON
+  std::string config = {};  // JSON
   std::int64_t epoch = 0;
   std::int64_t global_step = 0;
-  std::map<std::string, Generator::State> generators;  // by metadata key
-  std::string history;  // JSON array
+  std::map<std::string, Generator::State> generators = {};  // by metadata key
+  std::string history = {};         // JSON array
+  std::string epoch_progress = {};  // JSON; empty at an epoch boundary (then not stored)
 };
 
 void save_checkpoint(const std::string& path, const CheckpointFormat& format, const nn::Module& model,

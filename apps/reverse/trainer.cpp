@@ -24,6 +24,7 @@
 #include "train/checkpoint.h"
 #include "train/data_parallel.h"
 #include "train/diverged.h"
+#include "train/stop.h"
 
 namespace cppgrad::reverse {
 
@@ -47,6 +48,12 @@ nlohmann::json history_json(const std::vector<EpochMetrics>& history) {
                    {"test_seq_acc", m.test_seq_acc}, {"test_token_acc", m.test_token_acc}, {"lr", m.lr},
                    {"epoch_s", m.epoch_s}});
   return arr;
+}
+
+nlohmann::json progress_json(const Trainer::EpochProgress& p) {
+  const AccuracyCounts& c = p.teacher_forced;
+  return {{"steps", p.steps}, {"loss_sum", p.loss_sum}, {"right_rows", c.right_rows}, {"rows", c.rows},
+          {"right_tokens", c.right_tokens}, {"tokens", c.tokens}, {"elapsed_s", p.elapsed_s}};
 }
 
 }  // namespace
@@ -80,32 +87,40 @@ std::int64_t Trainer::steps_per_epoch() const {
   return (config_.train_size + config_.batch_size - 1) / config_.batch_size;
 }
 
-EpochMetrics Trainer::run_epoch(const StepCallback& on_step) {
+EpochMetrics Trainer::run_epoch(const StepCallback& on_step, const StopCheck& stop) {
   const auto start = std::chrono::steady_clock::now();
+  // The epoch's wall time: this process's share, plus what the run a checkpoint was saved from had spent on it.
+  auto seconds = [&] {
+    return progress_.elapsed_s + std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
   const std::int64_t epoch = epochs_done() + 1;
   const auto batches = data::batch_rows(data::epoch_order(data_.train.size(), config_.seed, epoch), config_.batch_size);
+  const auto steps = static_cast<std::int64_t>(batches.size());
   model_->train();
-  double loss_sum = 0;
-  AccuracyCounts teacher_forced;  // over the epoch's batches
-  std::int64_t done = 0;
-  grad_norms_.clear();
-  for (const auto& rows : batches) {
-    const StepResult r = train_step(rows);
-    train::check_loss_finite(r.loss, epoch, done + 1, static_cast<std::int64_t>(batches.size()));
-    loss_sum += r.loss;
-    teacher_forced += r.teacher_forced;
-    if (on_step) on_step(++done, static_cast<std::int64_t>(batches.size()), r.loss);
+  if (progress_.steps == 0) grad_norms_.clear();
+  for (std::int64_t b = progress_.steps; b < steps; ++b) {
+    if (stop && stop()) {
+      progress_.elapsed_s = seconds();
+      throw train::TrainingStopped(epoch, progress_.steps, steps);
+    }
+    const StepResult r = train_step(batches[b]);
+    train::check_loss_finite(r.loss, epoch, b + 1, steps);
+    progress_.loss_sum += r.loss;
+    progress_.teacher_forced += r.teacher_forced;
+    ++progress_.steps;
+    if (on_step) on_step(progress_.steps, steps, r.loss);
   }
   EpochMetrics m;
   m.epoch = epoch;
-  m.loss = loss_sum / static_cast<double>(batches.size());
-  m.train_token_acc = accuracy(teacher_forced).token;
+  m.loss = progress_.loss_sum / static_cast<double>(steps);
+  m.train_token_acc = accuracy(progress_.teacher_forced).token;
   m.lr = optimizer_->lr();
   const Accuracy acc = evaluate();
   m.test_seq_acc = acc.sequence;
   m.test_token_acc = acc.token;
-  m.epoch_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  m.epoch_s = seconds();
   history_.push_back(m);
+  progress_ = {};
   return m;
 }
 
@@ -238,7 +253,8 @@ void Trainer::save(const std::string& path) const {
                           .epoch = epochs_done(),
                           .global_step = global_step_,
                           .generators = {{"dropout_rng", model_->dropout_generator().state()}},
-                          .history = history_json(history_).dump()});
+                          .history = history_json(history_).dump(),
+                          .epoch_progress = progress_.steps > 0 ? progress_json(progress_).dump() : ""});
 }
 
 namespace {
@@ -264,6 +280,32 @@ std::vector<EpochMetrics> parse_history(const std::string& text) {
     history.push_back(m);
   }
   return history;
+}
+
+// Where a checkpoint's epoch stood (its metadata 'epoch_progress'): counts whole numbers in range, sums finite.
+Trainer::EpochProgress parse_progress(const std::string& text, std::int64_t steps_per_epoch) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) throw std::invalid_argument("metadata 'epoch_progress' is not a JSON object");
+  auto count = [&](const char* key, std::int64_t most) {
+    if (!j.contains(key) || !j.at(key).is_number_unsigned() ||
+        j.at(key).get<std::uint64_t>() > static_cast<std::uint64_t>(most))
+      throw std::invalid_argument(fmt::format("epoch_progress: '{}' must be a whole number from 0 to {}", key, most));
+    return j.at(key).get<std::int64_t>();
+  };
+  auto number = [&](const char* key) {
+    if (!j.contains(key) || !j.at(key).is_number() || !std::isfinite(j.at(key).get<double>()) ||
+        j.at(key).get<double>() < 0)
+      throw std::invalid_argument(std::string("epoch_progress: '") + key + "' must be a finite number >= 0");
+    return j.at(key).get<double>();
+  };
+  constexpr std::int64_t kMost = std::int64_t{1} << 53;  // exact in a double
+  Trainer::EpochProgress p;
+  p.steps = count("steps", steps_per_epoch);
+  p.loss_sum = number("loss_sum");
+  p.teacher_forced = {.right_rows = count("right_rows", kMost), .rows = count("rows", kMost),
+                      .right_tokens = count("right_tokens", kMost), .tokens = count("tokens", kMost)};
+  p.elapsed_s = number("elapsed_s");
+  return p;
 }
 
 // The config stored in a checkpoint already read (train::read_checkpoint checked its format); throws
@@ -308,10 +350,12 @@ void Trainer::load(const std::string& path) {
   }
   const train::CheckpointState state = train::checkpoint_state(f, path, {"dropout_rng"});
   std::vector<EpochMetrics> history;
+  EpochProgress progress;
   try {
     history = parse_history(state.meta.history);
     if (state.meta.epoch != static_cast<std::int64_t>(history.size()))
       throw std::invalid_argument(fmt::format("epoch {} but a history of {} epochs", state.meta.epoch, history.size()));
+    if (!state.meta.epoch_progress.empty()) progress = parse_progress(state.meta.epoch_progress, steps_per_epoch());
   } catch (const std::exception& e) {
     throw std::runtime_error("checkpoint " + path + ": " + e.what());
   }
@@ -321,6 +365,7 @@ void Trainer::load(const std::string& path) {
   model_->dropout_generator().set_state(state.meta.generators.at("dropout_rng"));
   global_step_ = state.meta.global_step;
   history_ = history;
+  progress_ = progress;
 }
 
 }  // namespace cppgrad::reverse

@@ -30,9 +30,22 @@ class Trainer {
 
   // Called after every training step: (steps done this epoch, steps per epoch, this batch's loss).
   using StepCallback = std::function<void(std::int64_t, std::int64_t, double)>;
-  // Trains one epoch, evaluates greedily on the test set, appends to history() and returns the metrics.
-  // Throws train::TrainingDiverged at the first step whose loss is not finite.
-  EpochMetrics run_epoch(const StepCallback& on_step = nullptr);
+  // Asked before every step: true stops the epoch there.
+  using StopCheck = std::function<bool()>;
+  // Trains the rest of the current epoch (all of it, or what a checkpoint saved mid-epoch left), evaluates greedily
+  // on the test set, appends to history() and returns the metrics. Throws train::TrainingDiverged at the first step
+  // whose loss is not finite, and train::TrainingStopped when `stop` says so before a step: the epoch's progress is
+  // then kept, and save() writes a checkpoint whose resumed run ends exactly like an unbroken one.
+  EpochMetrics run_epoch(const StepCallback& on_step = nullptr, const StopCheck& stop = nullptr);
+
+  // Where the epoch under way stands between two steps (all zero at an epoch boundary).
+  struct EpochProgress {
+    std::int64_t steps = 0;         // steps of the epoch done
+    double loss_sum = 0;            // the sum of their losses
+    AccuracyCounts teacher_forced;  // over their batches
+    double elapsed_s = 0;           // wall time the epoch took before this process (a resumed run) went on with it
+  };
+  const EpochProgress& epoch_progress() const { return progress_; }
 
   // What one optimisation step saw: the batch's mean loss and its teacher-forced token counts.
   struct StepResult {
@@ -93,6 +106,7 @@ class Trainer {
   optim::Schedule schedule_;
   std::int64_t global_step_ = 0;
   std::vector<EpochMetrics> history_;
+  EpochProgress progress_;
   std::string trace_graph_path_;
   std::unique_ptr<train::LinesOutput> grad_log_;
   std::int64_t grad_log_every_ = 0;

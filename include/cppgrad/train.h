@@ -4,8 +4,10 @@
 //
 //   #include <cppgrad/cppgrad.h>
 //   #include <cppgrad/train.h>
-//   train::check_outputs({{"--save", path}});               before any work: no flag destroys a user's file
-//   ... each step: train::check_loss_finite(loss, epoch, step, steps);
+//   train::check_outputs({{"--save", path}});   before any work: no flag destroys a user's file
+//   train::catch_stop_signals();                from here Ctrl-C / SIGTERM ask to stop at a step boundary
+//   ... each step: if (train::stop_requested()) save and return train::stop_status();
+//                  train::check_loss_finite(loss, epoch, step, steps);
 //   ... each epoch: metrics.write(lines); train::save_checkpoint(path, format, model, optimizer, meta);
 //   write_file_atomically("loss.svg", train::loss_curves_svg(curves, "loss"));
 //
@@ -13,13 +15,14 @@
 #include "core/atomic_file.h"  // write_file_atomically: checkpoints and plots are written whole
 #include "cppgrad/cppgrad.h"
 
-// checkpoints and resume, the metrics stream, output paths, the diverged-run guard, flag values
+// checkpoints and resume, the metrics stream, output paths, the diverged-run guard, stopping on a signal, flag values
 #include "train/checkpoint.h"
 #include "train/data_parallel.h"
 #include "train/diverged.h"
 #include "train/flags.h"
 #include "train/lines_output.h"
 #include "train/outputs.h"
+#include "train/stop.h"
 
 // plots: SVG charts and attention maps, and the terminal's progress bar, heatmap and sparkline
 #include "train/plot/attention_maps.h"

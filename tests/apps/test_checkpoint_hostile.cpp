@@ -52,6 +52,7 @@ class CheckpointHostile : public testing::Test {
     EXPECT_EQ(fresh_parameters(), before) << "a refused checkpoint changed the model";
     EXPECT_EQ(fresh.global_step(), 0);
     EXPECT_EQ(fresh.epochs_done(), 0);
+    EXPECT_EQ(fresh.epoch_progress().steps, 0);
     EXPECT_EQ(fresh.optimizer().state_dict().at("step").item(), 0.0) << "a refused checkpoint changed the optimizer";
   }
 };
@@ -73,6 +74,19 @@ TEST_F(CheckpointHostile, ABadGlobalStepChangesNothing) {
 TEST_F(CheckpointHostile, AnAllZeroRngStateIsRefused) {
   // xoshiro256** never leaves the zero state: dropout would draw the same value forever.
   expect_refused("dropout_rng", "[0,0,0,0]", "metadata 'dropout_rng' is all zeros");
+}
+
+TEST_F(CheckpointHostile, ABadEpochProgressIsRefused) {
+  // Written by a run stopped mid-epoch (two steps an epoch here); read back, every count is bounded.
+  const auto progress = [](const std::string& steps, const std::string& loss_sum) {
+    return R"({"steps":)" + steps + R"(,"loss_sum":)" + loss_sum +
+           R"(,"right_rows":0,"rows":4,"right_tokens":1,"tokens":12,"elapsed_s":0.5})";
+  };
+  expect_refused("epoch_progress", "[1]", "metadata 'epoch_progress' is not a JSON object");
+  expect_refused("epoch_progress", progress("3", "1.5"), "epoch_progress: 'steps' must be a whole number from 0 to 2");
+  expect_refused("epoch_progress", progress("-1", "1.5"), "epoch_progress: 'steps' must be a whole number from 0 to 2");
+  expect_refused("epoch_progress", progress("1", "-1"), "epoch_progress: 'loss_sum' must be a finite number >= 0");
+  expect_refused("epoch_progress", progress("1", "1e999"), "metadata 'epoch_progress' is not a JSON object");
 }
 
 TEST(CheckpointConfig, IntegersMustBeIntegersInRange) {

@@ -1,5 +1,6 @@
 // cppgrad-reverse on the command line: bad input exits 2 with one clear line, metrics have their schema,
-// checkpoints round-trip, and a run killed with SIGKILL and resumed ends exactly where an unbroken run ends.
+// checkpoints round-trip, a run killed with SIGKILL and resumed ends exactly where an unbroken run ends, and so does
+// one stopped by Ctrl-C mid-epoch.
 #include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -436,6 +437,105 @@ TEST_F(ReverseCli, KilledAndResumedRunEndsExactlyLikeAnUnbrokenOne) {
   EXPECT_EQ(a.metrics, b.metrics);
   ASSERT_EQ(a.weights.size(), b.weights.size());
   for (const auto& [name, w] : a.weights) EXPECT_EQ(w, b.weights.at(name)) << name;
+}
+
+// Starts cppgrad-reverse with args in the background, its standard output and error going to `out`.
+pid_t start(const std::vector<std::string>& args, const std::string& out) {
+  const pid_t child = fork();
+  if (child == 0) {
+    std::vector<std::string> copy = args;
+    std::vector<char*> argv = {const_cast<char*>(CPPGRAD_REVERSE_BIN)};
+    for (auto& a : copy) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    if (!freopen(out.c_str(), "w", stdout) || dup2(fileno(stdout), STDERR_FILENO) < 0) _exit(126);
+    execv(CPPGRAD_REVERSE_BIN, argv.data());
+    _exit(127);
+  }
+  return child;
+}
+
+// Waits until `path` exists (the run's first checkpoint: training is under way), at most a minute.
+void wait_for(const std::string& path) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!fs::exists(path) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+// Sends the signals to a child started with start(), one right after another, and waits for it to end: its exit
+// status (-1 when a signal ended it) and what it printed into `out`.
+CliResult stop_with(pid_t child, const std::vector<int>& signals, const std::string& out) {
+  for (const int signal : signals) kill(child, signal);
+  int raw = 0;
+  CliResult r;
+  if (waitpid(child, &raw, 0) == child && WIFEXITED(raw)) r.status = WEXITSTATUS(raw);
+  r.out = slurp(out);
+  return r;
+}
+
+// Epochs of 1250 steps (about 0.4 s on a 2024 core), two threads and dropout: a stop lands mid-epoch, and the
+// replicas' dropout masks must come back exactly.
+std::vector<std::string> long_epochs(std::vector<std::string> extra) {
+  std::vector<std::string> a = {"train", "--train-size", "20000", "--test-size", "64", "--d-model", "16", "--heads", "2",
+                                "--encoder-layers", "1", "--decoder-layers", "1", "--d-ff", "16", "--batch-size", "16",
+                                "--lr", "0.01", "--epochs", "2", "--dropout", "0.1", "--threads", "2"};
+  a.insert(a.end(), extra.begin(), extra.end());
+  return a;
+}
+
+TEST_F(ReverseCli, CtrlCSavesMidEpochAndTheResumedRunEndsExactlyLikeAnUnbrokenOne) {
+  ASSERT_EQ(cli(long_epochs({"--save", path("a.safetensors"), "--metrics-out", path("a.jsonl")})).status, 0);
+
+  // The same run, sent SIGINT a little after its first checkpoint (epoch 1 done): it stops between two steps of
+  // epoch 2, saves, says how to resume, and exits 130.
+  const pid_t child = start(long_epochs({"--save", path("b.safetensors"), "--metrics-out", path("b.jsonl")}), path("b.out"));
+  ASSERT_GT(child, 0);
+  wait_for(path("b.safetensors"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  const auto [status, out, err] = stop_with(child, {SIGINT}, path("b.out"));
+  EXPECT_EQ(status, 130) << out;
+  const std::string resume = "cppgrad-reverse train --resume " + path("b.safetensors") + " --save " + path("b.safetensors");
+  EXPECT_THAT(out, HasSubstr("stopped by SIGINT in epoch 2 after step "));
+  EXPECT_THAT(out, HasSubstr("; saved to " + path("b.safetensors") + ": resume with " + resume + "\n"));
+  const std::int64_t step = std::stoll(out.substr(out.find("after step ") + 11));
+  EXPECT_GT(step, 0) << "the stop should land mid-epoch";
+  EXPECT_LT(step, 1250) << "the stop should land mid-epoch";
+  EXPECT_EQ(cppgrad::read_safetensors(path("b.safetensors")).metadata.count("epoch_progress"), 1u);
+
+  // Resumed by the line's command (and the metrics stream): the same weights and metrics as the unbroken run.
+  const CliResult resumed = cli({"train", "--resume", path("b.safetensors"), "--save", path("b.safetensors"),
+                                 "--metrics-out", path("b.jsonl")});
+  ASSERT_EQ(resumed.status, 0) << resumed.err;
+  EXPECT_THAT(resumed.out, HasSubstr("resumed in epoch 2 after step " + std::to_string(step) + " of 1250"));
+  const Outcome a = outcome(path("a.safetensors"), path("a.jsonl")), b = outcome(path("b.safetensors"), path("b.jsonl"));
+  EXPECT_EQ(a.metrics, b.metrics);
+  ASSERT_EQ(a.weights.size(), b.weights.size());
+  for (const auto& [name, w] : a.weights) EXPECT_EQ(w, b.weights.at(name)) << name;
+}
+
+TEST_F(ReverseCli, SigtermWithoutSaveSaysSoAndExits143) {
+  const pid_t child = start(long_epochs({"--metrics-out", path("m.jsonl")}), path("out"));
+  ASSERT_GT(child, 0);
+  wait_for(path("m.jsonl"));  // epoch 1 written: training is under way
+  const auto [status, out, err] = stop_with(child, {SIGTERM}, path("out"));
+  EXPECT_EQ(status, 143) << out;
+  EXPECT_THAT(out, HasSubstr("stopped by SIGTERM in epoch 2 after step "));
+  EXPECT_THAT(out, HasSubstr("nothing saved (no --save), so it cannot be resumed"));
+}
+
+TEST_F(ReverseCli, ASecondSignalStopsAtOnceAndTheCheckpointStaysWhole) {
+  const pid_t child = start(long_epochs({"--save", path("c.safetensors")}), path("out"));
+  ASSERT_GT(child, 0);
+  wait_for(path("c.safetensors"));
+  const auto [status, out, err] = stop_with(child, {SIGINT, SIGINT}, path("out"));
+  EXPECT_EQ(status, 130) << out;
+  // Whichever moment the signals met, the checkpoint is a whole file of this run (epoch 1's, or the stop's).
+  const auto meta = cppgrad::read_safetensors(path("c.safetensors")).metadata;
+  EXPECT_EQ(meta.at("format"), "cppgrad-reverse-checkpoint-v1");
 }
 
 }  // namespace
