@@ -82,6 +82,9 @@ std::vector<GradcheckCase> elementwise_cases() {
   check("Gelu", [](std::uint64_t seed) {
     return Prepared{[](const Inputs& in) { return gelu(in[0]); }, Inputs{leaf({2, 4}, seed + 22, -3, 3)}};
   });
+  check("GeluTanh", [](std::uint64_t seed) {
+    return Prepared{[](const Inputs& in) { return gelu_tanh(in[0]); }, Inputs{leaf({2, 4}, seed + 24, -3, 3)}};
+  });
   check("Erf", [](std::uint64_t seed) {
     return Prepared{[](const Inputs& in) { return erf(in[0]); }, Inputs{leaf({2, 4}, seed + 23, -2, 2)}};
   });

@@ -76,6 +76,20 @@ Tensor gelu(const Tensor& x, std::source_location where) {
   }, where);
 }
 
+// out = x/2 (1 + t), t = tanh(u), u = c (x + a x^3), c = sqrt(2/pi), a = 0.044715 (GPT-2's GELU);
+// dx = g * (0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 a x^2))
+Tensor gelu_tanh(const Tensor& x, std::source_location where) {
+  static constexpr double c = std::numbers::sqrt2 * std::numbers::inv_sqrtpi, a = 0.044715;
+  Tensor out = unary_forward(x, "gelu_tanh", [](auto v) { return 0.5 * v * (1 + std::tanh(c * (v + a * v * v * v))); });
+  return record_op(out, "gelu_tanh", {x}, [x](const Tensor& g) {
+    const Tensor x2 = mul(x, x);
+    const Tensor t = tanh(mul(mul(x, add(mul(x2, a), 1.0)), c));  // tanh(c (x + a x^3))
+    const Tensor sech2 = add(neg(mul(t, t)), 1.0);                // 1 - t^2
+    const Tensor du = mul(add(mul(x2, 3 * a), 1.0), c);           // du/dx = c (1 + 3 a x^2)
+    return TensorList{mul(g, mul(add(add(t, 1.0), mul(mul(x, sech2), du)), 0.5))};
+  }, where);
+}
+
 // out = erf x;  dx = g * 2/sqrt(pi) * e^(-x^2)
 Tensor erf(const Tensor& x, std::source_location where) {
   Tensor out = unary_forward(x, "erf", [](auto v) { return std::erf(v); });

@@ -14,6 +14,8 @@ Tensor tanh(const Tensor& x, std::source_location where = std::source_location::
 Tensor sigmoid(const Tensor& x, std::source_location where = std::source_location::current());
 Tensor relu(const Tensor& x, std::source_location where = std::source_location::current());
 Tensor gelu(const Tensor& x, std::source_location where = std::source_location::current());  // exact: x * Phi(x), as PyTorch's default
+// tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), PyTorch's gelu(approximate='tanh'), GPT-2's
+Tensor gelu_tanh(const Tensor& x, std::source_location where = std::source_location::current());
 Tensor erf(const Tensor& x, std::source_location where = std::source_location::current());
 
 }  // namespace cppgrad

@@ -51,6 +51,16 @@ TEST(OpValues, Activations) {
   // PyTorch: torch.nn.functional.gelu(torch.tensor([-1., 0., 1.], dtype=torch.float64))
   EXPECT_THAT(gelu(x).to_vector<double>(),
               ElementsAre(DoubleNear(-0.15865525393145707, 1e-15), 0, DoubleNear(0.8413447460685429, 1e-15)));
+  // PyTorch: torch.nn.functional.gelu(torch.tensor([-3., -1., 0., .5, 1., 2.5], dtype=torch.float64),
+  // approximate='tanh'); in float32 too, within float32 rounding
+  const std::vector<double> gelu_tanh_torch{-0.0036373920817729943, -0.15880800939172324, 0.0,
+                                            0.34571400982514394,    0.8411919906082768,   2.484915733910001};
+  const Tensor xs = f64({-3, -1, 0, 0.5, 1, 2.5}, {6});
+  const std::vector<double> got = gelu_tanh(xs).to_vector<double>(), got32 = gelu_tanh(xs.to(DType::Float32)).to_double_vector();
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    EXPECT_NEAR(got[i], gelu_tanh_torch[i], 1e-15) << "x = " << xs.to_vector<double>()[i];
+    EXPECT_NEAR(got32[i], gelu_tanh_torch[i], 1e-6) << "x = " << xs.to_vector<double>()[i];
+  }
   EXPECT_THAT(tanh(x).to_vector<double>(), ElementsAre(DoubleNear(-0.7615941559557649, 1e-15), 0, DoubleNear(0.7615941559557649, 1e-15)));
   // sigmoid must not overflow for large |x|
   EXPECT_THAT(sigmoid(f64({-1000, 1000}, {2})).to_vector<double>(), ElementsAre(0.0, 1.0));
