@@ -17,8 +17,17 @@ Linear::Linear(const LinearOptions& options, Generator& gen) : options_(options)
   if (options.bias) bias_ = register_parameter("bias", init::uniform({options.out}, -bound, bound, gen));
 }
 
+Linear::Linear(const LinearOptions& options, const Tensor& tied_weight) : options_(options) {
+  if (options.bias) throw std::invalid_argument("Linear: a tied weight comes without bias (set bias = false)");
+  if (!tied_weight.defined() || tied_weight.shape() != Shape{options.out, options.in})
+    throw std::invalid_argument(fmt::format("Linear: the tied weight must be [out={}, in={}], got {}", options.out,
+                                            options.in, tied_weight.defined() ? shape_str(tied_weight.shape()) : "none"));
+  weight_ = register_tied_parameter("weight", tied_weight);
+}
+
 std::string Linear::extra_repr() const {
-  return fmt::format("in={}, out={}{}", options_.in, options_.out, options_.bias ? ", bias" : "");
+  return fmt::format("in={}, out={}{}{}", options_.in, options_.out, options_.bias ? ", bias" : "",
+                     named_parameters().empty() ? ", tied" : "");
 }
 
 void Linear::check_input(const Tensor& x) const {

@@ -15,6 +15,9 @@ struct LinearOptions {
 class Linear : public Module {
  public:
   Linear(const LinearOptions& options, Generator& gen);
+  // Weight tying: the weight [out, in] is another module's parameter, used here (GPT's lm_head reads the token
+  // embedding's table [V, C]). Bias-free; see Module::register_tied_parameter for how it is named and saved.
+  Linear(const LinearOptions& options, const Tensor& tied_weight);
   std::string type_name() const override { return "Linear"; }
   std::string extra_repr() const override;
 

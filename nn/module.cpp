@@ -3,6 +3,7 @@
 #include <array>
 #include <fmt/format.h>
 
+#include <cstring>
 #include <set>
 #include <stdexcept>
 
@@ -22,6 +23,18 @@ Tensor Module::register_parameter(const std::string& name, Tensor value) {
   return p;
 }
 
+Tensor Module::register_tied_parameter(const std::string& name, const Tensor& owner) {
+  if (name.empty() || name.find('.') != std::string::npos)
+    throw std::invalid_argument("register_tied_parameter: invalid name '" + name + "' (non-empty, no dots)");
+  if (!owner.defined() || !owner.requires_grad())
+    throw std::invalid_argument("register_tied_parameter: '" + name + "' must be tied to a parameter");
+  for (const NamedTensors* list : {&params_, &tied_})
+    for (const auto& [n, _] : *list)
+      if (n == name) throw std::invalid_argument("register_tied_parameter: '" + name + "' is already registered");
+  tied_.emplace_back(name, owner);  // the owner's own handle: one tensor, one gradient
+  return owner;
+}
+
 void Module::add_child(const std::string& name, std::shared_ptr<Module> module) {
   if (!module) throw std::invalid_argument("register_module: '" + name + "' is null");
   for (const auto& [n, _] : children_)
@@ -33,6 +46,17 @@ void Module::add_child(const std::string& name, std::shared_ptr<Module> module) 
 void Module::collect(const std::string& prefix, NamedTensors& out) const {
   for (const auto& [name, p] : params_) out.emplace_back(prefix + name, p);
   for (const auto& [name, child] : children_) child->collect(prefix + name + ".", out);
+}
+
+void Module::collect_tied(const std::string& prefix, NamedTensors& out) const {
+  for (const auto& [name, p] : tied_) out.emplace_back(prefix + name, p);
+  for (const auto& [name, child] : children_) child->collect_tied(prefix + name + ".", out);
+}
+
+NamedTensors Module::named_tied_parameters() const {
+  NamedTensors out;
+  collect_tied("", out);
+  return out;
 }
 
 NamedTensors Module::named_parameters() const {
@@ -87,8 +111,20 @@ void Module::to(DType dtype) {
 StateDict Module::state_dict() const {
   StateDict out;
   for (auto& [name, p] : named_parameters()) out.emplace(name, p.detach());
+  for (auto& [name, p] : named_tied_parameters()) out.emplace(name, p.detach());
   return out;
 }
+
+namespace {
+
+// Bit for bit (NaN equals NaN), after converting `a` to `b`'s dtype.
+bool same_values(const Tensor& a, const Tensor& b) {
+  if (a.shape() != b.shape()) return false;
+  const std::vector<double> x = a.to(b.dtype()).to_double_vector(), y = b.to_double_vector();
+  return std::memcmp(x.data(), y.data(), x.size() * sizeof(double)) == 0;
+}
+
+}  // namespace
 
 void Module::load_state_dict(const StateDict& state) {
   const auto params = named_parameters();
@@ -104,6 +140,20 @@ void Module::load_state_dict(const StateDict& state) {
     if (!is_floating(it->second.dtype()))
       throw std::invalid_argument("load_state_dict: entry '" + name + "' has dtype " + dtype_name(it->second.dtype()) +
                                   ", expected a floating tensor");
+  }
+  // A tied entry must be there too (PyTorch's strict load requires both names) and hold its owner's values.
+  for (const auto& [name, p] : named_tied_parameters()) {
+    known.insert(name);
+    auto it = state.find(name);
+    if (it == state.end())
+      throw std::invalid_argument("load_state_dict: missing entry '" + name + "' (shape " + shape_str(p.shape()) + ")");
+    if (it->second.shape() != p.shape())
+      throw std::invalid_argument("load_state_dict: entry '" + name + "' has shape " + shape_str(it->second.shape()) +
+                                  " but the tied parameter has shape " + shape_str(p.shape()));
+    for (const auto& [owner, q] : params)
+      if (q.impl_ptr() == p.impl_ptr() && !same_values(it->second, state.at(owner)))
+        throw std::invalid_argument("load_state_dict: entry '" + name + "' is tied to '" + owner +
+                                    "' but holds other values");
   }
   for (const auto& [name, _] : state)
     if (!known.count(name)) throw std::invalid_argument("load_state_dict: unexpected entry '" + name + "'");

@@ -50,10 +50,12 @@ class Module {
   // modules hold stay valid.
   void to(DType dtype);
 
-  // Parameter values by dotted name (detached views of the live parameters, not copies).
+  // Parameter values by dotted name (detached views of the live parameters, not copies), tied parameters under
+  // each of their names (see register_tied_parameter).
   StateDict state_dict() const;
   // Copies values into the parameters. Refuses, naming the entry, a missing or unexpected entry or a shape
-  // mismatch (giving both shapes); a dtype difference is converted.
+  // mismatch (giving both shapes), or a tied entry whose values differ from its owner's; a dtype difference is
+  // converted.
   void load_state_dict(const StateDict& state);
   // The state dict as a safetensors file (atomic write), and back.
   void save(const std::string& path, const std::map<std::string, std::string>& metadata = {}) const;
@@ -70,6 +72,11 @@ class Module {
 
  protected:
   Tensor register_parameter(const std::string& name, Tensor value);
+  // Weight tying: `owner`, a parameter of another module (GPT's transformer.wte.weight), used by this one under
+  // `name` (lm_head.weight), returned as the same tensor, so both see every update and share one gradient. As in
+  // PyTorch, named_parameters() lists it once, under its owner's name (one optimizer slot, one count), while
+  // state_dict() lists it under both names, so a checkpoint loads into the PyTorch model with load_state_dict.
+  Tensor register_tied_parameter(const std::string& name, const Tensor& owner);
   template <typename M>
   std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> module) {
     add_child(name, module);
@@ -84,8 +91,11 @@ class Module {
  private:
   void add_child(const std::string& name, std::shared_ptr<Module> module);
   void collect(const std::string& prefix, NamedTensors& out) const;
+  void collect_tied(const std::string& prefix, NamedTensors& out) const;
+  NamedTensors named_tied_parameters() const;
 
   NamedTensors params_;
+  NamedTensors tied_;  // owned elsewhere, used here (register_tied_parameter)
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
   bool training_ = true;
   mutable Shape last_output_shape_;

@@ -2,9 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <stdexcept>
 
 #include "core/ops/attention.h"
+#include "core/ops/elementwise.h"
+#include "core/ops/matmul.h"
+#include "core/ops/softmax.h"
 #include "core/ops/views.h"
 #include "nn/multi_head_attention.h"
 
@@ -25,26 +29,65 @@ AttentionResult SelfAttention::forward(const Tensor& x, const Tensor& mask) cons
   return {remember_output(r.output), r.weights};
 }
 
-CausalSelfAttention::CausalSelfAttention(const CausalSelfAttentionOptions& options, Generator& gen) : options_(options) {
+CausalSelfAttention::CausalSelfAttention(const CausalSelfAttentionOptions& options, Generator& gen,
+                                         std::shared_ptr<Generator> dropout_gen)
+    : options_(options) {
   if (options.n_heads <= 0 || options.d_model % options.n_heads != 0)
     throw std::invalid_argument(fmt::format("CausalSelfAttention: d_model ({}) must be divisible by n_heads ({})",
                                             options.d_model, options.n_heads));
-  const LinearOptions square{.in = options.d_model, .out = options.d_model, .bias = false};
+  if (options.dropout > 0 && !options.fused_qkv)
+    throw std::invalid_argument("CausalSelfAttention: dropout needs fused_qkv (GPT-2's layout)");
+  const std::int64_t C = options.d_model;
+  if (options.fused_qkv) {
+    c_attn_ = register_module("c_attn", std::make_shared<Linear>(LinearOptions{.in = C, .out = 3 * C}, gen));
+    c_proj_ = register_module("c_proj", std::make_shared<Linear>(LinearOptions{.in = C, .out = C}, gen));
+    if (options.dropout > 0) {
+      if (!dropout_gen) throw std::invalid_argument("CausalSelfAttention: dropout > 0 needs a dropout generator");
+      attn_dropout_ = register_module("attn_dropout", std::make_shared<Dropout>(options.dropout, dropout_gen));
+      resid_dropout_ = register_module("resid_dropout", std::make_shared<Dropout>(options.dropout, dropout_gen));
+    }
+    return;
+  }
+  const LinearOptions square{.in = C, .out = C, .bias = false};
   W_q_ = register_module("W_q", std::make_shared<Linear>(square, gen));
   W_k_ = register_module("W_k", std::make_shared<Linear>(square, gen));
   W_v_ = register_module("W_v", std::make_shared<Linear>(square, gen));
 }
 
 std::string CausalSelfAttention::extra_repr() const {
-  return fmt::format("d_model={}, heads={}", options_.d_model, options_.n_heads);
+  return fmt::format("d_model={}, heads={}{}", options_.d_model, options_.n_heads,
+                     options_.fused_qkv ? ", fused qkv" : "");
 }
 
 AttentionResult CausalSelfAttention::forward(const Tensor& x) const {
-  if (x.dim() != 3) throw std::invalid_argument("CausalSelfAttention: expected x [B, L, D], got " + shape_str(x.shape()));
+  if (x.dim() != 3 || x.shape()[2] != options_.d_model)
+    throw std::invalid_argument("CausalSelfAttention: expected x [B, L, " + std::to_string(options_.d_model) +
+                                "], got " + shape_str(x.shape()));
+  if (c_attn_) return forward_fused_qkv(x);
   const std::int64_t H = options_.n_heads, L = x.shape()[1];
   Tensor q = split_heads(W_q_->forward(x), H), k = split_heads(W_k_->forward(x), H), v = split_heads(W_v_->forward(x), H);
   const FusedAttention r = fused_attention(q, k, v, causal_mask(L));  // [B, H, L, dh], [B, H, L, L]
   return {remember_output(merge_heads(r.output)), r.weights};
+}
+
+// nanoGPT's CausalSelfAttention.forward, with B, T, C, nh, hs its names.
+AttentionResult CausalSelfAttention::forward_fused_qkv(const Tensor& x) const {
+  const std::int64_t B = x.shape()[0], T = x.shape()[1], C = options_.d_model, nh = options_.n_heads, hs = C / nh;
+  // q, k, v = c_attn(x).split(C, dim=2), each viewed as [B, nh, T, hs]: views of one [B, T, 3C] tensor, no copies
+  const Tensor qkv = c_attn_->forward(x).view({B, T, 3, nh, hs}).permute({2, 0, 3, 1, 4});  // [3, B, nh, T, hs]
+  const Tensor q = qkv.select(0, 0), k = qkv.select(0, 1), v = qkv.select(0, 2);           // [B, nh, T, hs]
+  AttentionResult r;
+  if (attn_dropout_ && is_training()) {  // dropout on the weights needs them in the graph: the attention in ops
+    const Tensor att = softmax(apply_attention_mask(matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(double(hs))),
+                                                    causal_mask(T), "CausalSelfAttention"), -1);  // [B, nh, T, T]
+    r = {matmul(attn_dropout_->forward(att), v), att.detach()};                                  // [B, nh, T, hs]
+  } else {
+    const FusedAttention f = fused_attention(q, k, v, causal_mask(T));  // [B, nh, T, hs], [B, nh, T, T]
+    r = {f.output, f.weights};
+  }
+  Tensor y = c_proj_->forward(merge_heads(r.output));  // re-assemble the heads side by side, project: [B, T, C]
+  if (resid_dropout_) y = resid_dropout_->forward(y);
+  return {remember_output(y), r.weights};
 }
 
 }  // namespace cppgrad::nn

@@ -2,6 +2,7 @@
 #include <memory>
 
 #include "nn/attention.h"
+#include "nn/dropout.h"
 #include "nn/linear.h"
 
 namespace cppgrad::nn {
@@ -31,23 +32,38 @@ class SelfAttention : public Module {
 struct CausalSelfAttentionOptions {
   std::int64_t d_model = 0;
   std::int64_t n_heads = 1;
+  // GPT-2's layout, nanoGPT's CausalSelfAttention: q, k and v from one projection c_attn [3 d_model, d_model] and
+  // the heads mixed by an output projection c_proj [d_model, d_model], both with bias. Off: seed 003's layout.
+  bool fused_qkv = false;
+  double dropout = 0.0;  // fused_qkv only: on the attention weights and after c_proj (attn_dropout, resid_dropout)
 };
 
 // Self-attention where position i sees only positions <= i (a language model's, or a decoder's, view of its
-// own input). Bias-free W_q, W_k, W_v of size d_model; the heads' outputs are concatenated (no output
-// projection, as seed 003's; wrap it with a Linear if you want one).
+// own input). Two layouts (the options): seed 003's bias-free W_q, W_k, W_v of size d_model with the heads'
+// outputs concatenated (no output projection; wrap it with a Linear if you want one), or GPT-2's fused c_attn
+// and c_proj with bias.
 class CausalSelfAttention : public Module {
  public:
-  CausalSelfAttention(const CausalSelfAttentionOptions& options, Generator& gen);
+  // dropout_gen: the model's dropout generator, needed when dropout > 0
+  CausalSelfAttention(const CausalSelfAttentionOptions& options, Generator& gen,
+                      std::shared_ptr<Generator> dropout_gen = nullptr);
   std::string type_name() const override { return "CausalSelfAttention"; }
   std::string extra_repr() const override;
 
   // x: [B, L, d_model] -> output [B, L, d_model], weights [B, H, L, L] (zero above the diagonal)
   AttentionResult forward(const Tensor& x) const;
 
+  // fused_qkv: the projections, for reading and initialising (GPT-2 scales c_proj); null in seed 003's layout
+  const std::shared_ptr<Linear>& c_attn() const { return c_attn_; }
+  const std::shared_ptr<Linear>& c_proj() const { return c_proj_; }
+
  private:
+  AttentionResult forward_fused_qkv(const Tensor& x) const;
+
   CausalSelfAttentionOptions options_;
-  std::shared_ptr<Linear> W_q_, W_k_, W_v_;
+  std::shared_ptr<Linear> W_q_, W_k_, W_v_;  // seed 003's layout
+  std::shared_ptr<Linear> c_attn_, c_proj_;  // GPT-2's
+  std::shared_ptr<Dropout> attn_dropout_, resid_dropout_;  // GPT-2's, when dropout > 0
 };
 
 }  // namespace cppgrad::nn

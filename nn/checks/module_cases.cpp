@@ -3,13 +3,16 @@
 #include <cmath>
 #include <memory>
 
+#include "core/autograd.h"
 #include "core/generator.h"
+#include "core/ops/elementwise.h"
 #include "core/ops/softmax.h"
 #include "nn/additive_attention.h"
 #include "nn/attention.h"
 #include "nn/checks/registry.h"
 #include "nn/embedding.h"
 #include "nn/feed_forward.h"
+#include "nn/gpt.h"
 #include "nn/layer_norm.h"
 #include "nn/linear.h"
 #include "nn/multi_head_attention.h"
@@ -142,6 +145,13 @@ void attention_module_cases(const CaseAdder& check) {
     return module_case(attn, Inputs{leaf({2, 3, 4}, seed + 22)},
                        [=](const Inputs& in) { return attn->forward(in[0]).output; });
   });
+  check("CausalSelfAttentionFusedQkv", [](std::uint64_t seed) {
+    Generator gen(seed + 53);
+    auto attn = std::make_shared<CausalSelfAttention>(
+        CausalSelfAttentionOptions{.d_model = 4, .n_heads = 2, .fused_qkv = true}, gen);  // nn.Linear's init
+    return module_case(attn, Inputs{leaf({2, 3, 4}, seed + 53)},
+                       [=](const Inputs& in) { return attn->forward(in[0]).output; });
+  });
   check("MultiHeadAttentionSelf", [](std::uint64_t seed) {
     Generator gen(seed + 23);
     auto mha = std::make_shared<MultiHeadAttention>(MultiHeadAttentionOptions{.d_model = 4, .n_heads = 2}, gen);
@@ -245,8 +255,36 @@ void transformer_layer_cases(const CaseAdder& check) {
   });
 }
 
-// The whole model, end to end through the loss, with each cross-attention kind.
+// A GPT small enough for a full Jacobian: V 5, C 4, 2 heads, T 3.
+GPTConfig tiny_gpt(std::int64_t n_layer) {
+  return GPTConfig{.block_size = 4, .vocab_size = 5, .n_layer = n_layer, .n_head = 2, .n_embd = 4};
+}
+
+// Parameters N(0, 0.5) instead of GPT-2's N(0, 0.02): at 0.02 the attention scores are nearly 0 and many Jacobian
+// entries fall below the checks' absolute tolerance, where a wrong gradient would pass unseen.
+template <typename M>
+std::shared_ptr<M> spread_parameters(std::shared_ptr<M> module, std::uint64_t seed) {
+  Generator gen(seed);
+  NoGradGuard no_grad;
+  for (const Tensor& p : module->parameters()) p.copy_(mul(Tensor::randn(p.shape(), gen, p.dtype()), 0.5));
+  return module;
+}
+
+// The whole model, end to end through the loss, with each cross-attention kind; GPT, with a padded batch.
 void whole_model_cases(const CaseAdder& check) {
+  check("GPTBlock", [](std::uint64_t seed) {
+    Generator gen(seed + 54);
+    auto block = spread_parameters(std::make_shared<Block>(tiny_gpt(1), gen, nullptr), seed + 54);
+    return module_case(block, Inputs{leaf({2, 3, 4}, seed + 54)}, [=](const Inputs& in) { return block->forward(in[0]); });
+  });
+  check("GPTPaddedBatch", [](std::uint64_t seed) {
+    // Two blocks; the second row's last target is padding (-1), so it adds nothing to the loss.
+    Generator gen(seed + 55);
+    auto gpt = spread_parameters(std::make_shared<GPT>(tiny_gpt(2), gen), seed + 55);
+    Tensor idx = Tensor::from_vector<std::int64_t>({0, 3, 1, 0, 2, 0}, {2, 3});
+    Tensor targets = Tensor::from_vector<std::int64_t>({3, 1, 0, 2, 0, -1}, {2, 3});
+    return module_case(gpt, Inputs{}, [=](const Inputs&) { return gpt->forward(idx, targets).loss; });
+  });
   check("Seq2SeqTransformer", [](std::uint64_t seed) { return seq2seq_case(CrossAttentionKind::ScaledDot, PositionalKind::Learned, seed + 50); });
   check("Seq2SeqTransformerAdditive", [](std::uint64_t seed) { return seq2seq_case(CrossAttentionKind::Additive, PositionalKind::Learned, seed + 51); });
   check("Seq2SeqTransformerMultiplicative", [](std::uint64_t seed) { return seq2seq_case(CrossAttentionKind::Multiplicative, PositionalKind::Sinusoidal, seed + 52); });
