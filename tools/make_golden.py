@@ -203,6 +203,57 @@ class Seq2Seq(torch.nn.Module):  # the reversal model: learned positions, encode
         return self.out(y)
 
 
+class NanoGPTAttention(torch.nn.Module):  # nanoGPT's CausalSelfAttention (dropout 0): fused qkv, output projection
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.c_attn, self.c_proj, self.n_head = torch.nn.Linear(n_embd, 3 * n_embd), torch.nn.Linear(n_embd, n_embd), n_head
+
+    def forward(self, x):
+        B, T, C = x.size()
+        q, k, v = self.c_attn(x).split(C, dim=2)
+        q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in (q, k, v))  # (B, nh, T, hs)
+        y, _ = attention(q, k, v, causal(T))
+        return self.c_proj(y.transpose(1, 2).contiguous().view(B, T, C))
+
+
+class NanoGPTMLP(torch.nn.Module):
+    def __init__(self, n_embd):
+        super().__init__()
+        self.c_fc, self.c_proj = torch.nn.Linear(n_embd, 4 * n_embd), torch.nn.Linear(4 * n_embd, n_embd)
+
+    def forward(self, x):
+        return self.c_proj(F.gelu(self.c_fc(x), approximate="tanh"))
+
+
+class NanoGPTBlock(torch.nn.Module):  # pre-LN: x = x + attn(ln_1(x)); x = x + mlp(ln_2(x))
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.ln_1, self.attn = torch.nn.LayerNorm(n_embd), NanoGPTAttention(n_embd, n_head)
+        self.ln_2, self.mlp = torch.nn.LayerNorm(n_embd), NanoGPTMLP(n_embd)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        return x + self.mlp(self.ln_2(x))
+
+
+class NanoGPT(torch.nn.Module):  # nanoGPT's GPT, its module names and its weight tying
+    def __init__(self, vocab_size, block_size, n_layer, n_head, n_embd):
+        super().__init__()
+        self.transformer = torch.nn.ModuleDict(dict(
+            wte=torch.nn.Embedding(vocab_size, n_embd), wpe=torch.nn.Embedding(block_size, n_embd),
+            drop=torch.nn.Dropout(0.0), h=torch.nn.ModuleList(NanoGPTBlock(n_embd, n_head) for _ in range(n_layer)),
+            ln_f=torch.nn.LayerNorm(n_embd)))
+        self.lm_head = torch.nn.Linear(n_embd, vocab_size, bias=False)
+        self.transformer.wte.weight = self.lm_head.weight
+
+    def forward(self, idx, targets):
+        x = self.transformer.drop(self.transformer.wte(idx) + self.transformer.wpe(torch.arange(idx.size(1))))
+        for block in self.transformer.h:
+            x = block(x)
+        logits = self.lm_head(self.transformer.ln_f(x))
+        return logits, F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1), ignore_index=-1)
+
+
 # ------------------------------------------------------------------------------------------------ the cases
 # Each returns {file stem: Case}. `S` holds the variant's shapes.
 
@@ -435,6 +486,50 @@ def optimizer_cases(gen, S):
     return out
 
 
+def gpt_cases(gen, S):
+    """nanoGPT's model on a padded batch of lines (makemore's shape): row b reads [0, c1..cn] and predicts
+    [c1..cn, 0], then padding (token 0, target -1, not counted). Logits, loss, every gradient, three AdamW steps."""
+    cfg = S["gpt"]
+    V, bs, L, nh, C, lengths = cfg["vocab"], cfg["block_size"], cfg["n_layer"], cfg["n_head"], cfg["n_embd"], cfg["lengths"]
+    # eps 1e-4 for the float32 run, as the seq2seq case explains; weight decay on every parameter (cppgrad's AdamW
+    # has one group)
+    lr, betas, eps, wd, steps = 0.01, (0.9, 0.99), 1e-4, 0.1, 3
+    model = NanoGPT(V, bs, L, nh, C)
+    with torch.no_grad():  # values far from GPT-2's 0.02 init, so every gradient is well above the tolerances
+        for name, p in model.named_parameters():
+            u = (torch.rand(p.shape, generator=gen) * 2 - 1) * 0.3
+            p.copy_(1 + u if name.endswith("ln_1.weight") or name.endswith("ln_2.weight")
+                    or name.endswith("ln_f.weight") else u)
+    state = [[name, list(t.shape)] for name, t in model.state_dict().items()]  # lm_head.weight included
+    c = Case("gpt", vocab_size=V, block_size=bs, n_layer=L, n_head=nh, n_embd=C, adamw_lr=lr, adamw_beta1=betas[0],
+             adamw_beta2=betas[1], adamw_eps=eps, adamw_weight_decay=wd, adamw_steps=steps,
+             state_dict=json.dumps(state, separators=(",", ":")),
+             note="loss = mean cross-entropy over targets != -1; lm_head.weight is transformer.wte.weight")
+    c.params(model)  # named_parameters: the tied weight once, as transformer.wte.weight
+    T = max(lengths) + 1
+    idx = torch.zeros(len(lengths), T, dtype=torch.int64)
+    targets = torch.full((len(lengths), T), -1, dtype=torch.int64)
+    for b, n in enumerate(lengths):
+        chars = torch.randint(1, V, (n,), generator=gen)
+        idx[b, 1:n + 1] = chars
+        targets[b, :n] = chars
+        targets[b, n] = 0
+    c.input("idx", idx)
+    c.input("targets", targets)
+    logits, loss = model(idx, targets)
+    c.finish(gen, {"logits": logits, "loss": loss}, ["loss"])
+    trained = NanoGPT(V, bs, L, nh, C)
+    trained.load_state_dict(model.state_dict())
+    opt = torch.optim.AdamW(trained.parameters(), lr=lr, betas=betas, eps=eps, weight_decay=wd)
+    for _ in range(steps):
+        opt.zero_grad()
+        trained(idx, targets)[1].backward()
+        opt.step()
+    for name, p in trained.named_parameters():
+        c.tensors["after_adamw." + name] = p.detach().clone()
+    return {"gpt": c}
+
+
 # The shapes of each variant: `alt` changes every one of them, so that a test which only works on the committed
 # files' shapes fails on the other set.
 VARIANTS = {
@@ -445,7 +540,8 @@ VARIANTS = {
         sdpa_causal=(2, 2, 5, 4), sdpa_padding=(2, 3, 5, 4, 6), self_attention=(2, 5, 8, 6, 5),
         causal_self_attention=(2, 5, 8), mha_self=(2, 5, 8, 2), mha_cross=(2, 3, 5, 8, 4), bahdanau=(2, 5, 8, 7, 5, 4),
         layers=(2, 4, 5, 8, 2, 16), optim=(7, 5), clip=((3, 4), (5,), (2, 2, 2)),
-        seq2seq=dict(vocab=10, batch=4, len=6, d_model=16, n_heads=2, layers=2, d_ff=32, max_len=8)),
+        seq2seq=dict(vocab=10, batch=4, len=6, d_model=16, n_heads=2, layers=2, d_ff=32, max_len=8),
+        gpt=dict(vocab=11, block_size=8, n_layer=2, n_head=2, n_embd=16, lengths=(6, 4, 2))),
     "alt": dict(
         softmax=(3, 4, 7), softmax_dim=1, ce_logits=(4, 6, 3), ce_target=(4, 3),
         bma={"a": (3, 1, 5), "b": (4, 1), "c": (5,)}, mm_a=(3, 1, 2, 4), mm_b=(2, 4, 6), mt_a=(3, 4, 5), mt_b=(3, 2, 5),
@@ -453,7 +549,8 @@ VARIANTS = {
         sdpa_causal=(1, 3, 6, 5), sdpa_padding=(3, 2, 6, 3, 4), self_attention=(3, 4, 6, 4, 7),
         causal_self_attention=(3, 6, 4), mha_self=(1, 6, 12, 3), mha_cross=(3, 2, 6, 6, 2), bahdanau=(3, 6, 5, 4, 3, 6),
         layers=(3, 3, 6, 12, 3, 20), optim=(4, 6), clip=((2, 3), (7,)),
-        seq2seq=dict(vocab=7, batch=3, len=5, d_model=12, n_heads=3, layers=1, d_ff=20, max_len=6)),
+        seq2seq=dict(vocab=7, batch=3, len=5, d_model=12, n_heads=3, layers=1, d_ff=20, max_len=6),
+        gpt=dict(vocab=9, block_size=6, n_layer=1, n_head=3, n_embd=12, lengths=(3, 5))),
 }
 
 
@@ -469,7 +566,9 @@ def main():
     gen = torch.Generator().manual_seed(args.seed)
     S = VARIANTS[args.variant]
     made = {}
-    for group in (elementwise_cases, layer_cases, attention_cases, transformer_cases, optimizer_cases):
+    # gpt_cases last: every case draws from one generator in this order, so a case added at the end leaves the
+    # files before it unchanged
+    for group in (elementwise_cases, layer_cases, attention_cases, transformer_cases, optimizer_cases, gpt_cases):
         made.update(group(gen, S))
     for stem, case in sorted(made.items()):
         meta = dict(case.config, kind=case.kind, generator="tools/make_golden.py", seed=args.seed,

@@ -27,6 +27,7 @@
 #include "core/ops/select.h"
 #include "core/ops/softmax.h"
 #include "core/safetensors.h"
+#include "parity/gpt_handlers.h"
 #include "parity/nn_handlers.h"
 #include "parity/optim_handlers.h"
 #include "parity/parity_case.h"
@@ -108,6 +109,7 @@ const std::map<std::string, Handler>& handlers() {
       {"transformer_encoder_layer", transformer_encoder_layer_handler},
       {"transformer_decoder_layer", transformer_decoder_layer_handler},
       {"seq2seq_reversal", seq2seq_reversal_handler},
+      {"gpt", gpt_handler},  // tests/parity/gpt_handlers.h
 
       // optimizers (tests/parity/optim_handlers.h)
       {"sgd_momentum", sgd_momentum_handler},
