@@ -2,6 +2,7 @@
 # Times a contributor's builds at one commit, as README.md's Contributing section reports them: a clean clone, CMake's
 # default generator (make), Release, -j2, no compiler cache.
 #   bash tools/contributor_build_times.sh [COMMIT]        (default: HEAD; run from the repository; takes ~10 minutes)
+#   CPPGRAD_GENERATOR=Ninja bash tools/contributor_build_times.sh    (the Contributing section's generator)
 # It prints one line per step: the wall time, the objects compiled and the CPU time. The steps:
 #   first_dev     the contributor's targets (cppgrad_tests cppgrad-gradcheck) from an empty build directory
 #   op_all        adding an op as docs/add-an-op.md does (`square`: its declaration, its definition, a registry
@@ -65,7 +66,9 @@ PY
 }
 
 dev=(--target cppgrad_tests cppgrad-gradcheck)
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >"$work/configure.log"
+generator=()
+[[ -n ${CPPGRAD_GENERATOR:-} ]] && generator=(-G "$CPPGRAD_GENERATOR")
+cmake -S . -B build "${generator[@]}" -DCMAKE_BUILD_TYPE=Release >"$work/configure.log"
 step first_dev cmake --build build -j2 "${dev[@]}"
 cmake --build build -j2 >"$work/rest.log" 2>&1
 add_op
@@ -77,5 +80,5 @@ step op_dev cmake --build build -j2 "${dev[@]}"
 git checkout -q . && cmake --build build -j2 "${dev[@]}" >"$work/undo.log" 2>&1
 touch core/ops/elementwise.cpp
 step body_dev cmake --build build -j2 "${dev[@]}"
-cmake -S . -B build-all -DCMAKE_BUILD_TYPE=Release >"$work/configure-all.log"
+cmake -S . -B build-all "${generator[@]}" -DCMAKE_BUILD_TYPE=Release >"$work/configure-all.log"
 step first_all cmake --build build-all -j2
