@@ -129,29 +129,28 @@ bool same_values(const Tensor& a, const Tensor& b) {
 void Module::load_state_dict(const StateDict& state) {
   const auto params = named_parameters();
   std::set<std::string> known;
-  for (const auto& [name, p] : params) {
+  // The entry for `name`, present and shaped like p (`what` names p in the message: "parameter", "tied parameter").
+  auto entry = [&](const std::string& name, const Tensor& p, const char* what) -> const Tensor& {
     known.insert(name);
     auto it = state.find(name);
     if (it == state.end())
       throw std::invalid_argument("load_state_dict: missing entry '" + name + "' (shape " + shape_str(p.shape()) + ")");
     if (it->second.shape() != p.shape())
       throw std::invalid_argument("load_state_dict: entry '" + name + "' has shape " + shape_str(it->second.shape()) +
-                                  " but the parameter has shape " + shape_str(p.shape()));
-    if (!is_floating(it->second.dtype()))
-      throw std::invalid_argument("load_state_dict: entry '" + name + "' has dtype " + dtype_name(it->second.dtype()) +
+                                  " but the " + what + " has shape " + shape_str(p.shape()));
+    return it->second;
+  };
+  for (const auto& [name, p] : params) {
+    const Tensor& e = entry(name, p, "parameter");
+    if (!is_floating(e.dtype()))
+      throw std::invalid_argument("load_state_dict: entry '" + name + "' has dtype " + dtype_name(e.dtype()) +
                                   ", expected a floating tensor");
   }
   // A tied entry must be there too (PyTorch's strict load requires both names) and hold its owner's values.
   for (const auto& [name, p] : named_tied_parameters()) {
-    known.insert(name);
-    auto it = state.find(name);
-    if (it == state.end())
-      throw std::invalid_argument("load_state_dict: missing entry '" + name + "' (shape " + shape_str(p.shape()) + ")");
-    if (it->second.shape() != p.shape())
-      throw std::invalid_argument("load_state_dict: entry '" + name + "' has shape " + shape_str(it->second.shape()) +
-                                  " but the tied parameter has shape " + shape_str(p.shape()));
+    const Tensor& e = entry(name, p, "tied parameter");
     for (const auto& [owner, q] : params)
-      if (q.impl_ptr() == p.impl_ptr() && !same_values(it->second, state.at(owner)))
+      if (q.impl_ptr() == p.impl_ptr() && !same_values(e, state.at(owner)))
         throw std::invalid_argument("load_state_dict: entry '" + name + "' is tied to '" + owner +
                                     "' but holds other values");
   }
