@@ -17,7 +17,7 @@
 #include "core/ops/reduce.h"
 #include "core/ops/softmax.h"
 #include "core/ops/views.h"
-#include "core/parallel.h"
+#include "core/thread_pool.h"  // max_parallel_workers
 #include "optim/adam.h"
 #include "optim/clip.h"
 #include "optim/sgd.h"
@@ -56,25 +56,29 @@ nlohmann::json progress_json(const Trainer::EpochProgress& p) {
           {"right_tokens", c.right_tokens}, {"tokens", c.tokens}, {"elapsed_s", p.elapsed_s}};
 }
 
+// The config, checked before anything is built from it.
+TrainConfig checked(TrainConfig c) {
+  c.validate();
+  if (c.arch != "transformer")
+    throw std::invalid_argument("--arch " + c.arch + " is handled by the tutorial trainer, not this one");
+  return c;
+}
+
 }  // namespace
 
-Trainer::Trainer(const TrainConfig& config) : config_(config) {
-  config_.validate();
-  if (config_.arch != "transformer")
-    throw std::invalid_argument("--arch " + config_.arch + " is handled by the tutorial trainer, not this one");
-  data_ = data::make_reversal_data(config_.data_config());
-  Generator init(config_.seed);
-  model_ = std::make_unique<nn::Seq2SeqTransformer>(config_.model_options(), init);
-  optimizer_ = make_optimizer(config_, model_->named_parameters());
-  workers_.push_back(model_.get());
-  const int threads = config_.threads > 0 ? static_cast<int>(config_.threads) : max_parallel_workers();
-  for (int w = 1; w < threads; ++w) {
-    Generator scratch(0);  // the replica's own initial values are dropped: it uses the model's storage
-    replicas_.push_back(std::make_unique<nn::Seq2SeqTransformer>(config_.model_options(), scratch));
-    replicas_.back()->share_parameters_with(*model_);
-    workers_.push_back(replicas_.back().get());
-  }
-  for (nn::Seq2SeqTransformer* m : workers_) worker_params_.push_back(m->parameters());
+Trainer::Trainer(const TrainConfig& config)
+    : config_(checked(config)),
+      data_(data::make_reversal_data(config_.data_config())),
+      // The model draws its initial values from the seed; the replicas draw on, but use the model's values.
+      parallel_(config_.threads > 0 ? static_cast<int>(config_.threads) : max_parallel_workers(),
+                [this, init = Generator(config_.seed)]() mutable {
+                  return std::make_unique<nn::Seq2SeqTransformer>(config_.model_options(), init);
+                }) {
+  optimizer_ = make_optimizer(config_, model().named_parameters());
+  if (config_.dropout > 0)  // each replica's masks from a seed the model's generator draws, in worker order
+    parallel_.sync_replicas_with([](nn::Seq2SeqTransformer& replica, nn::Seq2SeqTransformer& model) {
+      replica.dropout_generator().manual_seed(model.dropout_generator().next_u64());
+    });
   schedule_ = {.kind = optim::parse_schedule_kind(config_.schedule),
                .base_lr = config_.lr,
                .step_size = steps_per_epoch() * 10,
@@ -96,7 +100,7 @@ EpochMetrics Trainer::run_epoch(const StepCallback& on_step, const StopCheck& st
   const std::int64_t epoch = epochs_done() + 1;
   const auto batches = data::batch_rows(data::epoch_order(data_.train.size(), config_.seed, epoch), config_.batch_size);
   const auto steps = static_cast<std::int64_t>(batches.size());
-  model_->train();
+  model().train();
   if (progress_.steps == 0) grad_norms_.clear();
   for (std::int64_t b = progress_.steps; b < steps; ++b) {
     if (stop && stop()) {
@@ -129,7 +133,7 @@ EpochMetrics Trainer::run_epoch(const StepCallback& on_step, const StopCheck& st
 // train_step takes it whenever one worker runs; the data-parallel step below does the same on slices.
 Trainer::StepResult Trainer::plain_step(const data::Batch& batch) {
   begin_step();                                                         // this step's lr, zeroed gradients
-  const StepResult r = forward_backward(*model_, batch, std::nullopt);  // forward, loss, backward
+  const StepResult r = forward_backward(model(), batch, std::nullopt);  // forward, loss, backward
   update();                                                             // clip, optimizer step, gradient log
   return r;
 }
@@ -146,7 +150,7 @@ Trainer::StepResult Trainer::forward_backward(nn::Seq2SeqTransformer& m, const d
   Tensor logits = m.forward(b.src, b.dec_in, b.src_mask);                   // [B, T, V]
   Tensor loss = cross_entropy(logits, b.target, /*ignore_index=*/data::kPad);  // mean over the target tokens
   const Tensor seed = weight ? Tensor::scalar(*weight, loss.dtype()) : Tensor();  // d(weight * loss) / d loss
-  if (&m == model_.get() && !trace_graph_path_.empty()) {
+  if (&m == &model() && !trace_graph_path_.empty()) {
     run_backward(loss, seed, /*retain_graph=*/true, /*record_grad_norms=*/true);  // keep the graph to draw it
     write_traced_graph(loss);
   } else {
@@ -157,7 +161,7 @@ Trainer::StepResult Trainer::forward_backward(nn::Seq2SeqTransformer& m, const d
 
 void Trainer::write_traced_graph(const Tensor& loss) {
   std::map<const TensorImpl*, std::string> names;
-  for (const auto& [name, p] : model_->named_parameters()) names[p.impl_ptr().get()] = name;
+  for (const auto& [name, p] : model().named_parameters()) names[p.impl_ptr().get()] = name;
   std::ostringstream dot;
   write_graph_dot(loss, dot, names);
   write_file_atomically(trace_graph_path_, dot.str());
@@ -167,12 +171,12 @@ void Trainer::write_traced_graph(const Tensor& loss) {
 // The optimizer's half of a step: the gradient norm (clipping it with --clip-grad), the update, the gradient log.
 void Trainer::update() {
   // clip_grad_norm returns the norm before clipping (as PyTorch's): one pass over the gradients, not two.
-  grad_norms_.push_back(config_.clip_grad > 0 ? optim::clip_grad_norm(worker_params_[0], config_.clip_grad)
-                                              : optim::grad_norm(worker_params_[0]));
+  grad_norms_.push_back(config_.clip_grad > 0 ? optim::clip_grad_norm(parallel_.parameters(), config_.clip_grad)
+                                              : optim::grad_norm(parallel_.parameters()));
   const bool log_now = grad_log_every_ > 0 && global_step_ % grad_log_every_ == 0;
   std::vector<std::pair<std::string, Tensor>> before;
   if (log_now)
-    for (const auto& [name, p] : model_->named_parameters()) before.emplace_back(name, p.detach().clone());
+    for (const auto& [name, p] : model().named_parameters()) before.emplace_back(name, p.detach().clone());
   optimizer_->step();
   if (log_now) append_grad_log(epochs_done() + 1, before);
   ++global_step_;
@@ -180,46 +184,40 @@ void Trainer::update() {
 
 Trainer::StepResult Trainer::train_step(const std::vector<std::int64_t>& rows) {
   const bool variable = config_.data_config().variable_length();
-  const int n = static_cast<int>(std::min<std::size_t>(workers_.size(), rows.size()));
-  if (n == 1) return plain_step(data::gather_batch(data_.train, rows, variable));
+  if (parallel_.workers_for(rows.size()) == 1) return plain_step(data::gather_batch(data_.train, rows, variable));
 
-  // The data-parallel step. Worker w takes a contiguous slice of the rows. Its loss is the mean over its slice's
-  // target tokens, so it is weighted by its share of the batch's tokens: the summed gradients are then those of
-  // the batch's mean loss.
-  std::vector<data::Batch> slices;
-  std::vector<std::int64_t> tokens;
-  for (int w = 0; w < n; ++w) {
-    slices.push_back(data::gather_batch(data_.train, train::worker_slice(rows, w, n), variable));
-    const Tensor& y = slices.back().target;  // [b, T], contiguous
-    tokens.push_back(std::count_if(y.data<std::int64_t>(), y.data<std::int64_t>() + y.numel(),
-                                   [](std::int64_t v) { return v != data::kPad; }));
-  }
-  const std::vector<double> share = train::loss_shares(tokens);
-
+  // The data-parallel step (train/data_parallel.h). Worker w takes a contiguous slice of the rows. Its loss is the
+  // mean over its slice's target tokens, so it is weighted by its share of the batch's tokens: the summed gradients
+  // are then those of the batch's mean loss.
+  const Tensor& y = data_.train.target;  // [N, T], contiguous
+  const std::int64_t T = y.shape()[1];
+  auto target_tokens = [&](const std::vector<std::int64_t>& slice) {
+    std::int64_t tokens = 0;
+    for (const std::int64_t r : slice)
+      tokens += std::count_if(y.data<std::int64_t>() + r * T, y.data<std::int64_t>() + (r + 1) * T,
+                              [](std::int64_t v) { return v != data::kPad; });
+    return tokens;
+  };
   begin_step();
-  for (int w = 1; w < n; ++w) {
-    workers_[w]->train(model_->is_training());
-    if (config_.dropout > 0) workers_[w]->dropout_generator().manual_seed(model_->dropout_generator().next_u64());
-  }
-  std::vector<StepResult> parts(static_cast<std::size_t>(n));
-  run_in_parallel(n, [&](int w) {
-    if (w > 0) workers_[w]->zero_grad();  // on the thread that owns this replica's gradient memory
-    parts[w] = forward_backward(*workers_[w], slices[w], share[w]);
-  });
-  train::sum_replica_gradients(worker_params_, n);
+  const std::vector<StepResult> parts = parallel_.step(
+      rows, target_tokens, [&](nn::Seq2SeqTransformer& m, const std::vector<std::int64_t>& slice, double share) {
+        StepResult r = forward_backward(m, data::gather_batch(data_.train, slice, variable), share);
+        r.loss *= share;  // the batch's loss is the sum of the shares' losses
+        return r;
+      });
   update();
 
   StepResult result;
-  for (int w = 0; w < n; ++w) {
-    result.loss += share[w] * parts[w].loss;
-    result.teacher_forced += parts[w].teacher_forced;
+  for (const StepResult& part : parts) {
+    result.loss += part.loss;
+    result.teacher_forced += part.teacher_forced;
   }
   return result;
 }
 
 Accuracy Trainer::evaluate() {
   std::vector<const nn::Seq2SeqTransformer*> models;
-  for (nn::Seq2SeqTransformer* m : workers_) {
+  for (nn::Seq2SeqTransformer* m : parallel_.workers()) {
     m->eval();
     models.push_back(m);
   }
@@ -235,7 +233,7 @@ void Trainer::log_gradients(const std::string& path, std::int64_t every) {
 void Trainer::append_grad_log(std::int64_t epoch, const std::vector<std::pair<std::string, Tensor>>& before) const {
   NoGradGuard no_grad;  // the update below is arithmetic for the log, not part of training
   nlohmann::json params = nlohmann::json::object();
-  const auto now = model_->named_parameters();
+  const auto now = model().named_parameters();
   for (std::size_t i = 0; i < now.size(); ++i) {
     const Tensor& w0 = before[i].second;
     const Tensor& w1 = now[i].second;
@@ -248,11 +246,11 @@ void Trainer::append_grad_log(std::int64_t epoch, const std::vector<std::pair<st
 }
 
 void Trainer::save(const std::string& path) const {
-  train::save_checkpoint(path, kFormat, *model_, *optimizer_,
+  train::save_checkpoint(path, kFormat, model(), *optimizer_,
                          {.config = config_.to_json(),
                           .epoch = epochs_done(),
                           .global_step = global_step_,
-                          .generators = {{"dropout_rng", model_->dropout_generator().state()}},
+                          .generators = {{"dropout_rng", model().dropout_generator().state()}},
                           .history = history_json(history_).dump(),
                           .epoch_progress = progress_.steps > 0 ? progress_json(progress_).dump() : ""});
 }
@@ -361,8 +359,8 @@ void Trainer::load(const std::string& path) {
   }
   Generator scratch_init(0);
   nn::Seq2SeqTransformer scratch(config_.model_options(), scratch_init);
-  train::restore_checkpoint(state, path, scratch, *model_, *optimizer_);
-  model_->dropout_generator().set_state(state.meta.generators.at("dropout_rng"));
+  train::restore_checkpoint(state, path, scratch, model(), *optimizer_);
+  model().dropout_generator().set_state(state.meta.generators.at("dropout_rng"));
   global_step_ = state.meta.global_step;
   history_ = history;
   progress_ = progress;

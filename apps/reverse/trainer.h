@@ -10,6 +10,7 @@
 #include "optim/schedule.h"
 #include "reverse/config.h"
 #include "reverse/greedy.h"
+#include "train/data_parallel.h"
 #include "train/lines_output.h"
 
 namespace cppgrad::reverse {
@@ -61,13 +62,14 @@ class Trainer {
   // Greedy accuracy on the test set, its rows split across the workers.
   Accuracy evaluate();
 
-  // The models that run the slices of a batch: the model itself, then one replica per further thread. A
-  // replica shares the model's parameter storage (Module::share_parameters_with) and owns its gradients.
-  int workers() const { return static_cast<int>(workers_.size()); }
+  // The models that run the slices of a batch: the model itself, then one replica per further thread
+  // (train/data_parallel.h).
+  int workers() const { return parallel_.worker_count(); }
 
   const TrainConfig& config() const { return config_; }
   const data::ReversalData& data() const { return data_; }
-  nn::Seq2SeqTransformer& model() { return *model_; }
+  nn::Seq2SeqTransformer& model() { return parallel_.model(); }
+  const nn::Seq2SeqTransformer& model() const { return parallel_.model(); }
   optim::Optimizer& optimizer() { return *optimizer_; }
   std::int64_t epochs_done() const { return static_cast<std::int64_t>(history_.size()); }
   std::int64_t global_step() const { return global_step_; }
@@ -98,10 +100,7 @@ class Trainer {
 
   TrainConfig config_;
   data::ReversalData data_;
-  std::unique_ptr<nn::Seq2SeqTransformer> model_;
-  std::vector<std::unique_ptr<nn::Seq2SeqTransformer>> replicas_;
-  std::vector<nn::Seq2SeqTransformer*> workers_;  // model_, then the replicas
-  std::vector<std::vector<Tensor>> worker_params_;  // each worker's parameters (handles), in the same order
+  train::DataParallel<nn::Seq2SeqTransformer> parallel_;  // the model and its replicas
   std::unique_ptr<optim::Optimizer> optimizer_;
   optim::Schedule schedule_;
   std::int64_t global_step_ = 0;
