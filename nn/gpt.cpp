@@ -100,6 +100,48 @@ GPTOutput GPT::forward(const Tensor& idx, const Tensor& targets) const {
   return {remember_output(logits), loss};
 }
 
+KVCache GPT::make_cache(std::int64_t batch) const {
+  const GPTConfig& c = config_;
+  return KVCache(c.n_layer, batch, c.n_head, c.block_size, c.n_embd / c.n_head, lm_head_->weight().dtype());
+}
+
+namespace {
+
+void check_forward_cached(const Tensor& idx, const KVCache& cache, const GPTConfig& c, bool training) {
+  if (idx.dim() != 2 || idx.dtype() != DType::Int64 || idx.shape()[1] < 1)
+    throw std::invalid_argument(fmt::format("GPT::forward_cached: idx must be [B, t] int64 with t >= 1, got {} {}",
+                                            shape_str(idx.shape()), dtype_name(idx.dtype())));
+  if (static_cast<std::int64_t>(cache.layers.size()) != c.n_layer || cache.capacity() != c.block_size)
+    throw std::invalid_argument(fmt::format("GPT::forward_cached: the cache has {} layers of {} positions, the model "
+                                            "{} of {}: make it with make_cache",
+                                            cache.layers.size(), cache.capacity(), c.n_layer, c.block_size));
+  if (idx.shape()[0] != cache.batch())
+    throw std::invalid_argument(fmt::format("GPT::forward_cached: idx {} has batch {}, the cache batch {}",
+                                            shape_str(idx.shape()), idx.shape()[0], cache.batch()));
+  if (cache.length + idx.shape()[1] > c.block_size)
+    throw std::invalid_argument(fmt::format("GPT::forward_cached: {} new tokens after {} cached run past the context "
+                                            "(block_size) {}", idx.shape()[1], cache.length, c.block_size));
+  if (c.dropout > 0 && training)
+    throw std::invalid_argument(fmt::format("GPT::forward_cached: decoding applies no dropout, the model is in "
+                                            "training mode with dropout {:g}: call eval() first", c.dropout));
+}
+
+}  // namespace
+
+// forward() on the new tokens only: their embeddings at their own positions, each block reading and extending its
+// layer of the cache.
+Tensor GPT::forward_cached(const Tensor& idx, KVCache& cache) const {
+  check_forward_cached(idx, cache, config_, is_training());
+  NoGradGuard no_grad;
+  const std::int64_t start = cache.length, t = idx.shape()[1];
+  const Transformer& tr = *transformer_;
+  Tensor x = add(tr.wte->forward(idx), tr.wpe->forward(Tensor::arange(start, start + t)));  // [B, t, C]
+  for (std::size_t i = 0; i < cache.layers.size(); ++i)
+    x = (*tr.h)[i].forward_cached(x, cache.layers[i], start);                              // [B, t, C]
+  cache.length = start + t;
+  return remember_output(lm_head_->forward(tr.ln_f->forward(x)));                           // [B, t, V]
+}
+
 std::vector<Tensor> GPT::attention_maps() const {
   std::vector<Tensor> maps;
   for (const auto& block : *transformer_->h) maps.push_back(block->last_attention());

@@ -18,6 +18,7 @@
 #include "nn/embedding.h"
 #include "nn/gpt_block.h"
 #include "nn/gpt_config.h"
+#include "nn/kv_cache.h"
 #include "nn/layer_norm.h"
 #include "nn/linear.h"
 
@@ -39,6 +40,17 @@ class GPT : public Module {
   // idx: [B, T] int64 token ids, T <= block_size  targets: [B, T] int64, -1 where a position is not counted
   // (the padding of a batch of unequal sequences), or undefined -> logits [B, T, V] and the loss
   GPTOutput forward(const Tensor& idx, const Tensor& targets = Tensor()) const;
+
+  // Incremental decoding (nn/kv_cache.h). make_cache: empty keys and values for `batch` sequences, room for the
+  // whole context, in the parameters' dtype. forward_cached: idx [B, t] int64, the tokens at positions
+  // cache.length..cache.length+t-1 (a whole prompt at once, or one token a step) -> logits [B, t, V], equal to the
+  // last t rows of forward() on all cache.length+t tokens; appends their keys and values and advances cache.length.
+  // Refuses (std::invalid_argument) a batch size other than the cache's and running past block_size: crop and
+  // start again (clear() the cache), as nanoGPT's generate crops its context. Inference only: runs under its own
+  // NoGradGuard (no graph is recorded, whatever the grad mode), applies no dropout, and so refuses training mode
+  // when the config's dropout > 0 (call eval() first).
+  KVCache make_cache(std::int64_t batch) const;
+  Tensor forward_cached(const Tensor& idx, KVCache& cache) const;
 
   // The blocks' attention weights [B, nh, T, T] from the latest forward, for attention maps.
   std::vector<Tensor> attention_maps() const;

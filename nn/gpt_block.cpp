@@ -1,5 +1,6 @@
 #include "nn/gpt_block.h"
 
+#include "core/autograd.h"
 #include "core/ops/elementwise.h"
 
 namespace cppgrad::nn {
@@ -21,6 +22,12 @@ Tensor Block::forward(const Tensor& x) const {
   last_attention_ = a.weights;
   Tensor h = add(x, a.output);                             // [B, T, C]
   return remember_output(add(h, mlp_->forward(ln_2_->forward(h))));
+}
+
+Tensor Block::forward_cached(const Tensor& x, const KVCache::Layer& kv, std::int64_t length) const {
+  NoGradGuard no_grad;
+  const Tensor h = add(x, attn_->forward_cached(ln_1_->forward(x), kv.k, kv.v, length));  // [B, t, C]
+  return remember_output(add(h, mlp_->forward(ln_2_->forward(h))));                       // [B, t, C]
 }
 
 }  // namespace cppgrad::nn

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "nn/gpt_config.h"
+#include "nn/kv_cache.h"
 #include "nn/layer_norm.h"
 #include "nn/mlp.h"
 #include "nn/self_attention.h"
@@ -19,6 +20,10 @@ class Block : public Module {
   std::string type_name() const override { return "Block"; }
 
   Tensor forward(const Tensor& x) const;  // x: [B, T, C] -> [B, T, C]
+  // Incremental decoding: x [B, t, C], the t positions after the `length` whose keys and values `kv` holds
+  // (CausalSelfAttention::forward_cached, which appends the new ones) -> [B, t, C], equal to the last t rows of
+  // forward() on all length+t positions. Inference only (no graph, no dropout); leaves last_attention() alone.
+  Tensor forward_cached(const Tensor& x, const KVCache::Layer& kv, std::int64_t length) const;
 
   const CausalSelfAttention& attn() const { return *attn_; }
   const MLP& mlp() const { return *mlp_; }

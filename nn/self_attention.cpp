@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "core/autograd.h"
 #include "core/ops/attention.h"
 #include "core/ops/elementwise.h"
 #include "core/ops/matmul.h"
@@ -88,6 +89,54 @@ AttentionResult CausalSelfAttention::forward_fused_qkv(const Tensor& x) const {
   Tensor y = c_proj_->forward(merge_heads(r.output));  // re-assemble the heads side by side, project: [B, T, C]
   if (resid_dropout_) y = resid_dropout_->forward(y);
   return {remember_output(y), r.weights};
+}
+
+namespace {
+
+void check_cached_inputs(const Tensor& x, const Tensor& k_cache, const Tensor& v_cache, std::int64_t length,
+                         const CausalSelfAttentionOptions& o) {
+  const char* op = "CausalSelfAttention::forward_cached";
+  if (x.dim() != 3 || x.shape()[2] != o.d_model)
+    throw std::invalid_argument(fmt::format("{}: expected x [B, t, {}], got {}", op, o.d_model, shape_str(x.shape())));
+  const std::int64_t B = x.shape()[0], t = x.shape()[1], H = o.n_heads, dh = o.d_model / H;
+  for (const Tensor* c : {&k_cache, &v_cache})
+    if (c->dim() != 4 || c->shape()[0] != B || c->shape()[1] != H || c->shape()[3] != dh || c->dtype() != x.dtype())
+      throw std::invalid_argument(fmt::format("{}: caches must be [{}, {}, capacity, {}] {} for x {}, got k {} v {}",
+                                              op, B, H, dh, dtype_name(x.dtype()), shape_str(x.shape()),
+                                              shape_str(k_cache.shape()), shape_str(v_cache.shape())));
+  const std::int64_t capacity = k_cache.shape()[2];
+  if (t < 1 || length < 0 || length + t > capacity || v_cache.shape()[2] != capacity)
+    throw std::invalid_argument(fmt::format("{}: cannot add {} positions to {} cached, the caches hold {} (k {}, v {})",
+                                            op, t, length, capacity, shape_str(k_cache.shape()),
+                                            shape_str(v_cache.shape())));
+}
+
+}  // namespace
+
+// The new positions' q, k, v [B, H, t, dh] as forward() computes them; k and v go into the caches, and q attends to
+// the cached positions 0..length+t-1 through the same fused op, so the two paths share every kernel.
+Tensor CausalSelfAttention::forward_cached(const Tensor& x, const Tensor& k_cache, const Tensor& v_cache,
+                                           std::int64_t length) const {
+  check_cached_inputs(x, k_cache, v_cache, length, options_);
+  if (attn_dropout_ && is_training())
+    throw std::invalid_argument("CausalSelfAttention::forward_cached: decoding applies no dropout; call eval() first");
+  NoGradGuard no_grad;
+  const std::int64_t B = x.shape()[0], t = x.shape()[1], C = options_.d_model, nh = options_.n_heads, hs = C / nh;
+  Tensor q, k, v;  // [B, nh, t, hs]
+  if (c_attn_) {
+    const Tensor qkv = c_attn_->forward(x).view({B, t, 3, nh, hs}).permute({2, 0, 3, 1, 4});  // [3, B, nh, t, hs]
+    q = qkv.select(0, 0), k = qkv.select(0, 1), v = qkv.select(0, 2);
+  } else {
+    q = split_heads(W_q_->forward(x), nh), k = split_heads(W_k_->forward(x), nh), v = split_heads(W_v_->forward(x), nh);
+  }
+  const std::int64_t L = length + t;
+  k_cache.slice(2, length, L).copy_(k);
+  v_cache.slice(2, length, L).copy_(v);
+  // rows length..L-1 of the [L, L] causal mask: new position i sees 0..length+i; one new position sees them all
+  const Tensor mask = t == 1 ? Tensor() : causal_mask(L).slice(0, length, L);  // [t, L]
+  const FusedAttention r = fused_attention(q, k_cache.slice(2, 0, L), v_cache.slice(2, 0, L), mask);  // [B, nh, t, hs]
+  const Tensor y = merge_heads(r.output);                                                            // [B, t, C]
+  return remember_output(c_proj_ ? c_proj_->forward(y) : y);
 }
 
 }  // namespace cppgrad::nn

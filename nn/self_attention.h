@@ -53,6 +53,15 @@ class CausalSelfAttention : public Module {
   // x: [B, L, d_model] -> output [B, L, d_model], weights [B, H, L, L] (zero above the diagonal)
   AttentionResult forward(const Tensor& x) const;
 
+  // Incremental decoding (nn/kv_cache.h). x: [B, t, d_model], the t positions after the `length` already cached;
+  // k_cache, v_cache: [B, H, capacity, dh] with positions 0..length-1 filled, length + t <= capacity.
+  // Writes the new positions' keys and values at length..length+t-1, then position length+i attends to positions
+  // 0..length+i (causal within the new ones too, so a whole prompt can be fed at once) -> [B, t, d_model], equal
+  // to the last t rows of forward() on all length+t positions. Inference only: runs under its own NoGradGuard
+  // (the caches are overwritten in place, which a recorded graph could not survive) and applies no dropout, so it
+  // refuses training mode when dropout > 0.
+  Tensor forward_cached(const Tensor& x, const Tensor& k_cache, const Tensor& v_cache, std::int64_t length) const;
+
   // fused_qkv: the projections, for reading and initialising (GPT-2 scales c_proj); null in seed 003's layout
   const std::shared_ptr<Linear>& c_attn() const { return c_attn_; }
   const std::shared_ptr<Linear>& c_proj() const { return c_proj_; }

@@ -37,6 +37,7 @@
 #include "nn/gpt_block.h"
 #include "nn/gpt_config.h"
 #include "nn/init.h"
+#include "nn/kv_cache.h"
 #include "nn/layer_norm.h"
 #include "nn/linear.h"
 #include "nn/mlp.h"
