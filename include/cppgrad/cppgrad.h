@@ -45,6 +45,7 @@
 #include "nn/multi_head_attention.h"
 #include "nn/multiplicative_attention.h"
 #include "nn/positional.h"
+#include "nn/sampling.h"
 #include "nn/self_attention.h"
 #include "nn/seq2seq.h"
 #include "nn/transformer.h"
