@@ -33,6 +33,7 @@
 #include "nn/dropout.h"
 #include "nn/embedding.h"
 #include "nn/feed_forward.h"
+#include "nn/generate.h"
 #include "nn/gpt.h"
 #include "nn/gpt_block.h"
 #include "nn/gpt_config.h"
