@@ -1,6 +1,6 @@
 #pragma once
 // cppgrad's public API in one include: tensors and their ops, the autograd engine, gradient checking,
-// safetensors I/O, the nn modules, the optimizers and the reversal data set.
+// safetensors I/O, the nn modules, the optimizers, the reversal data set and text data.
 //
 //   #include <cppgrad/cppgrad.h>
 //   using namespace cppgrad;
@@ -58,5 +58,7 @@
 #include "optim/schedule.h"
 #include "optim/sgd.h"
 
-// data: the seeded sequence-reversal task
+// data: the seeded sequence-reversal task; text for next-character models (UTF-8, a character tokenizer)
+#include "data/char_tokenizer.h"
 #include "data/reversal.h"
+#include "data/utf8.h"

@@ -1,0 +1,135 @@
+#include "data/utf8.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+namespace cppgrad::data {
+
+namespace {
+
+// Closes the descriptor on every path out of read_text_file.
+struct FileDescriptor {
+  int fd;
+  ~FileDescriptor() { if (fd >= 0) ::close(fd); }
+};
+
+[[noreturn]] void refuse(const std::string& path, const std::string& why) {
+  throw std::runtime_error(fmt::format("{}: {}", path, why));
+}
+
+}  // namespace
+
+std::string read_text_file(const std::string& path, std::uint64_t max_bytes) {
+  const FileDescriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (file.fd < 0) refuse(path, fmt::format("cannot open: {}", std::strerror(errno)));
+  // fstat on the open descriptor, not stat on the name: the size checked is the size of the file being read.
+  struct stat st {};
+  if (::fstat(file.fd, &st) != 0) refuse(path, fmt::format("cannot stat: {}", std::strerror(errno)));
+  if (S_ISDIR(st.st_mode)) refuse(path, "is a directory, not a text file");
+  if (S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) > max_bytes)
+    refuse(path, fmt::format("is {} bytes, more than the limit of {} bytes", st.st_size, max_bytes));
+
+  std::string out;
+  if (S_ISREG(st.st_mode)) out.reserve(static_cast<std::size_t>(st.st_size));
+  char buffer[1 << 16];
+  for (;;) {
+    const ::ssize_t n = ::read(file.fd, buffer, sizeof buffer);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      refuse(path, fmt::format("cannot read: {}", std::strerror(errno)));
+    }
+    if (n == 0) break;
+    if (out.size() + static_cast<std::uint64_t>(n) > max_bytes)  // grew while read, or a pipe: stop at the bound
+      refuse(path, fmt::format("holds more than the limit of {} bytes", max_bytes));
+    out.append(buffer, static_cast<std::size_t>(n));
+  }
+  return out;
+}
+
+std::string code_point_name(char32_t c) { return fmt::format("U+{:04X}", static_cast<std::uint32_t>(c)); }
+
+std::u32string decode_utf8(std::string_view bytes) {
+  std::u32string out;
+  out.reserve(bytes.size());  // at most one code point per byte
+  const std::size_t n = bytes.size();
+  std::size_t i = 0;
+  while (i < n) {
+    const auto lead = static_cast<unsigned char>(bytes[i]);
+    if (lead < 0x80) {
+      out.push_back(lead);
+      ++i;
+      continue;
+    }
+    const auto bad = [&](const std::string& why) {
+      return std::invalid_argument(fmt::format("invalid UTF-8 at byte offset {}: {}", i, why));
+    };
+    // The lead byte says how many bytes the sequence has and gives the top bits of the code point.
+    std::size_t length = 0;
+    char32_t cp = 0;
+    if (lead < 0xC0) throw bad(fmt::format("continuation byte 0x{:02X} without a lead byte", lead));
+    if (lead >= 0xF8) throw bad(fmt::format("byte 0x{:02X} never occurs in UTF-8", lead));
+    if (lead < 0xE0) {
+      length = 2, cp = lead & 0x1F;  // 110xxxxx
+    } else if (lead < 0xF0) {
+      length = 3, cp = lead & 0x0F;  // 1110xxxx
+    } else {
+      length = 4, cp = lead & 0x07;  // 11110xxx (F5..F7 give values above U+10FFFF, refused below)
+    }
+    for (std::size_t k = 1; k < length; ++k) {
+      if (i + k >= n) throw bad(fmt::format("truncated: a {}-byte sequence cut off by the end of the text", length));
+      const auto next = static_cast<unsigned char>(bytes[i + k]);
+      if ((next & 0xC0) != 0x80)
+        throw bad(fmt::format("truncated: a {}-byte sequence whose byte {} is 0x{:02X}, not a continuation byte",
+                              length, k + 1, next));
+      cp = (cp << 6) | (next & 0x3F);
+    }
+    // The smallest code point each length may carry: anything less has a shorter form (overlong).
+    static constexpr char32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[length])
+      throw bad(fmt::format("overlong {}-byte form of {}", length, code_point_name(cp)));
+    if (cp >= 0xD800 && cp <= 0xDFFF) throw bad(fmt::format("encodes the UTF-16 surrogate {}", code_point_name(cp)));
+    if (cp > 0x10FFFF) throw bad(fmt::format("encodes {}, above U+10FFFF", code_point_name(cp)));
+    out.push_back(cp);
+    i += length;
+  }
+  return out;
+}
+
+std::string encode_utf8(char32_t c) {
+  const auto v = static_cast<std::uint32_t>(c);
+  if ((v >= 0xD800 && v <= 0xDFFF) || v > 0x10FFFF)
+    throw std::invalid_argument(fmt::format("encode_utf8: {} is not a Unicode scalar value", code_point_name(c)));
+  std::string out;
+  if (v < 0x80) {
+    out += static_cast<char>(v);
+  } else if (v < 0x800) {
+    out += static_cast<char>(0xC0 | (v >> 6));
+    out += static_cast<char>(0x80 | (v & 0x3F));
+  } else if (v < 0x10000) {
+    out += static_cast<char>(0xE0 | (v >> 12));
+    out += static_cast<char>(0x80 | ((v >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (v & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (v >> 18));
+    out += static_cast<char>(0x80 | ((v >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((v >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (v & 0x3F));
+  }
+  return out;
+}
+
+std::string encode_utf8(std::u32string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char32_t c : text) out += encode_utf8(c);
+  return out;
+}
+
+}  // namespace cppgrad::data

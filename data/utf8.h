@@ -1,0 +1,31 @@
+#pragma once
+// Text files and strict UTF-8: the bytes of a (bounded) file, decoded into Unicode code points and back.
+//
+// Strict means what RFC 3629 allows and nothing else: no overlong forms (C0 80 for U+0000), no UTF-16 surrogates
+// (U+D800..U+DFFF), nothing above U+10FFFF. A character-level tokenizer built on a lenient decoder would quietly
+// give one character two ids, so a bad byte is an error that names where it is.
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace cppgrad::data {
+
+inline constexpr std::uint64_t kMaxTextFileBytes = std::uint64_t{1} << 30;  // 1 GiB
+
+// The file's bytes. Refuses (std::runtime_error "<path>: ...") a missing or unreadable file, a directory, and a
+// file over max_bytes before reading any of it (its size is looked up first); a file that grows past the bound
+// while it is read (or a pipe with no size) is refused as soon as it passes it.
+std::string read_text_file(const std::string& path, std::uint64_t max_bytes = kMaxTextFileBytes);
+
+// Strict UTF-8 -> code points. std::invalid_argument "invalid UTF-8 at byte offset N: <why>", N the 0-based
+// offset of the first byte of the first bad sequence.
+std::u32string decode_utf8(std::string_view bytes);
+
+// Code points -> UTF-8 (1 to 4 bytes each). std::invalid_argument for a surrogate or a value above U+10FFFF.
+std::string encode_utf8(std::u32string_view text);
+std::string encode_utf8(char32_t c);
+
+// "U+0041" (at least 4 hex digits): how errors name a character that may not print.
+std::string code_point_name(char32_t c);
+
+}  // namespace cppgrad::data
