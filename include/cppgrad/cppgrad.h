@@ -58,7 +58,10 @@
 #include "optim/schedule.h"
 #include "optim/sgd.h"
 
-// data: the seeded sequence-reversal task; text for next-character models (UTF-8, a character tokenizer)
+// data: the seeded sequence-reversal task; text for next-character models (UTF-8, a character tokenizer, corpora
+// of lines or running text, their batches)
 #include "data/char_tokenizer.h"
 #include "data/reversal.h"
+#include "data/text_corpus.h"
+#include "data/token_batch.h"
 #include "data/utf8.h"

@@ -1,0 +1,53 @@
+#pragma once
+// A text file made ready for a next-character model: tokenized, split into training and validation, sized.
+//
+// Two shapes of data:
+//   lines  (makemore's names, a word list): each non-empty line is one sequence <b> c1 .. cn <b>; lines are
+//          shuffled with a seeded Generator (a word list is sorted) and the first round(N * val_fraction) (at least
+//          1, at most N - 1) are validation, the rest training, like words_pytorch.py; the context T defaults to
+//          the longest line + 1 (the model reads <b> and the characters);
+//   text   (tiny-shakespeare): the whole text is one token stream, no boundary token; the last
+//          round(N * val_fraction) tokens validate, the ones before train (nanoGPT's split); windows of T.
+// The batches are built by data/token_batch.h.
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "data/char_tokenizer.h"
+#include "data/token_batch.h"
+
+namespace cppgrad::data {
+
+enum class TextFormat { lines, text };
+std::optional<TextFormat> parse_text_format(std::string_view name);  // "lines" / "text"; nullopt otherwise
+const char* to_string(TextFormat format);
+
+struct TextCorpusConfig {
+  TextFormat format = TextFormat::lines;
+  std::int64_t context = 0;   // T. 0: lines mode -> longest line + 1; text mode -> an error (it must be given)
+  double val_fraction = 0.1;  // (0, 1): share of lines (lines mode) / of tokens at the end (text mode) held out
+  std::uint64_t seed = 0;     // lines mode: the shuffle before the split
+};
+
+struct TextCorpus {
+  TextFormat format = TextFormat::lines;
+  CharTokenizer tokenizer;      // lines mode: with the boundary (id 0); text mode: without
+  std::int64_t context = 0;     // T: the model's block size
+  std::vector<std::vector<std::int64_t>> train_lines, val_lines;  // lines mode: each line's ids, no boundaries
+  std::vector<std::int64_t> train_tokens, val_tokens;              // text mode: the two streams
+  std::int64_t longest_line = 0;  // lines mode: characters of the longest line
+};
+
+// The corpus of UTF-8 text (decode_utf8's error for invalid bytes). std::invalid_argument for: fewer than 2
+// non-empty lines (lines mode); a line over T - 1 characters, "line L has C characters; --context N holds at most
+// N-1 (...)" with L its 1-based line number in the file; a split (text mode) of no more than T tokens, saying how
+// many it has and needs; a config out of range.
+TextCorpus make_text_corpus(std::string_view utf8, const TextCorpusConfig& config);
+
+// The same split with a tokenizer fixed beforehand (a checkpoint's), for `eval --data FILE`: a character outside the
+// vocab is an error naming it and its line. Here val_fraction may be 0, meaning "all of it is validation" (every
+// line / token goes to val_*, and one line / T + 1 tokens are enough).
+TextCorpus make_text_corpus(std::string_view utf8, const TextCorpusConfig& config, const CharTokenizer& tokenizer);
+
+}  // namespace cppgrad::data
