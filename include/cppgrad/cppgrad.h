@@ -59,7 +59,8 @@
 #include "optim/sgd.h"
 
 // data: the seeded sequence-reversal task; text for next-character models (UTF-8, a character tokenizer, corpora
-// of lines or running text, their batches)
+// of lines or running text, their batches, the count-based bigram baseline)
+#include "data/bigram.h"
 #include "data/char_tokenizer.h"
 #include "data/reversal.h"
 #include "data/text_corpus.h"
