@@ -5,7 +5,8 @@
 # Quiet on success; on failure it says which step failed and shows apt's output.
 set -euo pipefail
 
-packages=(cmake g++ make ninja-build pkg-config libgtest-dev libgmock-dev libfmt-dev libcxxopts-dev nlohmann-json3-dev libbenchmark-dev)
+packages=(cmake g++ make ninja-build pkg-config libgtest-dev libgmock-dev libfmt-dev libcxxopts-dev nlohmann-json3-dev libbenchmark-dev
+          wamerican)  # wamerican: the word list cppgrad-gpt trains on by default (never read by a test)
 # --ci: also Clang 16 with its OpenMP runtime and its sanitizer and libFuzzer runtimes, for CI's Clang stages.
 if [[ "${1:-}" == "--ci" ]]; then
   packages+=(clang-16 libomp-16-dev libclang-rt-16-dev)

@@ -25,6 +25,9 @@ void save_checkpoint(const std::string& path, const CheckpointFormat& format, co
   if (!meta.epoch_progress.empty()) metadata["epoch_progress"] = meta.epoch_progress;
   for (const auto& [key, state] : meta.generators)
     metadata[key] = nlohmann::json(std::vector<std::uint64_t>(state.begin(), state.end())).dump();
+  for (const auto& [key, value] : meta.extra)
+    if (!metadata.emplace(key, value).second)
+      throw std::invalid_argument("save_checkpoint: metadata key '" + key + "' is the checkpoint's own");
   write_safetensors(path, tensors, metadata);
 }
 

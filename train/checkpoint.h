@@ -9,6 +9,7 @@
 //             "history"      the metrics of every epoch done, a JSON array (the program reads it)
 //             "epoch_progress"  saved between two steps of an epoch only: where that epoch stands (steps
 //                            done, the sums its metrics are made of), as JSON (the program reads it)
+//             anything else the program adds (CheckpointMeta::extra), e.g. cppgrad-gpt's "vocab"
 //
 // Saving refuses weights that are not all finite, so the last good checkpoint is never replaced by one that cannot
 // be used; the file is written atomically. Reading is done in steps a program calls in order (read_checkpoint,
@@ -41,6 +42,7 @@ struct CheckpointMeta {
   std::map<std::string, Generator::State> generators = {};  // by metadata key
   std::string history = {};         // JSON array
   std::string epoch_progress = {};  // JSON; empty at an epoch boundary (then not stored)
+  std::map<std::string, std::string> extra = {};  // the program's own keys (not the ones above), stored as they are
 };
 
 void save_checkpoint(const std::string& path, const CheckpointFormat& format, const nn::Module& model,

@@ -7,10 +7,11 @@
 namespace cppgrad::train {
 
 TrainingDiverged::TrainingDiverged(std::int64_t epoch_, std::int64_t step_, std::int64_t steps, double loss)
-    : std::runtime_error(fmt::format("training diverged: the loss is {} at epoch {}, step {} of {}; nothing of this "
-                                     "epoch was saved. Try a smaller --lr or --clip-grad 1; --detect-anomaly names "
-                                     "the op that first made a NaN or Inf",
-                                     loss, epoch_, step_, steps)),
+    : std::runtime_error(fmt::format("training diverged: the loss is {} at {}step {} of {}; nothing of this {} was "
+                                     "saved. Try a smaller --lr or --clip-grad 1; --detect-anomaly names the op that "
+                                     "first made a NaN or Inf",
+                                     loss, epoch_ > 0 ? fmt::format("epoch {}, ", epoch_) : "", step_, steps,
+                                     epoch_ > 0 ? "epoch" : "evaluation interval")),
       epoch(epoch_),
       step(step_) {}
 

@@ -12,7 +12,9 @@ struct TrainingDiverged : std::runtime_error {
   std::int64_t epoch, step;
 };
 
-// Throws TrainingDiverged when `loss` (of step `step` of `steps` in `epoch`) is NaN or infinite.
+// Throws TrainingDiverged when `loss` (of step `step` of `steps` in `epoch`) is NaN or infinite. A program that
+// counts steps, not epochs (cppgrad-gpt), passes epoch 0: the message then names the step of the run, and says
+// nothing since the latest evaluation (where it saves) was kept.
 void check_loss_finite(double loss, std::int64_t epoch, std::int64_t step, std::int64_t steps);
 
 }  // namespace cppgrad::train

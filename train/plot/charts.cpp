@@ -56,11 +56,14 @@ std::string training_curves_svg(const std::vector<std::int64_t>& epoch_numbers, 
 
 // ================================================================ loss curves of a sweep
 
-std::string loss_curves_svg(const std::vector<Curve>& curves, const std::string& title) {
+std::string loss_curves_svg(const std::vector<Curve>& curves, const std::string& title, const std::string& x_label) {
   std::size_t longest = 0;
+  double x_min = HUGE_VAL, x_max = 1;  // the x of the curves' first and last values
   std::vector<double> all;
   for (const Curve& c : curves) {
     longest = std::max(longest, c.values.size());
+    x_max = std::max(x_max, c.steps.empty() ? static_cast<double>(c.values.size()) : c.steps.back());
+    if (!c.values.empty()) x_min = std::min(x_min, c.steps.empty() ? 1.0 : c.steps.front());
     all.insert(all.end(), c.values.begin(), c.values.end());
   }
   if (curves.empty() || longest == 0) return no_data_svg(title, 900, 360);
@@ -73,7 +76,7 @@ std::string loss_curves_svg(const std::vector<Curve>& curves, const std::string&
     sr.color = kPalette[i % kPalette.size()];
     sr.dash = kDashes[(i / kPalette.size()) % kDashes.size()];
     for (std::size_t e = 0; e < curves[i].values.size(); ++e) {
-      sr.xs.push_back(static_cast<double>(e + 1));
+      sr.xs.push_back(e < curves[i].steps.size() ? curves[i].steps[e] : static_cast<double>(e + 1));
       sr.ys.push_back(curves[i].values[e]);
     }
     series.push_back(std::move(sr));
@@ -86,13 +89,13 @@ std::string loss_curves_svg(const std::vector<Curve>& curves, const std::string&
   Axes a{.left = 70, .top = 64, .width = W - 70 - 24 - legend_w - 16, .height = plot_h, .x0 = 0, .x1 = 1, .y0 = 0,
          .y1 = 1};
   std::vector<Tick> xticks, yticks;
-  epoch_x(1, static_cast<double>(longest), a.x0, a.x1, xticks);
+  epoch_x(x_min, x_max, a.x0, a.x1, xticks);
   y_axis_for(all, a, yticks);
 
   std::string s = svg_open(W, H);
   s += svg_title(W, title);
   s += svg_text(a.left + a.width / 2, 52, a.ylog ? "loss (log scale)" : "loss", 13, "middle", "font-weight=\"bold\"");
-  s += draw_axes(a, xticks, yticks, "epoch");
+  s += draw_axes(a, xticks, yticks, x_label);
   const bool dots = longest <= 40;
   for (const Series& sr : series)
     if (!sr.xs.empty()) s += draw_series(a, sr, dots);

@@ -24,12 +24,12 @@ int digits(std::int64_t v) { return static_cast<int>(fmt::formatted_size("{}", v
 
 }  // namespace
 
-ProgressBar::ProgressBar(std::FILE* out, std::string label, std::int64_t total)
-    : out_(out), label_(std::move(label)), total_(total), tty_(is_terminal(out)) {}
+ProgressBar::ProgressBar(std::FILE* out, std::string label, std::int64_t total, std::string rate_unit)
+    : out_(out), label_(std::move(label)), total_(total), rate_unit_(std::move(rate_unit)), tty_(is_terminal(out)) {}
 
 bool ProgressBar::is_terminal(std::FILE* out) { return out != nullptr && ::isatty(::fileno(out)) == 1; }
 
-void ProgressBar::update(std::int64_t done, double loss, double steps_per_s) {
+void ProgressBar::update(std::int64_t done, double loss, double rate) {
   if (!tty_) return;
   const bool final_step = total_ > 0 && done >= total_;
   const double now = now_seconds();
@@ -45,8 +45,8 @@ void ProgressBar::update(std::int64_t done, double loss, double steps_per_s) {
     if (!final_step && filled > 0) bar[filled - 1] = '>';
   }
   const int w = digits(std::max<std::int64_t>(total_, 0));
-  std::string line = fmt::format("{} [{}] {:>{}}/{}  loss {:.4f}  {:.1f} steps/s", label_, bar, done, w, total_, loss,
-                                 steps_per_s);
+  std::string line = fmt::format("{} [{}] {:>{}}/{}  loss {:.4f}  {:.{}f} {}", label_, bar, done, w, total_, loss, rate,
+                                 rate >= 1000 ? 0 : 1, rate_unit_);
   std::fputs("\r", out_);
   std::fputs(line.c_str(), out_);
   std::fputs("\x1b[K", out_);  // clear whatever a longer previous line left behind

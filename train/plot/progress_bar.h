@@ -11,8 +11,9 @@ namespace cppgrad::train {
 //   epoch  3/30 [=========>          ] 41/79  loss 0.4312  512.3 steps/s
 class ProgressBar {
  public:
-  ProgressBar(std::FILE* out, std::string label, std::int64_t total);
-  void update(std::int64_t done, double loss, double steps_per_s);
+  // rate_unit: what update()'s rate counts, e.g. "tokens/s" (a language model's throughput)
+  ProgressBar(std::FILE* out, std::string label, std::int64_t total, std::string rate_unit = "steps/s");
+  void update(std::int64_t done, double loss, double rate);
   void finish();  // clears the line (terminal) so the epoch summary can be printed in its place
   static bool is_terminal(std::FILE* out);
 
@@ -20,6 +21,7 @@ class ProgressBar {
   std::FILE* out_;
   std::string label_;
   std::int64_t total_;
+  std::string rate_unit_;
   bool tty_;
   double last_draw_s_ = -1;
 };

@@ -1,0 +1,155 @@
+#pragma once
+// What every command-line program here shares: bad input is one line and exit status 2, flags are parsed strictly
+// and bounded (train/flags.h), output paths are checked before any work (train/outputs.h), and every exception
+// becomes one line with the status a script can act on. Header-only: the programs' own pieces, never installed.
+//
+//   int main(int argc, char** argv) {
+//     return cli::run_program("cppgrad-gpt", argc, argv, usage, {{"train", cmd_train}, {"sample", cmd_sample}});
+//   }
+#include <fmt/format.h>
+#include <omp.h>
+
+#include <csignal>
+#include <cstdint>
+#include <cstdlib>
+#include <cxxopts.hpp>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include "core/autograd.h"
+#include "cppgrad/version.h"
+#include "train/diverged.h"
+#include "train/flags.h"
+#include "train/outputs.h"
+
+namespace cppgrad::cli {
+
+// Bad input: printed as one line, exit status 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Parses argv; --help prints the flags and exits 0. An argument no flag takes is a usage error unless
+// `positional` (then the program reads r.unmatched() itself).
+inline cxxopts::ParseResult parse_flags(cxxopts::Options& o, int argc, char** argv, bool positional = false) {
+  try {
+    if (positional) o.allow_unrecognised_options();
+    auto r = o.parse(argc, argv);
+    if (r.count("help")) {
+      std::cout << o.help() << std::endl;
+      std::exit(0);
+    }
+    if (!positional && !r.unmatched().empty()) throw UsageError("unexpected argument '" + r.unmatched()[0] + "'");
+    return r;
+  } catch (const cxxopts::exceptions::exception& e) {
+    throw UsageError(e.what());
+  }
+}
+
+// A flag's value, parsed strictly (train/flags.h): a refusal is a usage error naming the flag.
+template <typename T>
+T flag_value(const cxxopts::ParseResult& r, const std::string& flag) {
+  const std::string text = r[flag].as<std::string>();
+  try {
+    if constexpr (std::is_same_v<T, std::string>) return text;
+    else if constexpr (std::is_same_v<T, double>) return train::double_flag(flag, text);
+    else if constexpr (std::is_same_v<T, std::uint64_t>) return train::uint_flag(flag, text);
+    else return train::int_flag(flag, text);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+}
+
+// The path a flag names, or "" when it was not given.
+inline std::string flag_path(const cxxopts::ParseResult& r, const std::string& flag) {
+  return r.count(flag) ? r[flag].as<std::string>() : std::string();
+}
+
+// Bad output paths are usage errors, found before any work is done.
+inline void check_outputs_or_usage_error(const std::vector<train::OutputFlag>& outputs, const std::string& resume = "") {
+  try {
+    train::check_outputs(outputs, resume);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+}
+
+// --threads N (0: OpenMP's default). More threads than the machine has cores still runs, but says so once: the
+// workers then take turns on the cores, and a step is slower, not faster.
+inline void set_threads(std::int64_t threads) {
+  if (threads <= 0) return;
+  omp_set_num_threads(static_cast<int>(threads));
+  const unsigned cores = std::thread::hardware_concurrency();
+  if (cores > 0 && threads > static_cast<std::int64_t>(cores))
+    std::cerr << fmt::format("note: --threads {} is more than this machine's {} cores; the threads will take turns "
+                             "(--threads {} or fewer runs at full speed)\n", threads, cores, cores);
+}
+
+// A path as the shell reads it back: as it is when it is plain, else in single quotes.
+inline std::string shell_quoted(const std::string& path) {
+  constexpr const char* kPlain = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./+=:,@%";
+  if (!path.empty() && path.find_first_not_of(kPlain) == std::string::npos) return path;
+  std::string quoted = "'";
+  for (const char c : path) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+using Command = std::function<int(int, char**)>;
+
+// Runs `program <command> [flags]`: --help / no command print `usage`, --version the version, and every exception
+// becomes one line "<program> <command>: <what>" with its status: 2 bad input (flags, values, files), 3 training
+// diverged, 1 anomaly detected, out of memory, or an unexpected failure.
+inline int run_program(const std::string& program, int argc, char** argv, const std::string& usage,
+                       const std::map<std::string, Command>& commands, const std::string& out_of_memory_hint) {
+  // A reader of --metrics-out that goes away (a closed pipe) is an error to report, not a signal to die of.
+  std::signal(SIGPIPE, SIG_IGN);
+  const std::string first = argc >= 2 ? argv[1] : "";
+  if (argc < 2 || first == "--help" || first == "-h") {
+    std::cout << usage;
+    return argc < 2 ? 2 : 0;
+  }
+  if (first == "--version") {
+    std::cout << program << " " << CPPGRAD_VERSION << "\n";
+    return 0;
+  }
+  const auto found = commands.find(first);
+  if (found == commands.end()) {
+    std::string names;
+    for (const auto& [name, command] : commands) names += (names.empty() ? "" : ", ") + name;
+    std::cerr << program << ": unknown command '" << first << "' (commands: " << names << "; --help explains them)\n";
+    return 2;
+  }
+  const std::string where = program + " " + first + ": ";
+  try {
+    return found->second(argc - 1, argv + 1);
+  } catch (const UsageError& e) {
+    std::cerr << where << e.what() << "\n";
+    return 2;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << where << e.what() << "\n";
+    return 2;
+  } catch (const train::TrainingDiverged& e) {  // the loss became NaN or Inf: not a usage error
+    std::cerr << where << e.what() << "\n";
+    return 3;
+  } catch (const AnomalyError& e) {  // --detect-anomaly found a NaN or Inf
+    std::cerr << where << e.what() << "\n";
+    return 1;
+  } catch (const std::runtime_error& e) {  // files: missing, corrupt, another configuration, cannot write
+    std::cerr << where << e.what() << "\n";
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::cerr << where << "out of memory (" << out_of_memory_hint << ")\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << where << "unexpected error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace cppgrad::cli

@@ -1,0 +1,67 @@
+#pragma once
+// Everything a GPT training run depends on. Checkpoints store it (as JSON in their metadata), so a resumed run can
+// check it continues the same experiment, and `sample` / `eval` rebuild the model and the data split from it.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "nn/gpt_config.h"
+
+namespace cppgrad::gpt {
+
+// Debian's word list (package wamerican): 104k words, one per line, the default corpus.
+inline constexpr const char* kDefaultData = "/usr/share/dict/american-english";
+
+// The largest values a run accepts, from a flag or a checkpoint's config: every size is bounded before anything is
+// allocated for it, so a typo cannot ask for terabytes.
+inline constexpr std::int64_t kMaxSteps = 1'000'000'000;
+inline constexpr std::int64_t kMaxContext = 4'096;
+inline constexpr std::int64_t kMaxWidth = 8'192;      // --d-model
+inline constexpr std::int64_t kMaxLayers = 96;
+inline constexpr std::int64_t kMaxHeads = 256;
+inline constexpr std::int64_t kMaxBatch = 65'536;
+inline constexpr std::int64_t kMaxThreads = 256;
+inline constexpr std::int64_t kMaxParameters = 200'000'000;     // without the vocabulary's rows (known after reading)
+inline constexpr std::int64_t kMaxActivations = 1'000'000'000;  // floats a step's graph holds, roughly (4 GB)
+
+struct TrainConfig {
+  // data
+  std::string data = kDefaultData;
+  std::string format = "lines";  // lines (one sequence per line) | text (a running text, random windows)
+  std::int64_t context = 0;      // 0: lines -> the longest line + 1; text -> 64
+  // model (the anchor config of ../shared/anchors/gpt/words_pytorch.py)
+  std::int64_t d_model = 64;
+  std::int64_t heads = 4;
+  std::int64_t layers = 4;
+  double dropout = 0.0;
+  // optimisation: AdamW, betas 0.9 / 0.99 (makemore's), eps 1e-8
+  std::int64_t steps = 2000;
+  std::int64_t batch_size = 32;
+  double lr = 5e-4;
+  std::string schedule = "constant";  // constant | cosine (linear warm-up, then cosine to 0 at --steps)
+  std::int64_t warmup_steps = 0;
+  double weight_decay = 0.01;
+  double clip_grad = 0.0;  // 0: no clipping
+  std::uint64_t seed = 0;  // the split, the initial weights, the batches, dropout
+  std::int64_t threads = 0;  // 0: OpenMP's default
+  std::int64_t eval_every = 500;
+
+  // The context for the text mode when --context is not given.
+  static constexpr std::int64_t kDefaultTextContext = 64;
+
+  nn::GPTConfig model_config(std::int64_t vocab, std::int64_t context) const;
+  // Throws std::invalid_argument with a one-line reason naming the flag, for any value out of range.
+  void validate() const;
+  // Rough sizes, for the limits (exact enough to stop a typo); vocab and context as known after reading the data.
+  std::int64_t estimated_parameters(std::int64_t vocab, std::int64_t context) const;
+  std::int64_t estimated_activations(std::int64_t vocab, std::int64_t context) const;
+  // Throws std::invalid_argument when the model or a step would exceed the limits.
+  void check_sizes(std::int64_t vocab, std::int64_t context) const;
+
+  std::string to_json() const;
+  static TrainConfig from_json(const std::string& json);  // throws std::invalid_argument on a malformed config
+  // The keys that must agree for a checkpoint to be resumed (everything but steps, eval_every and threads).
+  std::vector<std::string> mismatched_for_resume(const TrainConfig& other) const;
+};
+
+}  // namespace cppgrad::gpt

@@ -1,0 +1,228 @@
+#include "gpt/trainer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "core/autograd.h"
+#include "core/thread_pool.h"
+#include "data/bigram.h"
+#include "data/utf8.h"
+#include "gpt/checkpoint.h"
+#include "optim/adam.h"
+#include "optim/clip.h"
+#include "train/checkpoint.h"
+#include "train/data_parallel.h"
+#include "train/diverged.h"
+#include "train/stop.h"
+
+namespace cppgrad::gpt {
+
+namespace {
+
+// AdamW as makemore and ../shared/anchors/gpt/words_pytorch.py run it: betas 0.9 / 0.99, decay on every parameter.
+std::unique_ptr<optim::Optimizer> make_optimizer(const TrainConfig& c, nn::NamedTensors params) {
+  return std::make_unique<optim::Adam>(std::move(params),
+                                       optim::AdamOptions{.lr = c.lr, .beta1 = 0.9, .beta2 = 0.99, .eps = 1e-8,
+                                                          .weight_decay = c.weight_decay,
+                                                          .decoupled_weight_decay = true});
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+data::TextCorpus read_corpus(const TrainConfig& config, std::int64_t context) {
+  const std::string text = data::read_text_file(config.data);
+  return data::make_text_corpus(text, {.format = *data::parse_text_format(config.format),
+                                       .context = context,
+                                       .val_fraction = 0.1,
+                                       .seed = config.seed});
+}
+
+// ------------------------------------------------------------------------------------------- the loss of a split
+SplitLoss split_loss(const nn::GPT& model, const data::TextCorpus& corpus, bool validation,
+                     const std::function<void(std::int64_t, std::int64_t)>& on_chunk) {
+  NoGradGuard no_grad;
+  const std::int64_t T = corpus.context;
+  const bool lines = corpus.format == data::TextFormat::lines;
+  const auto& split_lines = validation ? corpus.val_lines : corpus.train_lines;
+  const auto& split_tokens = validation ? corpus.val_tokens : corpus.train_tokens;
+  // Rows of a chunk: about 16k tokens of context, so the logits of a chunk stay a few megabytes.
+  const std::int64_t rows_per_chunk = std::max<std::int64_t>(1, 16384 / T);
+  std::vector<std::int64_t> starts;  // text: the windows; lines: unused
+  if (!lines) starts = data::eval_window_starts(static_cast<std::int64_t>(split_tokens.size()), T);
+  const std::int64_t rows = lines ? static_cast<std::int64_t>(split_lines.size()) : static_cast<std::int64_t>(starts.size());
+  const std::int64_t chunks = (rows + rows_per_chunk - 1) / rows_per_chunk;
+  SplitLoss out;
+  double sum = 0;  // nats, summed chunk by chunk in order
+  for (std::int64_t c = 0; c < chunks; ++c) {
+    std::vector<std::int64_t> chunk;
+    for (std::int64_t r = c * rows_per_chunk; r < std::min(rows, (c + 1) * rows_per_chunk); ++r)
+      chunk.push_back(lines ? r : starts[r]);
+    const data::TokenBatch b = lines ? data::lines_batch(split_lines, chunk, T) : data::text_batch(split_tokens, chunk, T);
+    if (b.tokens == 0) continue;
+    const nn::GPTOutput o = model.forward(b.idx, b.targets);  // loss: mean over the chunk's counted targets
+    sum += o.loss.item() * static_cast<double>(b.tokens);
+    out.tokens += b.tokens;
+    if (on_chunk) on_chunk(c + 1, chunks);
+  }
+  out.loss = out.tokens > 0 ? sum / static_cast<double>(out.tokens) : 0.0;
+  return out;
+}
+
+// ------------------------------------------------------------------------------------------- the trainer
+Trainer::Trainer(const TrainConfig& config) : config_(config), batch_gen_(config.seed + 2) {
+  config_.validate();
+  const std::int64_t context = config_.context > 0 ? config_.context
+                               : config_.format == "text" ? TrainConfig::kDefaultTextContext
+                                                          : 0;  // lines: the longest line + 1
+  corpus_ = read_corpus(config_, context);
+  config_.check_sizes(corpus_.tokenizer.size(), corpus_.context);
+  bigram_val_loss_ = data::bigram_val_loss(corpus_);
+
+  Generator init(config_.seed);
+  const nn::GPTConfig mc = config_.model_config(corpus_.tokenizer.size(), corpus_.context);
+  const int threads = config_.threads > 0 ? static_cast<int>(config_.threads) : max_parallel_workers();
+  // The first model made is the run's (its initial values from `init`); a replica's own values are dropped.
+  parallel_ = std::make_unique<train::DataParallel<nn::GPT>>(
+      static_cast<int>(std::min<std::int64_t>(threads, config_.batch_size)),
+      [&] { return std::make_unique<nn::GPT>(mc, init); });
+  // Each replica's dropout masks come from a seed the model's generator draws, in worker order: not from timing.
+  parallel_->sync_replicas_with([dropout = config_.dropout > 0](nn::GPT& replica, nn::GPT& model) {
+    if (dropout) replica.dropout_generator().manual_seed(model.dropout_generator().next_u64());
+  });
+  optimizer_ = make_optimizer(config_, model().named_parameters());
+  schedule_ = {.kind = optim::parse_schedule_kind(config_.schedule),
+               .base_lr = config_.lr,
+               .warmup_steps = config_.warmup_steps,
+               .total_steps = config_.steps};
+}
+
+data::TokenBatch Trainer::batch(const std::vector<std::int64_t>& rows) const {
+  return corpus_.format == data::TextFormat::lines ? data::lines_batch(corpus_.train_lines, rows, corpus_.context)
+                                                   : data::text_batch(corpus_.train_tokens, rows, corpus_.context);
+}
+
+// The loss terms of a batch's rows: the targets they count (a line's characters and its closing <b>; a window's T).
+std::int64_t Trainer::loss_terms(const std::vector<std::int64_t>& rows) const {
+  if (corpus_.format == data::TextFormat::text) return static_cast<std::int64_t>(rows.size()) * corpus_.context;
+  std::int64_t n = 0;
+  for (const std::int64_t r : rows) n += static_cast<std::int64_t>(corpus_.train_lines[r].size()) + 1;
+  return n;
+}
+
+// The training step: forward, loss, backward, update. The batch's rows are split over the workers
+// (train/data_parallel.h); each worker's loss is the mean over its slice's targets, weighted by its share of the
+// batch's targets, so the summed gradients are those of the batch's mean loss.
+double Trainer::train_step() {
+  const std::int64_t count = corpus_.format == data::TextFormat::lines
+                                 ? static_cast<std::int64_t>(corpus_.train_lines.size())
+                                 : static_cast<std::int64_t>(corpus_.train_tokens.size()) - corpus_.context;
+  const std::vector<std::int64_t> rows = data::random_rows(count, config_.batch_size, batch_gen_);
+  optimizer_->set_lr(schedule_.lr_at(step_));
+  optimizer_->zero_grad();
+  model().train();
+  const std::vector<double> parts = parallel_->step(
+      rows, [&](const std::vector<std::int64_t>& slice) { return loss_terms(slice); },
+      [&](nn::GPT& worker, const std::vector<std::int64_t>& slice, double share) {
+        const data::TokenBatch b = batch(slice);
+        const nn::GPTOutput o = worker.forward(b.idx, b.targets);  // logits [b, T, V], loss [] (mean over b.tokens)
+        o.loss.backward(Tensor::scalar(share, o.loss.dtype()));
+        return share * o.loss.item();
+      });
+  double loss = 0;
+  for (const double part : parts) loss += part;
+  train::check_loss_finite(loss, /*epoch=*/0, step_ + 1, config_.steps);  // before the update: the weights stay good
+  if (config_.clip_grad > 0) optim::clip_grad_norm(parallel_->parameters(), config_.clip_grad);
+  optimizer_->step();
+  ++step_;
+  return loss;
+}
+
+Evaluation Trainer::evaluate() {
+  model().eval();
+  Evaluation e;
+  e.step = step_;
+  e.train_loss = steps_since_eval_ > 0 ? loss_sum_ / static_cast<double>(steps_since_eval_) : std::nan("");
+  e.val_loss = split_loss(model(), corpus_, /*validation=*/true).loss;
+  e.lr = optimizer_->lr();
+  e.tokens_per_s = interval_s_ > 0 ? static_cast<double>(steps_since_eval_ * tokens_per_step()) / interval_s_ : 0.0;
+  train_s_ += interval_s_;
+  e.elapsed_s = train_s_;
+  history_.push_back(e);
+  loss_sum_ = 0, steps_since_eval_ = 0, interval_s_ = 0;
+  return e;
+}
+
+void Trainer::run(const StepCallback& on_step, const EvalCallback& on_eval, const StopCheck& stop) {
+  const std::int64_t first = step_;
+  double session_s = 0;
+  while (step_ < config_.steps) {
+    if (stop && stop()) throw train::TrainingStopped(/*epoch=*/0, step_, config_.steps);
+    const auto t0 = std::chrono::steady_clock::now();
+    const double loss = train_step();
+    const double dt = seconds_since(t0);
+    interval_s_ += dt, session_s += dt;
+    loss_sum_ += loss, ++steps_since_eval_;
+    if (on_step) on_step(step_, loss, static_cast<double>((step_ - first) * tokens_per_step()) / std::max(session_s, 1e-9));
+    if (step_ % config_.eval_every == 0 || step_ == config_.steps) {
+      const Evaluation e = evaluate();
+      if (on_eval) on_eval(e);
+    }
+  }
+}
+
+// ------------------------------------------------------------------------------------------- checkpoints
+void Trainer::save(const std::string& path) const {
+  save_gpt_checkpoint(path, parallel_->model(), *optimizer_, config_, corpus_.tokenizer, step_, history_,
+                      {.batch_rng = batch_gen_.state(), .loss_sum = loss_sum_, .steps_since_eval = steps_since_eval_,
+                       .train_s = train_s_, .interval_s = interval_s_});
+}
+
+void Trainer::load(const std::string& path) {
+  GptCheckpoint c = read_gpt_checkpoint(path);  // checked whole: format, config, vocab, counts, history
+  const auto differ = config_.mismatched_for_resume(c.config);
+  if (!differ.empty()) {
+    std::string keys;
+    for (const auto& k : differ) keys += (keys.empty() ? "" : ", ") + k;
+    throw std::runtime_error("checkpoint " + path + " was trained with another configuration (" + keys +
+                             " differ); resume with the same flags or start a new run");
+  }
+  if (c.tokenizer.vocab() != corpus_.tokenizer.vocab())
+    throw std::runtime_error("checkpoint " + path + ": its vocabulary differs from the one " + config_.data +
+                             " gives now (has the file changed?)");
+  Generator scratch_init(0);
+  nn::GPT scratch(model().config(), scratch_init);
+  train::restore_checkpoint(c.state, path, scratch, model(), *optimizer_);
+  model().dropout_generator().set_state(c.state.meta.generators.at("dropout_rng"));
+  batch_gen_.set_state(c.progress.batch_rng);
+  step_ = c.step;
+  history_ = std::move(c.history);
+  loss_sum_ = c.progress.loss_sum, steps_since_eval_ = c.progress.steps_since_eval;
+  train_s_ = c.progress.train_s, interval_s_ = c.progress.interval_s;
+}
+
+TrainConfig read_checkpoint_config(const std::string& path) { return read_gpt_checkpoint(path).config; }
+
+LoadedModel load_model(const std::string& path) {
+  GptCheckpoint c = read_gpt_checkpoint(path);
+  LoadedModel m{.config = c.config, .tokenizer = c.tokenizer, .context = c.context, .steps_done = c.step, .model = {}};
+  Generator init(0);
+  m.model = std::make_unique<nn::GPT>(c.config.model_config(c.tokenizer.size(), c.context), init);
+  try {
+    m.model->load_state_dict(c.state.model);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("checkpoint " + path + ": " + e.what());
+  }
+  m.model->eval();
+  return m;
+}
+
+}  // namespace cppgrad::gpt

@@ -1,0 +1,102 @@
+#pragma once
+// The GPT training run: the text, its split and tokenizer, the model, AdamW, the schedule, and the step loop.
+// Everything a step depends on is derived from the config or saved in the checkpoint (the weights, AdamW's moments,
+// the batch sampler's and dropout's generators, the metrics so far), so a resumed run replays exactly.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "data/text_corpus.h"
+#include "data/token_batch.h"
+#include "gpt/config.h"
+#include "gpt/metrics.h"
+#include "nn/gpt.h"
+#include "optim/optimizer.h"
+#include "optim/schedule.h"
+#include "train/data_parallel.h"
+
+namespace cppgrad::gpt {
+
+
+// What sample / eval need of a checkpoint without a trainer: its config, tokenizer, step count and model.
+struct LoadedModel {
+  TrainConfig config;
+  data::CharTokenizer tokenizer;
+  std::int64_t context = 0;
+  std::int64_t steps_done = 0;
+  std::unique_ptr<nn::GPT> model;
+};
+// Reads a cppgrad-gpt checkpoint's model (weights only); throws std::runtime_error "checkpoint <path>: ...".
+LoadedModel load_model(const std::string& path);
+// The corpus a config names, split as training split it (the file re-read; its tokenizer must be the checkpoint's).
+data::TextCorpus read_corpus(const TrainConfig& config, std::int64_t context);
+
+// Mean loss in nats per predicted token of `model` over a split (lines or token stream), in fixed order, under
+// no-grad; `on_chunk(done, total)` reports progress. The sum over chunks is taken in order: reproducible.
+struct SplitLoss {
+  double loss = 0;
+  std::int64_t tokens = 0;
+};
+SplitLoss split_loss(const nn::GPT& model, const data::TextCorpus& corpus, bool validation,
+                     const std::function<void(std::int64_t, std::int64_t)>& on_chunk = nullptr);
+
+class Trainer {
+ public:
+  // Reads the data (config.data, bounded: data/utf8.h), splits and tokenizes it, builds the model and AdamW.
+  explicit Trainer(const TrainConfig& config);
+
+  // Called after every step: (steps done, this step's loss, tokens per second of this session's training).
+  using StepCallback = std::function<void(std::int64_t, double, double)>;
+  using EvalCallback = std::function<void(const Evaluation&)>;
+  using StopCheck = std::function<bool()>;
+  // Trains up to config().steps, evaluating every eval_every steps and after the last. Throws
+  // train::TrainingDiverged at the first step whose loss is not finite (nothing of it is kept), and
+  // train::TrainingStopped when `stop` says so between two steps (save() then writes a checkpoint that resumes
+  // exactly).
+  void run(const StepCallback& on_step, const EvalCallback& on_eval, const StopCheck& stop);
+
+  // One optimisation step on a random batch of the training split: forward and backward split across the
+  // workers (contiguous slices of the batch), gradients summed, clipping, AdamW. Returns the batch's mean loss.
+  double train_step();
+  Evaluation evaluate();  // the validation loss now; appended to history()
+
+  const TrainConfig& config() const { return config_; }
+  const data::TextCorpus& corpus() const { return corpus_; }
+  nn::GPT& model() { return parallel_->model(); }
+  std::int64_t step() const { return step_; }
+  std::int64_t tokens_per_step() const { return config_.batch_size * corpus_.context; }
+  const std::vector<Evaluation>& history() const { return history_; }
+  double bigram_val_loss() const { return bigram_val_loss_; }
+  int workers() const { return parallel_->worker_count(); }
+
+  // Checkpoints (train/checkpoint.h), written atomically; weights that are not all finite are refused. Loading
+  // refuses another configuration (naming the keys), another vocabulary, or a corrupt file, before anything changes.
+  void save(const std::string& path) const;
+  void load(const std::string& path);
+
+ private:
+  data::TokenBatch batch(const std::vector<std::int64_t>& rows) const;
+  std::int64_t loss_terms(const std::vector<std::int64_t>& rows) const;
+
+  TrainConfig config_;
+  data::TextCorpus corpus_;
+  double bigram_val_loss_ = 0;
+  std::unique_ptr<train::DataParallel<nn::GPT>> parallel_;  // the model, and a replica per further thread
+  std::unique_ptr<optim::Optimizer> optimizer_;
+  optim::Schedule schedule_;
+  Generator batch_gen_;  // draws the batches
+  std::int64_t step_ = 0;
+  std::vector<Evaluation> history_;
+  // Since the latest evaluation (saved, so a resumed run reports the same train_loss).
+  double loss_sum_ = 0;
+  std::int64_t steps_since_eval_ = 0;
+  double train_s_ = 0;  // training wall time of the whole run before this interval
+  double interval_s_ = 0;  // training wall time of this interval
+};
+
+// The config a checkpoint holds (to resume with it); throws std::runtime_error naming the file.
+TrainConfig read_checkpoint_config(const std::string& path);
+
+}  // namespace cppgrad::gpt

@@ -1,0 +1,302 @@
+// cppgrad-gpt on the command line, on a small word list the test writes itself: training beats the bigram, metrics
+// have their schema, a run stopped by SIGTERM and resumed ends exactly like an unbroken one, sample / eval /
+// attention work from a checkpoint alone, and bad input exits 2 with one line naming what is wrong.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "core/safetensors.h"
+#include "cppgrad/version.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+struct CliResult {
+  int status = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+CliResult run(const std::vector<std::string>& args, const fs::path& dir) {
+  const fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
+  std::string cmd = std::string("'") + CPPGRAD_GPT_BIN + "'";
+  for (const auto& a : args) cmd += " '" + a + "'";
+  cmd += " >'" + out.string() + "' 2>'" + err.string() + "'";
+  const int raw = std::system(cmd.c_str());
+  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw), slurp(out), slurp(err)};
+}
+
+// Words that say their syllables twice ("kotukotu", "rinerine"): a bigram cannot know whether "u" ends the word or
+// starts the repeat, attention over the context can.
+std::string word_list(int count, unsigned seed) {
+  const char* syllables[] = {"ba", "ko", "tu", "ri", "ne", "sa", "lo", "mi"};
+  std::string out;
+  unsigned x = seed;
+  for (int i = 0; i < count; ++i) {
+    x = x * 1103515245u + 12345u;
+    const int n = 1 + static_cast<int>((x >> 16) % 2);
+    std::string half;
+    for (int s = 0; s < n; ++s) {
+      x = x * 1103515245u + 12345u;
+      half += syllables[(x >> 16) % 8];
+    }
+    out += half + half + "\n";
+  }
+  return out;
+}
+
+class GptCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("cppgrad_gpt_cli_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    write("words.txt", word_list(2000, 7));
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  void write(const std::string& name, const std::string& content) const { std::ofstream(dir_ / name) << content; }
+  CliResult cli(const std::vector<std::string>& args) { return run(args, dir_); }
+
+  // A small model that trains in a second or two.
+  std::vector<std::string> tiny(std::vector<std::string> extra) const {
+    std::vector<std::string> a = {"train", "--data", path("words.txt"), "--d-model", "16", "--heads", "2", "--layers",
+                                  "1", "--batch-size", "16", "--lr", "0.01", "--steps", "60", "--eval-every", "20",
+                                  "--threads", "1", "--samples", "0"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  }
+
+  fs::path dir_;
+};
+
+void expect_usage_error(const CliResult& r, const std::string& message) {
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr(message));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line, not a stack trace:\n" << r.err;
+}
+
+std::vector<nlohmann::json> jsonl(const std::string& path) {
+  std::vector<nlohmann::json> lines;
+  std::ifstream f(path);
+  for (std::string line; std::getline(f, line);) lines.push_back(nlohmann::json::parse(line));
+  return lines;
+}
+
+TEST_F(GptCli, HelpAndVersion) {
+  EXPECT_EQ(cli({"--version"}).out, std::string("cppgrad-gpt ") + CPPGRAD_VERSION + "\n");
+  for (const char* cmd : {"train", "sample", "eval", "attention"}) {
+    const CliResult r = cli({cmd, "--help"});
+    EXPECT_EQ(r.status, 0) << cmd;
+    EXPECT_THAT(r.out, HasSubstr(std::string("cppgrad-gpt ") + cmd)) << cmd;
+  }
+  EXPECT_EQ(cli({}).status, 2);
+  expect_usage_error(cli({"fly"}), "unknown command 'fly' (commands: attention, eval, sample, train");
+}
+
+TEST_F(GptCli, TrainsBelowTheBigramAndWritesItsMetricsPlotAndCheckpoint) {
+  const CliResult r = cli(tiny({"--steps", "300", "--eval-every", "100", "--metrics-out", path("m.jsonl"), "--plot",
+                                path("loss.svg"), "--save", path("m.safetensors"), "--samples", "5"}));
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("bigram baseline"));
+  EXPECT_THAT(r.out, HasSubstr("samples: "));
+  const auto lines = jsonl(path("m.jsonl"));
+  ASSERT_EQ(lines.size(), 4u);  // steps 100, 200, 300, then the final object
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(lines[i]["step"], 100 * (i + 1));
+    for (const char* key : {"train_loss", "val_loss", "lr", "tokens_per_s"}) EXPECT_TRUE(lines[i][key].is_number()) << key;
+  }
+  const auto& final = lines.back();
+  EXPECT_EQ(final["event"], "final");
+  EXPECT_EQ(final["steps"], 300);
+  for (const char* key : {"val_loss", "bigram_val_loss", "params", "train_wall_s"}) EXPECT_TRUE(final[key].is_number()) << key;
+  // Syllable words: attention over the context sees where a syllable starts, a bigram does not.
+  EXPECT_LT(final["val_loss"].get<double>(), final["bigram_val_loss"].get<double>() - 0.05);
+  EXPECT_THAT(slurp(path("loss.svg")), HasSubstr("validation loss"));
+  const auto meta = cppgrad::read_safetensors(path("m.safetensors")).metadata;
+  EXPECT_EQ(meta.at("format"), "cppgrad-gpt-checkpoint-v1");
+  EXPECT_EQ(meta.at("vocab"), R"(["","a","b","e","i","k","l","m","n","o","r","s","t","u"])");
+  EXPECT_EQ(meta.at("context"), "9");  // the longest word, 8 characters, + 1
+}
+
+// Model tensors and the metrics that do not depend on timing.
+struct Outcome {
+  std::map<std::string, std::vector<double>> weights;
+  std::vector<std::string> metrics;
+};
+
+Outcome outcome(const std::string& checkpoint, const std::string& metrics) {
+  Outcome o;
+  for (const auto& [name, t] : cppgrad::read_safetensors(checkpoint).tensors) o.weights[name] = t.to_double_vector();
+  for (auto j : jsonl(metrics)) {
+    for (const char* timing : {"tokens_per_s", "elapsed_s", "train_wall_s"}) j.erase(timing);
+    o.metrics.push_back(j.dump());
+  }
+  return o;
+}
+
+void expect_same(const Outcome& a, const Outcome& b) {
+  EXPECT_EQ(a.metrics, b.metrics);
+  ASSERT_EQ(a.weights.size(), b.weights.size());
+  for (const auto& [name, w] : a.weights) EXPECT_EQ(w, b.weights.at(name)) << name;
+}
+
+TEST_F(GptCli, ResumingWithMoreStepsEndsLikeOneLongRun) {
+  const std::vector<std::string> flags = {"--dropout", "0.1", "--threads", "2"};
+  auto with = [&](std::vector<std::string> extra) {
+    extra.insert(extra.end(), flags.begin(), flags.end());
+    return tiny(extra);
+  };
+  ASSERT_EQ(cli(with({"--save", path("a.safetensors"), "--metrics-out", path("a.jsonl")})).status, 0);
+  ASSERT_EQ(cli(with({"--steps", "30", "--save", path("b.safetensors")})).status, 0);  // ends mid-interval (20, 40)
+  const CliResult resumed = cli({"train", "--resume", path("b.safetensors"), "--steps", "60", "--save",
+                                 path("b.safetensors"), "--metrics-out", path("b.jsonl"), "--samples", "0"});
+  ASSERT_EQ(resumed.status, 0) << resumed.err;
+  EXPECT_THAT(resumed.out, HasSubstr("resumed at step 30 of 60"));
+  // The same weights: the first run's closing evaluation at step 30 draws from no generator. Its history holds that
+  // evaluation too (b.jsonl: 20, 30, 40, 60), and the losses at step 60 are the same.
+  const Outcome a = outcome(path("a.safetensors"), path("a.jsonl")), b = outcome(path("b.safetensors"), path("b.jsonl"));
+  ASSERT_EQ(a.weights.size(), b.weights.size());
+  for (const auto& [name, w] : a.weights) EXPECT_EQ(w, b.weights.at(name)) << name;
+  ASSERT_EQ(b.metrics.size(), a.metrics.size() + 1);
+  EXPECT_EQ(a.metrics.back(), b.metrics.back());  // the final object
+  EXPECT_EQ(a.metrics[2], b.metrics[3]);          // step 60: train_loss over 41..60 and val_loss
+}
+
+// Starts cppgrad-gpt with args in the background, its standard output and error going to `out`.
+pid_t start(const std::vector<std::string>& args, const std::string& out) {
+  const pid_t child = fork();
+  if (child == 0) {
+    std::vector<std::string> copy = args;
+    std::vector<char*> argv = {const_cast<char*>(CPPGRAD_GPT_BIN)};
+    for (auto& a : copy) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    if (!freopen(out.c_str(), "w", stdout) || dup2(fileno(stdout), STDERR_FILENO) < 0) _exit(126);
+    execv(CPPGRAD_GPT_BIN, argv.data());
+    _exit(127);
+  }
+  return child;
+}
+
+TEST_F(GptCli, SigtermSavesAndTheResumedRunEndsExactlyLikeAnUnbrokenOne) {
+  // 4000 steps with an evaluation every 100: the first checkpoint appears early, the stop lands between two.
+  auto long_run = [&](std::vector<std::string> extra) {
+    extra.insert(extra.end(), {"--steps", "4000", "--eval-every", "100", "--dropout", "0.1", "--threads", "2"});
+    return tiny(extra);
+  };
+  ASSERT_EQ(cli(long_run({"--save", path("a.safetensors"), "--metrics-out", path("a.jsonl")})).status, 0);
+  const pid_t child = start(long_run({"--save", path("b.safetensors"), "--metrics-out", path("b.jsonl")}), path("b.out"));
+  ASSERT_GT(child, 0);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!fs::exists(path("b.safetensors")) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  kill(child, SIGTERM);
+  int raw = 0;
+  ASSERT_EQ(waitpid(child, &raw, 0), child);
+  const std::string out = slurp(path("b.out"));
+  ASSERT_TRUE(WIFEXITED(raw)) << out;
+  EXPECT_EQ(WEXITSTATUS(raw), 143) << out;
+  EXPECT_THAT(out, HasSubstr("stopped by SIGTERM after step "));
+  EXPECT_THAT(out, HasSubstr("resume with cppgrad-gpt train --resume " + path("b.safetensors")));
+  const CliResult resumed = cli({"train", "--resume", path("b.safetensors"), "--save", path("b.safetensors"),
+                                 "--metrics-out", path("b.jsonl"), "--samples", "0"});
+  ASSERT_EQ(resumed.status, 0) << resumed.err;
+  expect_same(outcome(path("a.safetensors"), path("a.jsonl")), outcome(path("b.safetensors"), path("b.jsonl")));
+}
+
+TEST_F(GptCli, SampleEvalAndAttentionFromACheckpoint) {
+  ASSERT_EQ(cli(tiny({"--steps", "200", "--save", path("m.safetensors")})).status, 0);
+  const CliResult s1 = cli({"sample", "--checkpoint", path("m.safetensors"), "--num", "8", "--seed", "3"});
+  ASSERT_EQ(s1.status, 0) << s1.err;
+  EXPECT_EQ(cli({"sample", "--checkpoint", path("m.safetensors"), "--num", "8", "--seed", "3"}).out, s1.out)
+      << "the same seed draws the same samples";
+  EXPECT_THAT(s1.out, HasSubstr("8 samples: "));
+  EXPECT_THAT(s1.out, HasSubstr(" new"));
+  const CliResult greedy = cli({"sample", "--checkpoint", path("m.safetensors"), "--num", "3", "--temperature", "0"});
+  ASSERT_EQ(greedy.status, 0) << greedy.err;
+  std::istringstream g(greedy.out);
+  std::string first, second;
+  std::getline(g, first), std::getline(g, second);
+  EXPECT_EQ(first, second) << "temperature 0 is greedy: every sample the same";
+  const CliResult explain = cli({"sample", "--checkpoint", path("m.safetensors"), "--num", "1", "--top-k", "2",
+                                 "--explain"});
+  EXPECT_THAT(explain.out, HasSubstr("after filters:"));
+  const CliResult prompted = cli({"sample", "--checkpoint", path("m.safetensors"), "--num", "2", "--prompt", "ba"});
+  ASSERT_EQ(prompted.status, 0) << prompted.err;
+  EXPECT_EQ(prompted.out.substr(0, 2), "ba");
+
+  const CliResult e = cli({"eval", "--checkpoint", path("m.safetensors"), "--metrics-out", path("e.jsonl")});
+  ASSERT_EQ(e.status, 0) << e.err;
+  const auto ev = jsonl(path("e.jsonl"));
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0]["event"], "eval");
+  EXPECT_NEAR(ev[0]["perplexity"].get<double>(), std::exp(ev[0]["loss"].get<double>()), 1e-9);
+  EXPECT_GT(ev[0]["tokens"].get<std::int64_t>(), 0);
+  write("other.txt", "bako\nrine\n");  // lines the model never saw, in its vocabulary
+  const CliResult other = cli({"eval", "--checkpoint", path("m.safetensors"), "--data", path("other.txt")});
+  ASSERT_EQ(other.status, 0) << other.err;
+  EXPECT_THAT(other.out, HasSubstr("over 10 tokens of"));  // b a k o <b>, r i n e <b>
+
+  const CliResult a = cli({"attention", "--checkpoint", path("m.safetensors"), "--prompt", "bako", "--svg",
+                           path("att.svg"), "--no-color"});
+  ASSERT_EQ(a.status, 0) << a.err;
+  EXPECT_THAT(a.out, HasSubstr("wrote 2 attention maps (1 layers x 2 heads)"));
+  EXPECT_THAT(slurp(path("att.svg")), HasSubstr("layer 0 head 1"));
+}
+
+TEST_F(GptCli, BadInputIsOneLineAndExitStatus2) {
+  expect_usage_error(cli(tiny({"--format", "poems"})), "--format must be lines or text");
+  expect_usage_error(cli(tiny({"--heads", "3"})), "--heads 3 does not divide --d-model 16");
+  expect_usage_error(cli(tiny({"--steps", "1x"})), "--steps: '1x' is not a whole number");
+  expect_usage_error(cli({"train", "--data", path("missing.txt")}), "missing.txt");
+  write("bad.txt", std::string("abc\nd\xff" "e\n"));
+  expect_usage_error(cli({"train", "--data", path("bad.txt")}), "invalid UTF-8 at byte offset 5");
+  expect_usage_error(cli(tiny({"--context", "5"})), "holds at most 4");
+  expect_usage_error(cli(tiny({"--save", dir_.string()})), "--save");
+
+  ASSERT_EQ(cli(tiny({"--steps", "20", "--save", path("m.safetensors")})).status, 0);
+  const std::string ckpt = path("m.safetensors");
+  expect_usage_error(cli({"sample", "--checkpoint", ckpt, "--temperature", "-1"}), "--temperature");
+  expect_usage_error(cli({"sample", "--checkpoint", ckpt, "--top-p", "0"}), "--top-p");
+  expect_usage_error(cli({"sample", "--checkpoint", ckpt, "--top-k", "-2"}), "--top-k");
+  expect_usage_error(cli({"sample", "--checkpoint", ckpt, "--prompt", "bz"}), "--prompt");
+  expect_usage_error(cli({"sample"}), "needs --checkpoint");
+  expect_usage_error(cli({"sample", "--checkpoint", path("words.txt")}), "words.txt");
+  expect_usage_error(cli({"attention", "--checkpoint", ckpt}), "needs --prompt");
+  expect_usage_error(cli({"train", "--resume", ckpt, "--steps", "10"}), "nothing to do");
+  expect_usage_error(cli({"train", "--resume", ckpt, "--d-model", "32", "--steps", "40"}), "d_model");
+}
+
+TEST_F(GptCli, TextFormatTrainsOnRunningText) {
+  std::string text;
+  for (int i = 0; i < 200; ++i) text += "the cat sat on the mat. ";
+  write("text.txt", text);
+  const CliResult r = cli({"train", "--data", path("text.txt"), "--format", "text", "--context", "16", "--d-model", "16",
+                           "--heads", "2", "--layers", "1", "--steps", "40", "--eval-every", "20", "--threads", "1",
+                           "--samples", "1", "--metrics-out", path("m.jsonl")});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto lines = jsonl(path("m.jsonl"));
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_LT(lines[1]["val_loss"].get<double>(), lines[0]["val_loss"].get<double>() + 0.5);
+}
+
+}  // namespace
