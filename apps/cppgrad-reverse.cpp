@@ -20,6 +20,7 @@
 #include <optional>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include "core/atomic_file.h"
 #include "core/autograd.h"
@@ -144,7 +145,10 @@ cxxopts::ParseResult parse(cxxopts::Options& o, int argc, char** argv) {
   }
 }
 
+// The worker threads a command runs (0: OpenMP's default, one per core); more than the cores is said once, on stderr.
 void set_threads(std::int64_t threads) {
+  if (const std::string note = threads_note(threads, std::thread::hardware_concurrency()); !note.empty())
+    std::cerr << note << std::endl;
   if (threads > 0) omp_set_num_threads(static_cast<int>(threads));
 }
 
@@ -483,7 +487,10 @@ std::vector<AttentionPanel> attention_panels(const std::vector<nn::NamedAttentio
 }
 
 int cmd_predict(int argc, char** argv) {
-  cxxopts::Options o("cppgrad-reverse predict", "Reverse one sequence with a checkpoint and show its cross-attention.");
+  cxxopts::Options o("cppgrad-reverse predict",
+                     "Reverse one sequence with a checkpoint and show its cross-attention. TOKENS: the sequence, as\n"
+                     "whole numbers 1..vocab-1 separated by spaces, e.g. 1 3 5 7 9.");
+  o.custom_help("--checkpoint PATH [OPTION...] TOKENS...");
   o.add_options()("checkpoint", "checkpoint to use", cxxopts::value<std::string>())
       ("attention-svg", "write every layer's and head's attention maps as SVG", cxxopts::value<std::string>())
       ("no-color", "plain characters only in the heatmap")
@@ -567,9 +574,26 @@ int cmd_sweep(int argc, char** argv) {
   std::vector<Curve> curves;
   fmt::print("{:>5}  {:<15}  {:>7}  {:>10}  {:>9}  {:>10}  {:>8}\n", "heads", "attention", "params", "final loss",
              "greedy", "epochs→99%", "time");
-  for (const auto& c : runs) {
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const TrainConfig& c = runs[i];
     Trainer trainer(c);
-    while (trainer.epochs_done() < c.epochs) trainer.run_epoch();
+    // On a terminal, a progress bar over the run's steps stands where its row will be (train/plot/progress_bar.h).
+    const std::int64_t steps = trainer.steps_per_epoch() * c.epochs;
+    ProgressBar bar(stdout, fmt::format("run {}/{} heads={} {}", i + 1, runs.size(), c.heads, c.attention), steps);
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      while (trainer.epochs_done() < c.epochs) {
+        const std::int64_t before = trainer.epochs_done() * trainer.steps_per_epoch();
+        trainer.run_epoch([&](std::int64_t done, std::int64_t, double loss) {
+          const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+          bar.update(before + done, loss, static_cast<double>(before + done) / std::max(s, 1e-9));
+        });
+      }
+    } catch (...) {
+      bar.finish();
+      throw;
+    }
+    bar.finish();
     const FinalSummary s = summarize(trainer.history(), trainer.model().num_parameters());
     fmt::print("{:>5}  {:<15}  {:>7}  {:>10.4f}  {:>9}  {:>10}  {:>7.1f}s\n", c.heads, c.attention, s.params,
                trainer.history().back().loss, percent(s.test_seq_acc), s.epoch_99 > 0 ? std::to_string(s.epoch_99) : "-",

@@ -1,6 +1,7 @@
 #pragma once
 // Flag values of a command-line program, parsed strictly: the whole text must be the number ("0.5abc", "5x", ""
-// and " 5" are refused), and a refusal names the flag. Header-only, so a program needs nothing else for it.
+// and " 5" are refused), and a refusal names the flag; and what a program says of a --threads the machine cannot
+// run at once. Header-only, so a program needs nothing else for it.
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -53,6 +54,16 @@ inline double double_flag(const std::string& flag, const std::string& text) {
   if (!v) throw std::invalid_argument("--" + flag + ": '" + text + "' is not a number");
   if (!std::isfinite(*v)) throw std::invalid_argument("--" + flag + ": must be a finite number, got '" + text + "'");
   return *v;
+}
+
+// The line a program prints once (on stderr) when --threads asks for more threads than the machine has cores
+// (`cores`: std::thread::hardware_concurrency(), 0 when it is not known); empty when there is nothing to say. The
+// run goes on: the results depend on the thread count alone, and the threads take turns on the cores.
+inline std::string threads_note(std::int64_t threads, unsigned cores) {
+  if (cores == 0 || threads <= static_cast<std::int64_t>(cores)) return "";
+  const std::string n = std::to_string(threads), c = std::to_string(cores);
+  return "note: --threads " + n + " is more than this machine's " + c + " cores; running anyway, the threads taking " +
+         "turns on the cores (the results of " + n + " threads anywhere, but likely slower than --threads " + c + ")";
 }
 
 }  // namespace cppgrad::train

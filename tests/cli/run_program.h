@@ -1,10 +1,15 @@
 #pragma once
 // Runs one of the programs as a user would, through the shell: its exit status and everything it printed
 // (standard output and standard error together).
+#include <fcntl.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
+#include <vector>
 
 namespace cppgrad::test {
 
@@ -20,6 +25,40 @@ inline ProgramResult run_program(const std::string& binary, const std::string& a
   char buf[4096];
   while (std::size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
   const int raw = pclose(pipe);
+  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, out};
+}
+
+// The same without a shell, standard output and standard error on a pseudo-terminal: what a user at a terminal sees,
+// progress bars included (a program draws them only on a terminal). The terminal turns each "\n" into "\r\n".
+inline ProgramResult run_program_in_terminal(const std::string& binary, std::vector<std::string> args) {
+  const int terminal = ::posix_openpt(O_RDWR | O_NOCTTY);
+  if (terminal < 0 || ::grantpt(terminal) != 0 || ::unlockpt(terminal) != 0) return {-1, "no pseudo-terminal"};
+  const std::string program_side = ::ptsname(terminal);
+  args.insert(args.begin(), binary);
+  std::vector<char*> argv;  // built before fork: the child only opens, duplicates and executes
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setsid();  // a session of its own, so the pseudo-terminal becomes its terminal
+    const int fd = ::open(program_side.c_str(), O_RDWR);
+    if (fd < 0 || ::dup2(fd, 1) < 0 || ::dup2(fd, 2) < 0) ::_exit(126);
+    ::close(fd);
+    ::close(terminal);
+    ::execv(binary.c_str(), argv.data());
+    ::_exit(127);
+  }
+  std::string out;
+  char buf[4096];
+  for (;;) {  // until the program's side is closed (read then fails with EIO): everything it wrote
+    const ssize_t n = ::read(terminal, buf, sizeof buf);
+    if (n > 0) out.append(buf, static_cast<std::size_t>(n));
+    else if (n < 0 && errno == EINTR) continue;
+    else break;
+  }
+  ::close(terminal);
+  int raw = 0;
+  ::waitpid(pid, &raw, 0);
   return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, out};
 }
 

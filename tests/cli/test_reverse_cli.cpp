@@ -19,6 +19,7 @@
 
 #include "cppgrad/version.h"
 #include "core/safetensors.h"
+#include "run_program.h"
 
 namespace {
 
@@ -361,6 +362,43 @@ TEST_F(ReverseCli, SweepTrainsEveryCombinationAndPlotsTheirLosses) {
   EXPECT_EQ(polylines, 4u);
   expect_usage_error(cli({"sweep", "--heads", "1,x"}), "--heads: 'x' is not a number");
   expect_usage_error(cli({"sweep", "--heads", "3", "--d-model", "32"}), "does not divide");
+}
+
+TEST_F(ReverseCli, SweepShowsEachRunsProgressOnATerminal) {
+  const std::vector<std::string> args = {"sweep", "--heads", "1,2", "--vocab", "6", "--seq-len", "4", "--train-size",
+                                         "256", "--test-size", "32", "--d-model", "16", "--epochs", "2", "--threads",
+                                         "1", "--plot", path("s.svg")};
+  const cppgrad::test::ProgramResult r = cppgrad::test::run_program_in_terminal(CPPGRAD_REVERSE_BIN, args);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("run 1/2 heads=1 scaled_dot ["));
+  EXPECT_THAT(r.out, HasSubstr("run 2/2 heads=2 scaled_dot ["));
+  EXPECT_THAT(r.out, HasSubstr("] 8/8  loss")) << "a bar runs to the run's last step: 4 steps x 2 epochs";
+  const CliResult piped = cli(args);  // off a terminal the output is the table alone, for logs
+  ASSERT_EQ(piped.status, 0) << piped.err;
+  EXPECT_THAT(piped.out, ::testing::Not(HasSubstr("run 1/2")));
+  EXPECT_EQ(piped.out.find('\r'), std::string::npos);
+}
+
+TEST_F(ReverseCli, PredictHelpNamesItsTokens) {
+  const CliResult r = cli({"predict", "--help"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("cppgrad-reverse predict --checkpoint PATH [OPTION...] TOKENS...\n"));
+  EXPECT_THAT(r.out, HasSubstr("TOKENS: the sequence"));
+}
+
+TEST_F(ReverseCli, ThreadsAboveTheCoresAreNotedOnceAndStillRun) {
+  const unsigned cores = std::thread::hardware_concurrency();
+  if (cores == 0 || cores >= 256) GTEST_SKIP() << "needs a known core count below --threads' bound of 256";
+  const std::string over = std::to_string(cores + 1);
+  const CliResult r = cli(tiny({"--epochs", "1", "--quiet", "--threads", over}));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.err, ::testing::StartsWith("note: --threads " + over + " is more than this machine's " +
+                                           std::to_string(cores) + " cores; "));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("done: 1 epochs"));
+  const CliResult at_cores = cli(tiny({"--epochs", "1", "--quiet", "--threads", std::to_string(cores)}));
+  ASSERT_EQ(at_cores.status, 0) << at_cores.err;
+  EXPECT_EQ(at_cores.err, "");
 }
 
 TEST_F(ReverseCli, TutorialArchitectureCopiesInsteadOfReversing) {
