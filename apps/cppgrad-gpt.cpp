@@ -173,17 +173,10 @@ void print_header(Trainer& t) {
 }
 
 int stop_training(Trainer& t, const TrainOutputs& out) {
-  const std::string where = fmt::format("stopped by {} after step {} of {}", train::stop_signal_name(), t.step(),
-                                        t.config().steps);
-  if (out.save.empty()) {
-    fmt::print("{}; nothing saved (no --save), so it cannot be resumed\n", where);
-  } else {
-    t.save(out.save);
-    const std::string path = cli::shell_quoted(out.save);
-    fmt::print("{}; saved to {}: resume with cppgrad-gpt train --resume {} --save {}\n", where, out.save, path, path);
-  }
-  std::fflush(stdout);
-  return train::stop_status();
+  return cli::stopped_by_signal("cppgrad-gpt",
+                                fmt::format("stopped by {} after step {} of {}", train::stop_signal_name(), t.step(),
+                                            t.config().steps),
+                                out.save, [&](const std::string& path) { t.save(path); });
 }
 
 int cmd_train(int argc, char** argv) {

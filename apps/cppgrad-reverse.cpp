@@ -25,6 +25,7 @@
 #include "core/atomic_file.h"
 #include "core/autograd.h"
 #include "core/ops/reduce.h"
+#include "cli/program.h"
 #include "cppgrad/version.h"
 #include "reverse/greedy.h"
 #include "reverse/metrics.h"
@@ -43,22 +44,11 @@
 using namespace cppgrad;
 using namespace cppgrad::reverse;
 using namespace cppgrad::train;
+using cli::check_outputs_or_usage_error;
+using cli::flag_value;
+using cli::UsageError;
 
 namespace {
-
-// Bad input: printed as one line, exit status 2.
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-// Bad output paths are usage errors, found before any work is done.
-void check_outputs_or_usage_error(const std::vector<OutputFlag>& outputs, const std::string& resume = "") {
-  try {
-    check_outputs(outputs, resume);
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
-  }
-}
 
 // ------------------------------------------------------------------------------------------- shared flags
 // In `sweep`, --heads and --attention take comma-separated lists (one run per combination).
@@ -100,20 +90,6 @@ void add_config_flags(cxxopts::Options& o, bool sweep = false) {
       ("threads", "threads; each runs a slice of every batch on its own model replica (0: OpenMP's default)", cxxopts::value<std::string>()->default_value("0"));
 }
 
-// A flag's value, parsed strictly (train/flags.h): a refusal is a usage error naming the flag.
-template <typename T>
-T flag_value(const cxxopts::ParseResult& r, const std::string& flag) {
-  const std::string text = r[flag].as<std::string>();
-  try {
-    if constexpr (std::is_same_v<T, std::string>) return text;
-    else if constexpr (std::is_same_v<T, double>) return train::double_flag(flag, text);
-    else if constexpr (std::is_same_v<T, std::uint64_t>) return train::uint_flag(flag, text);
-    else return train::int_flag(flag, text);
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
-  }
-}
-
 // Copies flags into a config; with `only_explicit`, only those the user typed (resuming keeps the rest).
 void apply_config_flags(const cxxopts::ParseResult& r, TrainConfig& c, bool only_explicit, bool sweep = false) {
   auto set = [&](const char* flag, auto& field) {
@@ -128,28 +104,6 @@ void apply_config_flags(const cxxopts::ParseResult& r, TrainConfig& c, bool only
   set("batch-size", c.batch_size), set("lr", c.lr), set("optimizer", c.optimizer), set("weight-decay", c.weight_decay);
   set("schedule", c.schedule), set("warmup-steps", c.warmup_steps), set("clip-grad", c.clip_grad), set("seed", c.seed);
   set("threads", c.threads), set("arch", c.arch);
-}
-
-cxxopts::ParseResult parse(cxxopts::Options& o, int argc, char** argv) {
-  try {
-    auto r = o.parse(argc, argv);
-    if (r.count("help")) {
-      std::cout << o.help() << std::endl;
-      std::exit(0);
-    }
-    if (!r.unmatched().empty() && !o.program().ends_with("predict"))
-      throw UsageError("unexpected argument '" + r.unmatched()[0] + "'");
-    return r;
-  } catch (const cxxopts::exceptions::exception& e) {
-    throw UsageError(e.what());
-  }
-}
-
-// The worker threads a command runs (0: OpenMP's default, one per core); more than the cores is said once, on stderr.
-void set_threads(std::int64_t threads) {
-  if (const std::string note = threads_note(threads, std::thread::hardware_concurrency()); !note.empty())
-    std::cerr << note << std::endl;
-  if (threads > 0) omp_set_num_threads(static_cast<int>(threads));
 }
 
 std::string percent(double f) { return fmt::format("{:.1f}%", 100 * f); }
@@ -317,36 +271,20 @@ void print_final(Trainer& trainer, TrainOutputs& out, double session_s, std::int
              final.train_wall_s, session_s, steps_run / std::max(session_s, 1e-9));
 }
 
-// A path as the shell reads it back: as it is when it is plain, else in single quotes.
-std::string shell_quoted(const std::string& path) {
-  constexpr const char* kPlain = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./+=:,@%";
-  if (!path.empty() && path.find_first_not_of(kPlain) == std::string::npos) return path;
-  std::string quoted = "'";
-  for (const char c : path) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
 // A run stopped by Ctrl-C or SIGTERM between two steps: saved with --save (mid-epoch too), one line saying how to
 // go on, and the status a signal gives (130, 143).
 int stop_training(Trainer& trainer, const TrainOutputs& out, const train::TrainingStopped& stopped) {
-  const std::string where = fmt::format("stopped by {} in epoch {} after step {} of {}", train::stop_signal_name(),
-                                        stopped.epoch, stopped.step, stopped.steps);
-  if (out.save.empty()) {
-    fmt::print("{}; nothing saved (no --save), so it cannot be resumed\n", where);
-  } else {
-    trainer.save(out.save);
-    const std::string path = shell_quoted(out.save);
-    fmt::print("{}; saved to {}: resume with cppgrad-reverse train --resume {} --save {}\n", where, out.save, path, path);
-  }
-  std::fflush(stdout);
-  return train::stop_status();
+  return cli::stopped_by_signal("cppgrad-reverse",
+                                fmt::format("stopped by {} in epoch {} after step {} of {}", train::stop_signal_name(),
+                                            stopped.epoch, stopped.step, stopped.steps),
+                                out.save, [&](const std::string& path) { trainer.save(path); });
 }
 
 int cmd_train(int argc, char** argv) {
   cxxopts::Options o = train_flags();
-  const auto r = parse(o, argc, argv);
+  const auto r = cli::parse_flags(o, argc, argv);
   const TrainConfig config = train_config(r);
-  set_threads(config.threads);
+  cli::set_threads(config.threads);
   TrainOutputs out;
   open_train_outputs(r, config, out);
   if (config.arch == "tutorial") {
@@ -382,7 +320,7 @@ int cmd_train(int argc, char** argv) {
 Trainer load_trainer(const std::string& path, std::int64_t threads) {
   TrainConfig config = read_checkpoint_config(path);
   config.threads = threads;
-  set_threads(threads);
+  cli::set_threads(threads);
   Trainer trainer(config);
   trainer.load(path);
   trainer.model().eval();
@@ -413,7 +351,7 @@ int cmd_eval(int argc, char** argv) {
       ("examples", "examples to print", cxxopts::value<std::string>()->default_value("5"))
       ("threads", "threads; each runs a slice of every batch on its own model replica (0: OpenMP's default)", cxxopts::value<std::string>()->default_value("0"))
       ("h,help", "this help");
-  const auto r = parse(o, argc, argv);
+  const auto r = cli::parse_flags(o, argc, argv);
   if (!r.count("checkpoint")) throw UsageError("eval needs --checkpoint PATH");
   const std::uint64_t seed = flag_value<std::uint64_t>(r, "seed");
   const std::int64_t examples = flag_value<std::int64_t>(r, "examples"), threads = flag_value<std::int64_t>(r, "threads");
@@ -496,7 +434,7 @@ int cmd_predict(int argc, char** argv) {
       ("no-color", "plain characters only in the heatmap")
       ("h,help", "this help");
   o.allow_unrecognised_options();
-  const auto r = parse(o, argc, argv);
+  const auto r = cli::parse_flags(o, argc, argv, /*positional=*/true);  // the tokens
   if (!r.count("checkpoint")) throw UsageError("predict needs --checkpoint PATH and the tokens, e.g. 1 3 5 7 9");
   if (r.count("attention-svg")) check_outputs_or_usage_error({{"--attention-svg", r["attention-svg"].as<std::string>()}});
   if (r.unmatched().empty())
@@ -546,7 +484,7 @@ int cmd_sweep(int argc, char** argv) {
   o.add_options("sweep")
       ("plot", "SVG of every run's loss curve", cxxopts::value<std::string>()->default_value("sweep.svg"))
       ("h,help", "this help");
-  const auto r = parse(o, argc, argv);
+  const auto r = cli::parse_flags(o, argc, argv);
   check_outputs_or_usage_error({{"--plot", r["plot"].as<std::string>()}});
   TrainConfig base;
   apply_config_flags(r, base, false, /*sweep=*/true);
@@ -570,7 +508,7 @@ int cmd_sweep(int argc, char** argv) {
       throw UsageError(fmt::format("setting heads={} attention={}: {}", c.heads, c.attention, e.what()));
     }
   }
-  set_threads(base.threads);
+  cli::set_threads(base.threads);
   std::vector<Curve> curves;
   fmt::print("{:>5}  {:<15}  {:>7}  {:>10}  {:>9}  {:>10}  {:>8}\n", "heads", "attention", "params", "final loss",
              "greedy", "epochs→99%", "time");
@@ -608,59 +546,19 @@ int cmd_sweep(int argc, char** argv) {
   return 0;
 }
 
-void print_usage() {
-  std::cout << "usage: cppgrad-reverse <command> [flags]   (cppgrad-reverse <command> --help for its flags)\n"
-               "       cppgrad-reverse --version\n\n"
-               "  train    train the reversal transformer (defaults: 5000/500 sequences of 8 tokens 1..9, d_model 32,\n"
-               "           4 heads, 2+2 layers, Adam 1e-3, batch 64, 30 epochs, seed 42)\n"
-               "  eval     greedy accuracy of a checkpoint on a fresh test set\n"
-               "  predict  reverse one sequence and show the cross-attention map\n"
-               "  sweep    train several settings (heads, attention kinds) and compare\n";
-}
+const char* kUsage =
+    "usage: cppgrad-reverse <command> [flags]   (cppgrad-reverse <command> --help for its flags)\n"
+    "       cppgrad-reverse --version\n\n"
+    "  train    train the reversal transformer (defaults: 5000/500 sequences of 8 tokens 1..9, d_model 32,\n"
+    "           4 heads, 2+2 layers, Adam 1e-3, batch 64, 30 epochs, seed 42)\n"
+    "  eval     greedy accuracy of a checkpoint on a fresh test set\n"
+    "  predict  reverse one sequence and show the cross-attention map\n"
+    "  sweep    train several settings (heads, attention kinds) and compare\n";
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  // A reader of --metrics-out that goes away (a closed pipe) is an error to report, not a signal to die of.
-  std::signal(SIGPIPE, SIG_IGN);
-  if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
-    print_usage();
-    return argc < 2 ? 2 : 0;
-  }
-  if (std::string(argv[1]) == "--version") {
-    std::cout << "cppgrad-reverse " << CPPGRAD_VERSION << "\n";
-    return 0;
-  }
-  const std::string cmd = argv[1];
-  try {
-    if (cmd == "train") return cmd_train(argc - 1, argv + 1);
-    if (cmd == "eval") return cmd_eval(argc - 1, argv + 1);
-    if (cmd == "predict") return cmd_predict(argc - 1, argv + 1);
-    if (cmd == "sweep") return cmd_sweep(argc - 1, argv + 1);
-    std::cerr << "cppgrad-reverse: unknown command '" << cmd << "'\n";
-    print_usage();
-    return 2;
-  } catch (const UsageError& e) {
-    std::cerr << "cppgrad-reverse " << cmd << ": " << e.what() << "\n";
-    return 2;
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "cppgrad-reverse " << cmd << ": " << e.what() << "\n";
-    return 2;
-  } catch (const TrainingDiverged& e) {  // the loss became NaN or Inf: not a usage error
-    std::cerr << "cppgrad-reverse " << cmd << ": " << e.what() << "\n";
-    return 3;
-  } catch (const AnomalyError& e) {  // --detect-anomaly found a NaN or Inf
-    std::cerr << "cppgrad-reverse " << cmd << ": " << e.what() << "\n";
-    return 1;
-  } catch (const std::runtime_error& e) {  // files: missing, corrupt, another configuration, cannot write
-    std::cerr << "cppgrad-reverse " << cmd << ": " << e.what() << "\n";
-    return 2;
-  } catch (const std::bad_alloc&) {
-    std::cerr << "cppgrad-reverse " << cmd << ": out of memory (smaller --d-model, --d-ff, --batch-size or "
-                 "--train-size need less)\n";
-    return 1;
-  } catch (const std::exception& e) {
-    std::cerr << "cppgrad-reverse " << cmd << ": unexpected error: " << e.what() << "\n";
-    return 1;
-  }
+  return cli::run_program("cppgrad-reverse", argc, argv, kUsage,
+                          {{"train", cmd_train}, {"eval", cmd_eval}, {"predict", cmd_predict}, {"sweep", cmd_sweep}},
+                          "smaller --d-model, --d-ff, --batch-size or --train-size need less");
 }

@@ -10,6 +10,7 @@
 #include <omp.h>
 
 #include <csignal>
+#include <cstdio>
 #include <cstdint>
 #include <cstdlib>
 #include <cxxopts.hpp>
@@ -27,6 +28,7 @@
 #include "train/diverged.h"
 #include "train/flags.h"
 #include "train/outputs.h"
+#include "train/stop.h"
 
 namespace cppgrad::cli {
 
@@ -80,15 +82,12 @@ inline void check_outputs_or_usage_error(const std::vector<train::OutputFlag>& o
   }
 }
 
-// --threads N (0: OpenMP's default). More threads than the machine has cores still runs, but says so once: the
-// workers then take turns on the cores, and a step is slower, not faster.
+// The worker threads a command runs (0: OpenMP's default, one per core); more than the cores is said once, on stderr
+// (train::threads_note).
 inline void set_threads(std::int64_t threads) {
-  if (threads <= 0) return;
-  omp_set_num_threads(static_cast<int>(threads));
-  const unsigned cores = std::thread::hardware_concurrency();
-  if (cores > 0 && threads > static_cast<std::int64_t>(cores))
-    std::cerr << fmt::format("note: --threads {} is more than this machine's {} cores; the threads will take turns "
-                             "(--threads {} or fewer runs at full speed)\n", threads, cores, cores);
+  if (const std::string note = train::threads_note(threads, std::thread::hardware_concurrency()); !note.empty())
+    std::cerr << note << std::endl;
+  if (threads > 0) omp_set_num_threads(static_cast<int>(threads));
 }
 
 // A path as the shell reads it back: as it is when it is plain, else in single quotes.
@@ -98,6 +97,22 @@ inline std::string shell_quoted(const std::string& path) {
   std::string quoted = "'";
   for (const char c : path) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return quoted + "'";
+}
+
+// A run Ctrl-C or SIGTERM stopped between two steps (train/stop.h): saved with --save, one line saying how to go on
+// (`where` says where it stopped: "stopped by SIGINT in epoch 2 after step 40 of 79"), and the status a signal gives
+// (130, 143).
+inline int stopped_by_signal(const std::string& program, const std::string& where, const std::string& save_path,
+                             const std::function<void(const std::string&)>& save) {
+  if (save_path.empty()) {
+    fmt::print("{}; nothing saved (no --save), so it cannot be resumed\n", where);
+  } else {
+    save(save_path);
+    const std::string path = shell_quoted(save_path);
+    fmt::print("{}; saved to {}: resume with {} train --resume {} --save {}\n", where, save_path, program, path, path);
+  }
+  std::fflush(stdout);
+  return train::stop_status();
 }
 
 using Command = std::function<int(int, char**)>;

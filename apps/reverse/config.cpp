@@ -1,5 +1,7 @@
 #include "reverse/config.h"
 
+#include "cli/json_fields.h"
+
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -144,20 +146,7 @@ TrainConfig TrainConfig::from_json(const std::string& text) {
   TrainConfig c;
   try {
     const json j = json::parse(text);
-    auto get = [&](const char* key, auto& field) {
-      if (!j.contains(key)) throw std::invalid_argument(std::string("config lacks '") + key + "'");
-      const json& value = j.at(key);
-      // nlohmann converts a float (1e30) into an integer field with a plain cast: undefined behaviour out of range.
-      // The config comes from a checkpoint, so an integer field must hold an integer that fits.
-      using Field = std::remove_cvref_t<decltype(field)>;
-      if constexpr (std::is_integral_v<Field>) {
-        const bool fits = value.is_number_unsigned() ? std::in_range<Field>(value.get<std::uint64_t>())
-                                                     : value.is_number_integer() && std::in_range<Field>(value.get<std::int64_t>());
-        if (!fits)
-          throw std::invalid_argument(std::string("config '") + key + "' must be an integer in range, got " + value.dump());
-      }
-      value.get_to(field);
-    };
+    auto get = [&](const char* key, auto& field) { cli::read_json_field(j, key, field); };
     get("vocab", c.vocab), get("seq_len", c.seq_len), get("min_len", c.min_len), get("max_len", c.max_len);
     get("train_size", c.train_size), get("test_size", c.test_size), get("d_model", c.d_model), get("heads", c.heads);
     get("encoder_layers", c.encoder_layers), get("decoder_layers", c.decoder_layers), get("d_ff", c.d_ff);

@@ -5,7 +5,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <gtest/gtest.h>
+
 #include <cerrno>
+#include <filesystem>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -60,6 +63,32 @@ inline ProgramResult run_program_in_terminal(const std::string& binary, std::vec
   int raw = 0;
   ::waitpid(pid, &raw, 0);
   return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, out};
+}
+
+// An empty directory of its own for the running test: <tmp>/<prefix>_<pid>_<test name>, removed first if it exists.
+inline std::filesystem::path fresh_test_dir(const std::string& prefix) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   (prefix + "_" + std::to_string(::getpid()) + "_" +
+                    ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// Starts `binary` with args in the background (no shell), its standard output and error going to the file `out`;
+// returns its pid, for a test that signals it (kill) and waits for it (waitpid).
+inline pid_t start_program(const char* binary, const std::vector<std::string>& args, const std::string& out) {
+  const pid_t child = fork();
+  if (child == 0) {
+    std::vector<std::string> copy = args;
+    std::vector<char*> argv = {const_cast<char*>(binary)};
+    for (auto& a : copy) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    if (!freopen(out.c_str(), "w", stdout) || dup2(fileno(stdout), STDERR_FILENO) < 0) _exit(126);
+    execv(binary, argv.data());
+    _exit(127);
+  }
+  return child;
 }
 
 }  // namespace cppgrad::test

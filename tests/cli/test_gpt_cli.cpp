@@ -18,6 +18,7 @@
 
 #include "core/safetensors.h"
 #include "cppgrad/version.h"
+#include "run_program.h"
 
 namespace {
 
@@ -65,10 +66,7 @@ std::string word_list(int count, unsigned seed) {
 class GptCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("cppgrad_gpt_cli_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = cppgrad::test::fresh_test_dir("cppgrad_gpt_cli");
     write("words.txt", word_list(2000, 7));
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -183,17 +181,7 @@ TEST_F(GptCli, ResumingWithMoreStepsEndsLikeOneLongRun) {
 
 // Starts cppgrad-gpt with args in the background, its standard output and error going to `out`.
 pid_t start(const std::vector<std::string>& args, const std::string& out) {
-  const pid_t child = fork();
-  if (child == 0) {
-    std::vector<std::string> copy = args;
-    std::vector<char*> argv = {const_cast<char*>(CPPGRAD_GPT_BIN)};
-    for (auto& a : copy) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    if (!freopen(out.c_str(), "w", stdout) || dup2(fileno(stdout), STDERR_FILENO) < 0) _exit(126);
-    execv(CPPGRAD_GPT_BIN, argv.data());
-    _exit(127);
-  }
-  return child;
+  return cppgrad::test::start_program(CPPGRAD_GPT_BIN, args, out);
 }
 
 TEST_F(GptCli, SigtermSavesAndTheResumedRunEndsExactlyLikeAnUnbrokenOne) {

@@ -53,10 +53,7 @@ CliResult run(const std::vector<std::string>& args, const fs::path& dir) {
 class ReverseCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("cppgrad_cli_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = cppgrad::test::fresh_test_dir("cppgrad_cli");
   }
   void TearDown() override { fs::remove_all(dir_); }
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
@@ -479,17 +476,7 @@ TEST_F(ReverseCli, KilledAndResumedRunEndsExactlyLikeAnUnbrokenOne) {
 
 // Starts cppgrad-reverse with args in the background, its standard output and error going to `out`.
 pid_t start(const std::vector<std::string>& args, const std::string& out) {
-  const pid_t child = fork();
-  if (child == 0) {
-    std::vector<std::string> copy = args;
-    std::vector<char*> argv = {const_cast<char*>(CPPGRAD_REVERSE_BIN)};
-    for (auto& a : copy) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    if (!freopen(out.c_str(), "w", stdout) || dup2(fileno(stdout), STDERR_FILENO) < 0) _exit(126);
-    execv(CPPGRAD_REVERSE_BIN, argv.data());
-    _exit(127);
-  }
-  return child;
+  return cppgrad::test::start_program(CPPGRAD_REVERSE_BIN, args, out);
 }
 
 // Waits until `path` exists (the run's first checkpoint: training is under way), at most a minute.
