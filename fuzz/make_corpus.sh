@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Writes the fuzzers' seed corpus (committed in fuzz/corpus/): a tiny cppgrad-reverse checkpoint, the model
-# state dict inside it, and a few small safetensors files. The harnesses' configurations match these files.
+# state dict inside it, a few small safetensors files, and short texts for fuzz_text. The harnesses' configurations match these files.
 #   bash fuzz/make_corpus.sh [BUILD_DIR]     (a build with cppgrad-reverse; default: build)
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bin=${1:-$repo/build}/bin/cppgrad-reverse
 out=$repo/fuzz/corpus
-mkdir -p "$out/checkpoint" "$out/load_state_dict" "$out/safetensors"
+mkdir -p "$out/checkpoint" "$out/load_state_dict" "$out/safetensors" "$out/text"
 "$bin" train --vocab 5 --seq-len 3 --train-size 32 --test-size 8 --d-model 4 --heads 1 --encoder-layers 1 \
   --decoder-layers 1 --d-ff 4 --epochs 1 --batch-size 8 --threads 1 --quiet --save "$out/checkpoint/tiny.safetensors" >/dev/null
 # The state dict: the checkpoint's model.* tensors without the prefix (standard library only).
@@ -52,4 +52,10 @@ PY
 for case in softmax cross_entropy_ignore_index multi_head_attention_cross clip_grad_norm; do
   cp "$repo/tests/golden/$case.safetensors" "$out/safetensors/"
 done
+# fuzz_text: the first byte is the harness's knob (context and seed), the rest a data file: a word list with CRLF and
+# an empty line, prose, multi-byte characters, an overlong form.
+printf '\x00apple\nbanana\ncherry\r\n\ndate\n\xc3\xa9clair\nfig\n' > "$out/text/words.txt"
+printf "\x05To be, or not to be, that is the question:\nWhether 'tis nobler in the mind to suffer\nThe slings and arrows of outrageous fortune,\n" > "$out/text/prose.txt"
+printf '\x02zw\xc3\xb6lf \xe2\x82\xac \xf0\x9f\x98\x80\n\xe6\x97\xa5\xe6\x9c\xac\nab\n' > "$out/text/unicode.txt"
+printf '\x00ab\n\xc0\x80\ncd\n' > "$out/text/overlong.txt"
 ls -l "$out"/*
