@@ -75,6 +75,7 @@ cxxopts::Options train_flags() {
       ("metrics-out", "JSON Lines: one object per evaluation, then a final one", cxxopts::value<std::string>())
       ("plot", "SVG of training and validation loss against steps", cxxopts::value<std::string>())
       ("samples", "samples printed at the end", cxxopts::value<std::string>()->default_value("12"))
+      ("detect-anomaly", "stop at the first NaN/Inf in a forward result or gradient, naming the op and its line")
       ("quiet", "only the final summary")
       ("h,help", "this help");
   return o;
@@ -210,6 +211,8 @@ int cmd_train(int argc, char** argv) {
     if (!out.plot.empty()) write_file_atomically(out.plot, loss_chart(t.history(), t.bigram_val_loss(), "cppgrad-gpt"));
     if (!out.save.empty()) t.save(out.save);
   };
+  std::optional<DetectAnomalyGuard> anomaly;
+  if (r.count("detect-anomaly")) anomaly.emplace();
   train::catch_stop_signals();  // from here Ctrl-C and SIGTERM stop at the next step boundary (train/stop.h)
   try {
     t.run(on_step, on_eval, train::stop_requested);

@@ -152,6 +152,9 @@ Evaluation Trainer::evaluate() {
   e.step = step_;
   e.train_loss = steps_since_eval_ > 0 ? loss_sum_ / static_cast<double>(steps_since_eval_) : std::nan("");
   e.val_loss = split_loss(model(), corpus_, /*validation=*/true).loss;
+  // Weights that are finite can still overflow the logits: such a model is as diverged as one whose training loss
+  // is NaN, and its checkpoint must not replace the last good one.
+  train::check_loss_finite(e.val_loss, /*epoch=*/0, step_, config_.steps);
   e.lr = optimizer_->lr();
   e.tokens_per_s = interval_s_ > 0 ? static_cast<double>(steps_since_eval_ * tokens_per_step()) / interval_s_ : 0.0;
   train_s_ += interval_s_;

@@ -185,9 +185,9 @@ pid_t start(const std::vector<std::string>& args, const std::string& out) {
 }
 
 TEST_F(GptCli, SigtermSavesAndTheResumedRunEndsExactlyLikeAnUnbrokenOne) {
-  // 4000 steps with an evaluation every 100: the first checkpoint appears early, the stop lands between two.
+  // 2000 steps with an evaluation every 100: the first checkpoint appears early, the stop lands between two.
   auto long_run = [&](std::vector<std::string> extra) {
-    extra.insert(extra.end(), {"--steps", "4000", "--eval-every", "100", "--dropout", "0.1", "--threads", "2"});
+    extra.insert(extra.end(), {"--steps", "2000", "--eval-every", "100", "--dropout", "0.1", "--threads", "2"});
     return tiny(extra);
   };
   ASSERT_EQ(cli(long_run({"--save", path("a.safetensors"), "--metrics-out", path("a.jsonl")})).status, 0);
@@ -272,6 +272,25 @@ TEST_F(GptCli, BadInputIsOneLineAndExitStatus2) {
   expect_usage_error(cli({"attention", "--checkpoint", ckpt}), "needs --prompt");
   expect_usage_error(cli({"train", "--resume", ckpt, "--steps", "10"}), "nothing to do");
   expect_usage_error(cli({"train", "--resume", ckpt, "--d-model", "32", "--steps", "40"}), "d_model");
+}
+
+TEST_F(GptCli, ADivergedRunExits3AndKeepsTheLastGoodCheckpoint) {
+  // --lr 1000 makes the loss NaN within a few steps; a checkpoint is written every 4 steps until then.
+  const CliResult r = cli(tiny({"--lr", "1000", "--eval-every", "4", "--steps", "200", "--save", path("d.safetensors")}));
+  EXPECT_EQ(r.status, 3) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("training diverged: the loss is "));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  const std::int64_t diverged_at = std::stoll(r.err.substr(r.err.find(" at step ") + 9));
+  if (fs::exists(path("d.safetensors"))) {  // the last evaluation's: finite weights, loadable, before the NaN
+    const auto meta = cppgrad::read_safetensors(path("d.safetensors")).metadata;
+    const std::int64_t saved = std::stoll(meta.at("global_step"));
+    EXPECT_LT(saved, diverged_at);
+    EXPECT_EQ(saved % 4, 0);
+    EXPECT_EQ(cli({"eval", "--checkpoint", path("d.safetensors")}).status, 0);
+  }
+  const CliResult anomaly = cli(tiny({"--lr", "1000", "--steps", "200", "--detect-anomaly"}));
+  EXPECT_EQ(anomaly.status, 1) << anomaly.err;
+  EXPECT_THAT(anomaly.err, HasSubstr("NaN"));
 }
 
 TEST_F(GptCli, TextFormatTrainsOnRunningText) {
