@@ -6,6 +6,8 @@
 #include <numbers>
 
 #include "core/autograd.h"
+#include "core/dispatch.h"
+#include "core/kernels/gelu.h"
 #include "core/ops/compare.h"
 #include "core/ops/elementwise.h"
 #include "core/ops/elementwise_helpers.h"
@@ -78,15 +80,32 @@ Tensor gelu(const Tensor& x, std::source_location where) {
 
 // out = x/2 (1 + t), t = tanh(u), u = c (x + a x^3), c = sqrt(2/pi), a = 0.044715 (GPT-2's GELU);
 // dx = g * (0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 a x^2))
-Tensor gelu_tanh(const Tensor& x, std::source_location where) {
-  static constexpr double c = std::numbers::sqrt2 * std::numbers::inv_sqrtpi, a = 0.044715;
-  Tensor out = unary_forward(x, "gelu_tanh", [](auto v) { return 0.5 * v * (1 + std::tanh(c * (v + a * v * v * v))); });
+namespace {
+
+constexpr double kGeluC = std::numbers::sqrt2 * std::numbers::inv_sqrtpi, kGeluA = 0.044715;
+
+Tensor gelu_tanh_definition(const Tensor& x, std::source_location where) {
+  Tensor out = unary_forward(x, "gelu_tanh", [](auto v) { return 0.5 * v * (1 + std::tanh(kGeluC * (v + kGeluA * v * v * v))); });
   return record_op(out, "gelu_tanh", {x}, [x](const Tensor& g) {
     const Tensor x2 = mul(x, x);
-    const Tensor t = tanh(mul(mul(x, add(mul(x2, a), 1.0)), c));  // tanh(c (x + a x^3))
-    const Tensor sech2 = add(neg(mul(t, t)), 1.0);                // 1 - t^2
-    const Tensor du = mul(add(mul(x2, 3 * a), 1.0), c);           // du/dx = c (1 + 3 a x^2)
+    const Tensor t = tanh(mul(mul(x, add(mul(x2, kGeluA), 1.0)), kGeluC));  // tanh(c (x + a x^3))
+    const Tensor sech2 = add(neg(mul(t, t)), 1.0);                          // 1 - t^2
+    const Tensor du = mul(add(mul(x2, 3 * kGeluA), 1.0), kGeluC);           // du/dx = c (1 + 3 a x^2)
     return TensorList{mul(g, mul(add(add(t, 1.0), mul(mul(x, sech2), du)), 0.5))};
+  }, where);
+}
+
+}  // namespace
+
+// float32 takes the fused kernel (core/kernels/gelu.h): one pass over memory forward and one backward, where the
+// definition's backward makes nine passes and nine tensors of the MLP's largest activation, [B, T, 4C].
+Tensor gelu_tanh(const Tensor& x, std::source_location where) {
+  if (!fast_path(x)) return gelu_tanh_definition(x, where);
+  return record_op(kernels::gelu_tanh_forward(x), "gelu_tanh", {x}, [x, where](const Tensor& g) {
+    if (grad_enabled())  // create_graph: the definition's own graph, so this gradient can be differentiated again
+      return differentiate_definition([where](const TensorList& in) { return gelu_tanh_definition(in[0], where); },
+                                      {x}, g);
+    return TensorList{kernels::gelu_tanh_backward(g, x)};
   }, where);
 }
 

@@ -14,6 +14,7 @@
 #include "core/ops/reduce.h"
 #include "core/ops/select.h"
 #include "core/ops/softmax.h"
+#include "core/ops/unary.h"
 #include "test_util.h"
 
 namespace cppgrad {
@@ -151,6 +152,22 @@ TEST(KernelsMatchDefinitions, CrossEntropy) {
     target.set({N - 1}, static_cast<double>(C - 1));                 // and at least one valid row
     return std::pair<Op, Inputs>{[target](const Inputs& in) { return cross_entropy(in[0], target); },
                                  Inputs{mul(randn({N, C}, gen), 4.0)}};
+  });
+}
+
+TEST(KernelsMatchDefinitions, GeluTanh) {
+  // Sizes around the kernel's blocks of 8 (and its scalar tail), values out to |x| = 12, where tanh saturates and
+  // the kernel's sigmoid form underflows, and transposed views.
+  expect_kernel_matches("gelu_tanh", 12, [](Generator& gen) {
+    const std::int64_t rows = draw(gen, 1, 9), n = draw(gen, 1, 70);
+    const bool transposed = draw(gen, 0, 1) == 1;
+    return std::pair<Op, Inputs>{[transposed](const Inputs& in) { return gelu_tanh(transposed ? in[0].t() : in[0]); },
+                                 Inputs{mul(randn({rows, n}, gen), 4.0)}};
+  });
+  expect_kernel_matches("gelu_tanh tails", 1, [](Generator&) {
+    return std::pair<Op, Inputs>{[](const Inputs& in) { return gelu_tanh(in[0]); },
+                                 Inputs{Tensor::from_vector({-12.0, -9.0, -6.0, -4.0, -1e-4, 0.0, 1e-4, 4.0, 9.0, 12.0},
+                                                            {10}, DType::Float64)}};
   });
 }
 
