@@ -189,6 +189,9 @@ int cmd_train(int argc, char** argv) {
   TrainOutputs out;
   open_outputs(r, out);
   cli::set_threads(config.threads);
+  if (config.data == kDefaultData && !std::filesystem::exists(config.data))
+    throw UsageError(fmt::format("the default data {} is missing: install Debian's word list (sudo apt-get install "
+                                 "wamerican, or bash .ci/install-deps.sh), or give --data FILE", kDefaultData));
   Trainer t(config);  // reads the data: an unreadable or invalid file is a usage error (exit 2)
   if (!out.resume.empty()) t.load(out.resume);
   if (t.step() >= config.steps && !out.resume.empty())

@@ -5,7 +5,7 @@
 #   P/include/cppgrad/train.h             the training layer's umbrella, and its headers under include/cppgrad/train/
 #   P/lib/cmake/cppgrad/                  cppgradConfig.cmake, cppgradConfigVersion.cmake, the exported targets
 #   P/lib/pkgconfig/cppgrad.pc            for pkg-config
-#   P/bin/cppgrad-reverse, cppgrad-gradcheck
+#   P/bin/cppgrad-reverse, cppgrad-gpt, cppgrad-gradcheck
 # A project then uses `find_package(cppgrad CONFIG REQUIRED)` and links `cppgrad::cppgrad` (and `cppgrad::train` for
 # the training layer), or `pkg-config --cflags --libs cppgrad` (both libraries). examples/consumer/ does both, and .ci/run builds it against an install
 # (examples/consumer/check.sh also compiles every installed header on its own and tries a stale install).
@@ -19,7 +19,7 @@ set(CPPGRAD_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/cppgrad)
 # would put programs linked against an older library beside the new one. So before a file is copied, each program
 # must be at least as new as what in this tree it is built from (the libraries it links, its own sources), by file
 # times as the build tool judges; otherwise the install stops, with one line saying what to run.
-set(CPPGRAD_INSTALLED_PROGRAMS cppgrad-reverse cppgrad-gradcheck)
+set(CPPGRAD_INSTALLED_PROGRAMS cppgrad-reverse cppgrad-gpt cppgrad-gradcheck)
 foreach(program ${CPPGRAD_INSTALLED_PROGRAMS})
   get_target_property(libraries ${program} LINK_LIBRARIES)
   get_target_property(sources ${program} SOURCES)
