@@ -132,6 +132,13 @@ void register_model_batched(std::int64_t batch, std::int64_t L) {
   register_model_2d(4096, 256, 256);
   register_model_2d(4096, 256, 1024);
   register_model_2d(4096, 1024, 256);
+  // The GPT benchmarks' (bench_gpt.cpp) projections: large, 1024 rows (c_attn, c_proj, mlp.c_fc, mlp.c_proj);
+  // words, 768 rows (mlp.c_fc).
+  register_model_2d(1024, 256, 768);
+  register_model_2d(1024, 256, 256);
+  register_model_2d(1024, 256, 1024);
+  register_model_2d(1024, 1024, 256);
+  register_model_2d(768, 64, 256);
   return true;
 }();
 

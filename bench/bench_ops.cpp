@@ -119,6 +119,13 @@ BENCHMARK(BM_AttentionFwdBwd)->Arg(1)->Arg(0)->UseRealTime()->Unit(benchmark::kM
 void BM_AttentionFwdBwdLarge(benchmark::State& state) { run_attention_fwd_bwd(state, 64, 64, 8, 32, true); }
 BENCHMARK(BM_AttentionFwdBwdLarge)->UseRealTime()->Unit(benchmark::kMillisecond);
 
+// The GPT benchmarks' attention (bench_gpt.cpp), the fused op: words, batch 32, 24 positions, 4 heads of 16; large,
+// batch 8, 128 positions, 4 heads of 64.
+void BM_AttentionFwdBwdGptWords(benchmark::State& state) { run_attention_fwd_bwd(state, 32, 24, 4, 16, true); }
+BENCHMARK(BM_AttentionFwdBwdGptWords)->UseRealTime()->Unit(benchmark::kMicrosecond);
+void BM_AttentionFwdBwdGptLarge(benchmark::State& state) { run_attention_fwd_bwd(state, 8, 128, 4, 64, true); }
+BENCHMARK(BM_AttentionFwdBwdGptLarge)->UseRealTime()->Unit(benchmark::kMillisecond);
+
 }  // namespace
 
 BENCHMARK_MAIN();
