@@ -126,16 +126,23 @@ struct SmallProduct {
   VectorRows b;
 };
 
+// The part of a product a block of rows needs (a mask's reach, AttentionHead::key_end): the sum over e in
+// [e_begin, e_end) and vectors [0, vecs) of each row; the rest of the product is zero (or blocked) there.
+struct ProductRange {
+  std::int64_t e_begin, e_end, vecs;
+};
+
 // Rows [i0, i0 + R) of A B, vectors [c, c + C) of each: store(i, c, vector c of row i). R x C accumulators; each
 // value of A (a broadcast load) feeds C multiply-adds, each vector of B R of them.
 template <int R, int C, typename Store>
-[[gnu::always_inline]] inline void product_block(const SmallProduct& p, std::int64_t i0, std::int64_t c, Store& store) {
+[[gnu::always_inline]] inline void product_block(const SmallProduct& p, std::int64_t i0, std::int64_t c,
+                                                 const ProductRange& range, Store& store) {
   f32x8 acc[R][C];
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
     for (int u = 0; u < C; ++u) acc[r][u] = f32x8{};
-  for (std::int64_t e = 0; e < p.E; ++e) {
+  for (std::int64_t e = range.e_begin; e < range.e_end; ++e) {
     f32x8 bv[C];
 #pragma GCC unroll 4
     for (int u = 0; u < C; ++u) bv[u] = p.b.at(e, c + u);
@@ -153,40 +160,69 @@ template <int R, int C, typename Store>
     for (int u = 0; u < C; ++u) store(i0 + r, c + u, acc[r][u]);
 }
 
-// Rows [i0, i0 + R) of A B, every vector of them: 4 rows x 2 vectors while there are two left (B rows of 16 keys
-// or dims and more: half the broadcast loads per multiply-add; 8 accumulators, as 16 would not leave AVX2's 16
+// Rows [i0, i0 + R) of A B, the vectors of them in range: 4 rows x 2 vectors while there are two left (B rows of 16
+// keys or dims and more: half the broadcast loads per multiply-add; 8 accumulators, as 16 would not leave AVX2's 16
 // registers room for B), then R rows x 1 vector.
 template <int R, typename Store>
-[[gnu::always_inline]] inline void product_rows(const SmallProduct& p, std::int64_t i0, Store& store) {
+[[gnu::always_inline]] inline void product_rows(const SmallProduct& p, std::int64_t i0, const ProductRange& range,
+                                                Store& store) {
   static_assert(R % 4 == 0);
   std::int64_t c = 0;
-  for (; c + 2 <= p.b.vecs; c += 2)
-    for (int r = 0; r < R; r += 4) product_block<4, 2>(p, i0 + r, c, store);
-  for (; c < p.b.vecs; ++c) product_block<R, 1>(p, i0, c, store);
+  for (; c + 2 <= range.vecs; c += 2)
+    for (int r = 0; r < R; r += 4) product_block<4, 2>(p, i0 + r, c, range, store);
+  for (; c < range.vecs; ++c) product_block<R, 1>(p, i0, c, range, store);
 }
 
 // One row of A B with four partial sums over e (a decoding step's single query): four short FMA chains in flight
 // instead of one long one.
 template <typename Store>
-[[gnu::always_inline]] inline void product_row(const SmallProduct& p, std::int64_t i, Store& store) {
-  for (std::int64_t c = 0; c < p.b.vecs; ++c) {
+[[gnu::always_inline]] inline void product_row(const SmallProduct& p, std::int64_t i, const ProductRange& range,
+                                               Store& store) {
+  for (std::int64_t c = 0; c < range.vecs; ++c) {
     f32x8 acc[4] = {};
     const float* a = p.a + i * p.a_rs;
-    std::int64_t e = 0;
-    for (; e + 4 <= p.E; e += 4)
+    std::int64_t e = range.e_begin;
+    for (; e + 4 <= range.e_end; e += 4)
 #pragma GCC unroll 4
       for (int u = 0; u < 4; ++u) acc[u] += a[(e + u) * p.a_cs] * p.b.at(e + u, c);
-    for (; e < p.E; ++e) acc[0] += a[e * p.a_cs] * p.b.at(e, c);
+    for (; e < range.e_end; ++e) acc[0] += a[e * p.a_cs] * p.b.at(e, c);
     store(i, c, (acc[0] + acc[1]) + (acc[2] + acc[3]));
   }
 }
 
+// The whole product, or with range(i0, rows) -> ProductRange the part each block of rows needs.
+template <typename Range, typename Store>
+void product(const SmallProduct& p, Range range, Store store) {
+  std::int64_t i = 0;
+  for (; i + 8 <= p.M; i += 8) product_rows<8>(p, i, range(i, 8), store);
+  for (; i + 4 <= p.M; i += 4) product_rows<4>(p, i, range(i, 4), store);
+  for (; i < p.M; ++i) product_row(p, i, range(i, 1), store);
+}
+
 template <typename Store>
 void product(const SmallProduct& p, Store store) {
-  std::int64_t i = 0;
-  for (; i + 8 <= p.M; i += 8) product_rows<8>(p, i, store);
-  for (; i + 4 <= p.M; i += 4) product_rows<4>(p, i, store);
-  for (; i < p.M; ++i) product_row(p, i, store);
+  product(p, [&](std::int64_t, std::int64_t) { return ProductRange{0, p.E, p.b.vecs}; }, store);
+}
+
+// The reach of a block of queries [i0, i0 + n): keys [0, keys_end) hold every key one of them may attend to.
+std::int64_t keys_end(const AttentionHead<float>& h, std::int64_t Lk, std::int64_t i0, std::int64_t n) {
+  if (h.key_end == nullptr) return Lk;
+  std::int64_t end = 0;
+  for (std::int64_t i = i0; i < i0 + n; ++i) end = std::max(end, h.key_end[i]);
+  return end;
+}
+
+// Of a block of keys [j0, j0 + n): queries [queries_begin, Lq) hold every query that may attend to one of them.
+std::int64_t queries_begin(const AttentionHead<float>& h, std::int64_t Lq, std::int64_t j0, std::int64_t n) {
+  if (h.query_begin == nullptr) return 0;
+  std::int64_t begin = Lq;
+  for (std::int64_t j = j0; j < j0 + n; ++j) begin = std::min(begin, h.query_begin[j]);
+  return begin;
+}
+
+// The vectors of query i's row of S or P that hold a key it may attend to; the rest are exactly 0 in P and dS.
+std::int64_t row_vectors(const AttentionHead<float>& h, std::int64_t kv, std::int64_t i) {
+  return h.key_end == nullptr ? kv : vectors_for(h.key_end[i]);
 }
 
 // Softmax, in place, over n vectors whose blocked entries are already -inf: blocked entries get exactly 0, and a row
@@ -269,9 +305,19 @@ void gemm_into(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<float> 
   batched_gemm<float>(1, M, N, K, A, &zero, B, &zero, C, &zero, ldc);
 }
 
+// The same, or zeros when the sum is empty (K = 0: a block no key or query reaches).
+void gemm_or_zero(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<float> A, MatrixRef<float> B, float* C,
+                  std::int64_t ldc) {
+  if (K > 0) return gemm_into(M, N, K, A, B, C, ldc);
+  for (std::int64_t i = 0; i < M; ++i) std::fill(C + i * ldc, C + i * ldc + N, 0.0f);
+}
+
 // dS = P * (dP - rowsum(P * dP)) * scale, in place over dP: Lq rows of kv vectors, lanes past Lk zero in dP (P's are
 // zero there too). Rows of one vector go eight at a time, their eight sums across lanes done together by lane_sums.
-void softmax_backward_rows(const AttentionDims& d, const float* weights, f32x8* ds, std::int64_t kv, float scale) {
+// A row's vectors past its reach (row_vectors) are set to 0 without reading dP there, which the products may have
+// left unwritten: P is 0 there.
+void softmax_backward_rows(const AttentionDims& d, const AttentionHead<float>& h, const float* weights, f32x8* ds,
+                           std::int64_t kv, float scale) {
   std::int64_t i0 = 0;
   if (kv == 1)
     for (; i0 + 8 <= d.Lq; i0 += 8) {
@@ -282,34 +328,64 @@ void softmax_backward_rows(const AttentionDims& d, const float* weights, f32x8* 
       }
       float row_dots[8];
       store8(row_dots, lane_sums(products));
-      for (int r = 0; r < 8; ++r) ds[i0 + r] = p[r] * (ds[i0 + r] - row_dots[r]) * scale;
+      for (int r = 0; r < 8; ++r)  // a row with no key in reach may have an unwritten dP: 0 by a select
+        ds[i0 + r] = row_vectors(h, kv, i0 + r) == 0 ? f32x8{} : p[r] * (ds[i0 + r] - row_dots[r]) * scale;
     }
   for (std::int64_t i = i0; i < d.Lq; ++i) {
     f32x8* dsi = ds + i * kv;
+    const std::int64_t n = row_vectors(h, kv, i);
     f32x8 row_dot{};
-    for (std::int64_t c = 0; c < kv; ++c) row_dot += load_partial(weights + i * d.Lk + c * kLanes, d.Lk - c * kLanes) * dsi[c];
+    for (std::int64_t c = 0; c < n; ++c) row_dot += load_partial(weights + i * d.Lk + c * kLanes, d.Lk - c * kLanes) * dsi[c];
     const f32x8 r = all_lanes_sum(row_dot);
-    for (std::int64_t c = 0; c < kv; ++c)
+    for (std::int64_t c = 0; c < n; ++c)
       dsi[c] = load_partial(weights + i * d.Lk + c * kLanes, d.Lk - c * kLanes) * (dsi[c] - r) * scale;
+    for (std::int64_t c = n; c < kv; ++c) dsi[c] = f32x8{};
   }
 }
 
+// Heads on the GEMM go through their queries (and keys) in blocks of this many, each block's products cut to the
+// keys (queries) in its reach: the causal mask's 128 x 128 heads then do 10 of 16 blocks of each product.
+constexpr std::int64_t kGemmBlock = 32;
+
 // The backward of a head whose products take the GEMM: dP = dO V^T, dS, then dQ = dS K, dK = dS^T Q, dV = P^T dO,
 // every operand given through its strides (the GEMM packs what it must: V^T, and dS^T or P^T when N spans panels).
+// Blocks of queries take dP and dQ over the keys in their reach; blocks of keys dK and dV over the queries that
+// reach them.
 void attention_backward_by_gemm(const AttentionDims& d, const AttentionHead<float>& h, const float* weights,
                                 const AttentionGrads<float>& g) {
   const std::int64_t kv = vectors_for(d.Lk), ld = kv * kLanes;  // dS's padded row length
   Scratch scratch(static_cast<std::size_t>(d.Lq * ld));
   float* dsf = scratch.take(d.Lq * ld);
-  gemm_into(d.Lq, d.Lk, d.dv, {g.dout, g.dout_rs, 1}, {h.v, 1, h.v_rs}, dsf, ld);
-  for (std::int64_t i = 0; i < d.Lq; ++i) std::fill(dsf + i * ld + d.Lk, dsf + (i + 1) * ld, 0.0f);
-  softmax_backward_rows(d, weights, reinterpret_cast<f32x8*>(dsf), kv, static_cast<float>(d.scale));
-  gemm_into(d.Lq, d.dk, d.Lk, {dsf, ld, 1}, {h.k, h.k_rs, 1}, g.dq, g.dq_rs);
-  gemm_into(d.Lk, d.dk, d.Lq, {dsf, 1, ld}, {h.q, h.q_rs, 1}, g.dk, g.dk_rs);
-  gemm_into(d.Lk, d.dv, d.Lq, {weights, 1, d.Lk}, {g.dout, g.dout_rs, 1}, g.dv, g.dv_rs);
+  for (std::int64_t i0 = 0; i0 < d.Lq; i0 += kGemmBlock) {
+    const std::int64_t rows = std::min(kGemmBlock, d.Lq - i0), end = keys_end(h, d.Lk, i0, rows);
+    if (end > 0) gemm_into(rows, end, d.dv, {g.dout + i0 * g.dout_rs, g.dout_rs, 1}, {h.v, 1, h.v_rs}, dsf + i0 * ld, ld);
+    for (std::int64_t i = i0; i < i0 + rows; ++i) std::fill(dsf + i * ld + end, dsf + (i + 1) * ld, 0.0f);
+  }
+  softmax_backward_rows(d, h, weights, reinterpret_cast<f32x8*>(dsf), kv, static_cast<float>(d.scale));
+  for (std::int64_t i0 = 0; i0 < d.Lq; i0 += kGemmBlock) {
+    const std::int64_t rows = std::min(kGemmBlock, d.Lq - i0), end = keys_end(h, d.Lk, i0, rows);
+    gemm_or_zero(rows, d.dk, end, {dsf + i0 * ld, ld, 1}, {h.k, h.k_rs, 1}, g.dq + i0 * g.dq_rs, g.dq_rs);
+  }
+  for (std::int64_t j0 = 0; j0 < d.Lk; j0 += kGemmBlock) {
+    const std::int64_t keys = std::min(kGemmBlock, d.Lk - j0), begin = queries_begin(h, d.Lq, j0, keys);
+    gemm_or_zero(keys, d.dk, d.Lq - begin, {dsf + begin * ld + j0, 1, ld}, {h.q + begin * h.q_rs, h.q_rs, 1},
+                 g.dk + j0 * g.dk_rs, g.dk_rs);
+    gemm_or_zero(keys, d.dv, d.Lq - begin, {weights + begin * d.Lk + j0, 1, d.Lk},
+                 {g.dout + begin * g.dout_rs, g.dout_rs, 1}, g.dv + j0 * g.dv_rs, g.dv_rs);
+  }
 }
 
 }  // namespace
+
+void attention_reach(const AttentionDims& d, const bool* mask, std::int64_t mask_rs, std::int64_t mask_cs,
+                     std::int64_t* key_end, std::int64_t* query_begin) {
+  std::fill(query_begin, query_begin + d.Lk, d.Lq);
+  for (std::int64_t i = 0; i < d.Lq; ++i) {
+    key_end[i] = 0;
+    for (std::int64_t j = 0; j < d.Lk; ++j)
+      if (mask[i * mask_rs + j * mask_cs]) key_end[i] = j + 1, query_begin[j] = std::min(query_begin[j], i);
+  }
+}
 
 template <>
 void attention_forward<float>(const AttentionDims& d, const AttentionHead<float>& h, float* weights, float* out,
@@ -322,15 +398,25 @@ void attention_forward<float>(const AttentionDims& d, const AttentionHead<float>
   Scratch scratch(static_cast<std::size_t>((d.dk + d.Lq) * kv * kLanes + (d.Lk + d.Lq) * (vv + vectors_for(d.dk)) * kLanes));
   f32x8* s = reinterpret_cast<f32x8*>(scratch.take(d.Lq * kv * kLanes));  // S, then P [Lq][kv]
   const bool by_gemm = products_by_gemm(d);
-  if (by_gemm) {  // S = Q K^T, K given as a transposed view, then scaled
+  const std::int64_t ld = kv * kLanes;  // S's padded row length
+  // The keys a block of query rows reaches: S and dP are computed that far, and O sums that far over P.
+  auto reach_of_rows = [&](std::int64_t i0, std::int64_t n) {
+    const std::int64_t end = keys_end(h, d.Lk, i0, n);
+    return ProductRange{0, end, vectors_for(end)};
+  };
+  if (by_gemm) {  // S = Q K^T, K given as a transposed view, then scaled; by blocks of queries, as far as they reach
     float* sf = reinterpret_cast<float*>(s);
-    const std::int64_t ld = kv * kLanes;
-    gemm_into(d.Lq, d.Lk, d.dk, {h.q, h.q_rs, 1}, {h.k, 1, h.k_rs}, sf, ld);
-    for (std::int64_t i = 0; i < d.Lq; ++i)
-      for (std::int64_t j = 0; j < d.Lk; ++j) sf[i * ld + j] *= scale;
+    for (std::int64_t i0 = 0; i0 < d.Lq; i0 += kGemmBlock) {
+      const std::int64_t rows = std::min(kGemmBlock, d.Lq - i0), end = keys_end(h, d.Lk, i0, rows);
+      if (end > 0) gemm_into(rows, end, d.dk, {h.q + i0 * h.q_rs, h.q_rs, 1}, {h.k, 1, h.k_rs}, sf + i0 * ld, ld);
+      for (std::int64_t i = i0; i < i0 + rows; ++i)
+        for (std::int64_t j = 0; j < end; ++j) sf[i * ld + j] *= scale;
+    }
   } else if (d.Lq >= 4) {  // S = Q K^T as a product: K transposed once, then several query rows at a time
     const VectorRows kt = transposed_vector_rows(h.k, h.k_rs, d.Lk, d.dk, scratch);  // K^T [dk][kv]
-    product({d.Lq, d.dk, h.q, h.q_rs, 1, kt}, [&](std::int64_t i, std::int64_t c, f32x8 x) { s[i * kv + c] = x * scale; });
+    const SmallProduct qkt{d.Lq, d.dk, h.q, h.q_rs, 1, kt};
+    product(qkt, [&](std::int64_t i0, std::int64_t n) { return ProductRange{0, d.dk, reach_of_rows(i0, n).vecs}; },
+            [&](std::int64_t i, std::int64_t c, f32x8 x) { s[i * kv + c] = x * scale; });
   } else {  // fewer than 4 queries (decoding): dot products with the keys as they are, summed 8 at a time
     const VectorRows q = as_vector_rows(h.q, h.q_rs, d.Lq, d.dk, scratch), k = as_vector_rows(h.k, h.k_rs, d.Lk, d.dk, scratch);
     for (std::int64_t i = 0; i < d.Lq; ++i)
@@ -347,29 +433,41 @@ void attention_forward<float>(const AttentionDims& d, const AttentionHead<float>
         s[i * kv + c] = lane_sums(products) * scale;
       }
   }
-  // Softmax of each row, blocked keys -inf before and exactly 0 after. Rows of one vector (at most 8 keys) go eight
-  // at a time: transposed, normalised down the lanes, transposed back.
-  for (std::int64_t i = 0; i < d.Lq; ++i)
-    for (std::int64_t c = 0; c < kv; ++c) s[i * kv + c] = blocked_lanes(h, d.Lk, i, c) ? f32x8{} + minus_inf : s[i * kv + c];
+  // Softmax of each row, blocked keys -inf before and exactly 0 after; a row's vectors past its reach are 0 (the
+  // products above may have left them unwritten). Rows of one vector (at most 8 keys) go eight at a time:
+  // transposed, normalised down the lanes, transposed back.
   std::int64_t i = 0;
   if (kv == 1)
     for (; i + 8 <= d.Lq; i += 8) {
       f32x8 rows[8];
-      for (int r = 0; r < 8; ++r) rows[r] = s[i + r];
+      for (int r = 0; r < 8; ++r) rows[r] = blocked_lanes(h, d.Lk, i + r, 0) ? f32x8{} + minus_inf : s[i + r];
       transpose8(rows);
       softmax_vectors<SoftmaxRows::DownLanes>(rows, d.Lk);
       for (std::int64_t j = d.Lk; j < kLanes; ++j) rows[j] = f32x8{};
       transpose8(rows);
       for (int r = 0; r < 8; ++r) s[i + r] = rows[r];
     }
-  for (; i < d.Lq; ++i) softmax_vectors<SoftmaxRows::AcrossLanes>(s + i * kv, kv);
+  for (; i < d.Lq; ++i) {
+    f32x8* si = s + i * kv;
+    const std::int64_t n = row_vectors(h, kv, i);
+    for (std::int64_t c = 0; c < n; ++c) si[c] = blocked_lanes(h, d.Lk, i, c) ? f32x8{} + minus_inf : si[c];
+    softmax_vectors<SoftmaxRows::AcrossLanes>(si, n);
+    for (std::int64_t c = n; c < kv; ++c) si[c] = f32x8{};
+  }
   for (i = 0; i < d.Lq; ++i)
     for (std::int64_t c = 0; c < kv; ++c) store_partial(weights + i * d.Lk + c * kLanes, s[i * kv + c], d.Lk - c * kLanes);
-  // O = P V, reading P from its padded rows
-  if (by_gemm) return gemm_into(d.Lq, d.dv, d.Lk, {reinterpret_cast<const float*>(s), kv * kLanes, 1}, {h.v, h.v_rs, 1},
-                                out, out_rs);
+  // O = P V, reading P from its padded rows, each block of queries as far as it reaches
+  const float* pf = reinterpret_cast<const float*>(s);
+  if (by_gemm) {
+    for (std::int64_t i0 = 0; i0 < d.Lq; i0 += kGemmBlock) {
+      const std::int64_t rows = std::min(kGemmBlock, d.Lq - i0);
+      gemm_or_zero(rows, d.dv, keys_end(h, d.Lk, i0, rows), {pf + i0 * ld, ld, 1}, {h.v, h.v_rs, 1}, out + i0 * out_rs,
+                   out_rs);
+    }
+    return;
+  }
   const VectorRows v = as_vector_rows(h.v, h.v_rs, d.Lk, d.dv, scratch);  // V [Lk][vv]
-  product({d.Lq, d.Lk, reinterpret_cast<const float*>(s), kv * kLanes, 1, v},
+  product({d.Lq, d.Lk, pf, ld, 1, v}, [&](std::int64_t i0, std::int64_t n) { return ProductRange{0, reach_of_rows(i0, n).e_end, v.vecs}; },
           [&](std::int64_t i, std::int64_t c, f32x8 x) { store_partial(out + i * out_rs + c * kLanes, x, d.dv - c * kLanes); });
 }
 
@@ -434,15 +532,24 @@ void attention_backward<float>(const AttentionDims& d, const AttentionHead<float
   const VectorRows q = as_vector_rows(h.q, h.q_rs, d.Lq, d.dk, scratch);            // Q [Lq][qv]
   const VectorRows dout = as_vector_rows(g.dout, g.dout_rs, d.Lq, d.dv, scratch);   // dO [Lq][vv]
   f32x8* ds = reinterpret_cast<f32x8*>(scratch.take(d.Lq * kv * kLanes));          // dP, then dS [Lq][kv]
-  product({d.Lq, d.dv, g.dout, g.dout_rs, 1, vt}, [&](std::int64_t i, std::int64_t c, f32x8 x) { ds[i * kv + c] = x; });
-  softmax_backward_rows(d, weights, ds, kv, scale);  // dS, in place over dP
+  // Blocks of queries take dP and dQ over the keys in their reach; blocks of keys dK and dV over the queries that
+  // reach them (the rest of dS and P is 0).
+  auto reach_of_queries = [&](std::int64_t i0, std::int64_t n) { return keys_end(h, d.Lk, i0, n); };
+  auto reach_of_keys = [&](std::int64_t j0, std::int64_t n) { return queries_begin(h, d.Lq, j0, n); };
+  product({d.Lq, d.dv, g.dout, g.dout_rs, 1, vt},  // dP = dO V^T
+          [&](std::int64_t i0, std::int64_t n) { return ProductRange{0, d.dv, vectors_for(reach_of_queries(i0, n))}; },
+          [&](std::int64_t i, std::int64_t c, f32x8 x) { ds[i * kv + c] = x; });
+  softmax_backward_rows(d, h, weights, ds, kv, scale);  // dS, in place over dP
   const float* dsf = reinterpret_cast<const float*>(ds);
   const std::int64_t ld = kv * kLanes;  // dS's padded row length
   product({d.Lq, d.Lk, dsf, ld, 1, k},  // dQ = dS K
+          [&](std::int64_t i0, std::int64_t n) { return ProductRange{0, reach_of_queries(i0, n), k.vecs}; },
           [&](std::int64_t i, std::int64_t c, f32x8 x) { store_partial(g.dq + i * g.dq_rs + c * kLanes, x, d.dk - c * kLanes); });
   product({d.Lk, d.Lq, dsf, 1, ld, q},  // dK = dS^T Q
+          [&](std::int64_t j0, std::int64_t n) { return ProductRange{reach_of_keys(j0, n), d.Lq, q.vecs}; },
           [&](std::int64_t j, std::int64_t c, f32x8 x) { store_partial(g.dk + j * g.dk_rs + c * kLanes, x, d.dk - c * kLanes); });
   product({d.Lk, d.Lq, weights, 1, d.Lk, dout},  // dV = P^T dO
+          [&](std::int64_t j0, std::int64_t n) { return ProductRange{reach_of_keys(j0, n), d.Lq, dout.vecs}; },
           [&](std::int64_t j, std::int64_t c, f32x8 x) { store_partial(g.dv + j * g.dv_rs + c * kLanes, x, d.dv - c * kLanes); });
 }
 

@@ -35,7 +35,18 @@ struct AttentionHead {
   const T* v; std::int64_t v_rs;   // V [Lk, dv]
   const bool* mask = nullptr;      // may query i attend to key j: mask[i * mask_rs + j * mask_cs]; null: always
   std::int64_t mask_rs = 0, mask_cs = 0;
+  // How far the mask lets each query reach (attention_reach), or null: every key in reach of every query. With it
+  // the kernels skip the blocks of the products that only blocked pairs fill (the causal mask's upper triangle).
+  const std::int64_t* key_end = nullptr;      // [Lq]
+  const std::int64_t* query_begin = nullptr;  // [Lk]
 };
+
+// The reach of a mask: key_end[i] = 1 + the last key query i may attend to (0: none), query_begin[j] = the first
+// query that may attend to key j (Lq: none). Every pair outside [query_begin[j], Lq) x [0, key_end[i]) is blocked,
+// so its weight is exactly 0 and leaving it out of a product changes nothing. For the causal mask: key_end[i] =
+// i + 1, query_begin[j] = j. The batch driver computes it once per call for a mask every head shares.
+void attention_reach(const AttentionDims& d, const bool* mask, std::int64_t mask_rs, std::int64_t mask_cs,
+                     std::int64_t* key_end, std::int64_t* query_begin);
 
 // Forward: writes P [Lq, Lk] (contiguous) and O [Lq, dv] (rows out_rs apart).
 template <typename T>

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <type_traits>
+#include <vector>
 
 #include "core/kernels/attention.h"
 #include "core/kernels/parallel_for.h"
@@ -90,19 +91,31 @@ struct HeadRows {
   HeadRows(const Tensor& t, std::size_t r) : HeadRows(t, t.strides(), r) {}
 };
 
-// q, k, v and the mask of every head, as the kernels take them: operands 0-3 of a cursor.
+// q, k, v and the mask of every head, as the kernels take them: operands 0-3 of a cursor. A mask every head shares
+// (its leading strides all 0: the causal mask) has its reach worked out once (attention_reach), so the kernels can
+// skip the pairs it blocks wholesale.
 template <typename T>
 struct Heads {
   HeadRows<const T> q, k, v;
   HeadRows<const bool> mask;
+  std::vector<std::int64_t> key_end, query_begin;
 
-  Heads(const Tensor& q_, const Tensor& k_, const Tensor& v_, const Tensor& m, const Strides& mask_strides, std::size_t r)
-      : q(q_, r), k(k_, r), v(v_, r), mask(m.defined() ? HeadRows<const bool>(m, mask_strides, r) : HeadRows<const bool>()) {}
+  Heads(const Tensor& q_, const Tensor& k_, const Tensor& v_, const Tensor& m, const Strides& mask_strides, std::size_t r,
+        const AttentionDims& dims)
+      : q(q_, r), k(k_, r), v(v_, r), mask(m.defined() ? HeadRows<const bool>(m, mask_strides, r) : HeadRows<const bool>()) {
+    if (mask.base == nullptr || !std::all_of(mask_strides.begin(), mask_strides.begin() + static_cast<std::ptrdiff_t>(r),
+                                             [](std::int64_t s) { return s == 0; }))
+      return;
+    key_end.resize(static_cast<std::size_t>(dims.Lq));
+    query_begin.resize(static_cast<std::size_t>(dims.Lk));
+    attention_reach(dims, mask.base, mask.rs, mask.cs, key_end.data(), query_begin.data());
+  }
 
   template <std::size_t N>
   AttentionHead<T> at(const std::array<std::int64_t, N>& off) const {
     AttentionHead<T> h{q.base + off[0], q.rs, k.base + off[1], k.rs, v.base + off[2], v.rs};
     if (mask.base != nullptr) h.mask = mask.base + off[3], h.mask_rs = mask.rs, h.mask_cs = mask.cs;
+    if (!key_end.empty()) h.key_end = key_end.data(), h.query_begin = query_begin.data();
     return h;
   }
 };
@@ -141,7 +154,7 @@ std::array<Tensor, 2> attention_forward_batch(const Tensor& q, const Tensor& k, 
   const Tensor qs = unit_rows(q), ks = unit_rows(k), vs = unit_rows(v), ms = mask.defined() ? mask.detach() : Tensor();
   Tensor out = empty_like_layout_of(plan.with_last_two(dims.Lq, dims.dv), vs);
   Tensor weights = Tensor::empty(plan.scores_shape(), DType::Float32);
-  const Heads<float> heads(qs, ks, vs, ms, plan.mask_strides, plan.r);
+  const Heads<float> heads(qs, ks, vs, ms, plan.mask_strides, plan.r, dims);
   float* const w0 = weights.data<float>();
   const HeadRows<float> o(out, plan.r);
   // A decoding step (one query per head) runs eight heads at a time, one per lane; other heads one by one.
@@ -171,7 +184,7 @@ std::array<Tensor, 3> attention_backward_batch(const Tensor& g, const Tensor& q,
   const Tensor gs = unit_rows(g);
   Tensor dq = empty_like_layout_of(qs.shape(), qs), dk = empty_like_layout_of(ks.shape(), ks),
          dv = empty_like_layout_of(vs.shape(), vs);
-  const Heads<float> heads(qs, ks, vs, ms, plan.mask_strides, plan.r);
+  const Heads<float> heads(qs, ks, vs, ms, plan.mask_strides, plan.r, dims);
   const float* const p0 = weights.data<float>();
   const HeadRows<const float> go(gs, plan.r);
   const HeadRows<float> gq(dq, plan.r), gk(dk, plan.r), gv(dv, plan.r);

@@ -192,12 +192,18 @@ struct HeadSizes {
 std::pair<Op, Inputs> random_attention(Generator& gen, const HeadSizes& r) {
   const std::int64_t B = draw(gen, 1, 3), H = draw(gen, 1, 3), Lq = draw(gen, r.q_lo, r.q_hi),
                      Lk = draw(gen, r.k_lo, r.k_hi), dk = draw(gen, r.d_lo, r.d_hi), dv = draw(gen, r.d_lo, r.d_hi);
-  const std::int64_t mask_kind = draw(gen, 0, 2);  // none, causal-like [Lq, Lk], key padding [B, 1, 1, Lk]
+  // none, causal-like [Lq, Lk], key padding [B, 1, 1, Lk], random holes [Lq, Lk] (every head's, as the causal one:
+  // the kernels skip what neither reaches) with the last key blocked for all and every third row keyless
+  const std::int64_t mask_kind = draw(gen, 0, 3);
   Tensor mask;
   if (mask_kind == 1) {
     mask = Tensor::zeros({Lq, Lk}, DType::Bool);
     for (std::int64_t i = 0; i < Lq; ++i)
       for (std::int64_t j = 0; j <= std::min(i, Lk - 1); ++j) mask.set({i, j}, 1);
+  } else if (mask_kind == 3) {
+    mask = Tensor::zeros({Lq, Lk}, DType::Bool);
+    for (std::int64_t i = 0; i < Lq; ++i)
+      for (std::int64_t j = 0; j + 1 < Lk; ++j) mask.set({i, j}, i % 3 != 2 && gen.uniform() < 0.6 ? 1 : 0);
   } else if (mask_kind == 2) {
     mask = Tensor::ones({B, 1, 1, Lk}, DType::Bool);
     for (std::int64_t j = Lk / 2 + 1; j < Lk; ++j) mask.set({0, 0, 0, j}, 0);

@@ -488,6 +488,53 @@ TEST(Kernels, FastAttentionReadsTightRowsAndBroadcastMasks) {
   }
 }
 
+TEST(Kernels, FastAttentionSkipsOnlyWhatTheMasksReachLeavesOut) {
+  // With a mask's reach (attention_reach) the kernels leave out the pairs it blocks wholesale. Causal masks at the GPT
+  // benchmarks' head sizes (24 x 16 on the 8-lane products, 128 x 64 on the GEMM) and others, and a random mask with
+  // holes, some rows keyless and the second half of the keys blocked for every query; the rows of K and V from the
+  // first whole vector of 8 keys past the reach hold NaN, which a kernel that read them (0 * NaN) would spread (the
+  // 8-lane kernels read the reach rounded up to whole vectors): the reference reads finite copies.
+  Generator gen(14);
+  for (auto [Lq, Lk, dk, dv] : std::vector<std::array<std::int64_t, 4>>{{24, 24, 16, 16}, {128, 128, 64, 64}, {40, 40, 32, 32},
+                                                                       {17, 35, 32, 40}, {13, 13, 8, 8}, {9, 21, 5, 3}}) {
+    for (bool causal : {true, false}) {
+      const std::int64_t rs = 72;
+      auto rows = [&](std::int64_t n) { return Tensor::randn({n, rs}, gen).to_vector<float>(); };
+      const auto q = rows(Lq), k = rows(Lk), v = rows(Lk), dout = rows(Lq);
+      std::unique_ptr<bool[]> mask(new bool[static_cast<std::size_t>(Lq * Lk)]);
+      const auto coin = Tensor::rand({Lq * Lk}, gen).to_vector<float>();
+      const std::int64_t unreached = causal ? 0 : Lk / 2;  // the last keys, blocked for every query
+      for (std::int64_t i = 0; i < Lq; ++i)
+        for (std::int64_t j = 0; j < Lk; ++j)
+          mask[i * Lk + j] = causal ? j <= i : (j < Lk - unreached && i % 5 != 1 && coin[i * Lk + j] < 0.6f);
+      std::vector<std::int64_t> key_end(Lq), query_begin(Lk);
+      const kernels::AttentionDims dims{Lq, Lk, dk, dv, 1.0 / std::sqrt(static_cast<double>(dk))};
+      kernels::attention_reach(dims, mask.get(), Lk, 1, key_end.data(), query_begin.data());
+      for (std::int64_t i = 0; causal && i < Lq; ++i) EXPECT_EQ(key_end[i], std::min(i + 1, Lk));
+      auto k_nan = k, v_nan = v;
+      for (std::int64_t j = (Lk - unreached + 7) / 8 * 8; j < Lk; ++j)
+        for (std::int64_t e = 0; e < rs; ++e) k_nan[j * rs + e] = v_nan[j * rs + e] = std::nanf("");
+      kernels::AttentionHead<float> head{q.data(), rs, k_nan.data(), rs, v_nan.data(), rs, mask.get(), Lk, 1};
+      head.key_end = key_end.data(), head.query_begin = query_begin.data();
+      const kernels::AttentionHead<float> finite{q.data(), rs, k.data(), rs, v.data(), rs, mask.get(), Lk, 1};
+      std::vector<float> w_fast(Lq * Lk), w_ref(Lq * Lk), o_fast(Lq * rs, -1), o_ref(Lq * rs, -1);
+      kernels::attention_forward<float>(dims, head, w_fast.data(), o_fast.data(), rs);
+      test::attention_forward_reference<float>(dims, finite, w_ref.data(), o_ref.data(), rs);
+      for (std::size_t e = 0; e < w_ref.size(); ++e) ASSERT_NEAR(w_fast[e], w_ref[e], 1e-6) << "weight " << e << " " << Lq;
+      for (std::size_t e = 0; e < o_ref.size(); ++e) ASSERT_NEAR(o_fast[e], o_ref[e], 1e-5) << "output " << e << " " << Lq;
+      std::vector<float> g_fast[3], g_ref[3];
+      for (int t = 0; t < 3; ++t) g_fast[t].assign(std::max(Lq, Lk) * rs, -1), g_ref[t].assign(std::max(Lq, Lk) * rs, -1);
+      kernels::attention_backward<float>(dims, head, w_ref.data(),
+                                         {dout.data(), rs, g_fast[0].data(), rs, g_fast[1].data(), rs, g_fast[2].data(), rs});
+      test::attention_backward_reference<float>(dims, finite, w_ref.data(),
+                                                   {dout.data(), rs, g_ref[0].data(), rs, g_ref[1].data(), rs, g_ref[2].data(), rs});
+      for (int t = 0; t < 3; ++t)
+        for (std::size_t e = 0; e < g_ref[t].size(); ++e)
+          ASSERT_NEAR(g_fast[t][e], g_ref[t][e], 1e-4) << "grad " << t << " " << e << " " << Lq << (causal ? " causal" : "");
+    }
+  }
+}
+
 TEST(Kernels, FastAttentionGivesAQueryWithNoKeyZeroWeightsAndOutput) {
   // One query (the decoding path) and a row of eight (the general path), every key blocked.
   for (std::int64_t Lq : {1, 8}) {
