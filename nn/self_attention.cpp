@@ -83,7 +83,7 @@ AttentionResult CausalSelfAttention::forward_fused_qkv(const Tensor& x) const {
                                                     causal_mask(T), "CausalSelfAttention"), -1);  // [B, nh, T, T]
     r = {matmul(attn_dropout_->forward(att), v), att.detach()};                                  // [B, nh, T, hs]
   } else {
-    const FusedAttention f = fused_attention(q, k, v, causal_mask(T));  // [B, nh, T, hs], [B, nh, T, T]
+    const FusedAttention f = fused_attention_stacked(qkv, causal_mask(T));  // of q, k, v: [B, nh, T, hs], [B, nh, T, T]
     r = {f.output, f.weights};
   }
   Tensor y = c_proj_->forward(merge_heads(r.output));  // re-assemble the heads side by side, project: [B, T, C]

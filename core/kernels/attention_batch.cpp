@@ -178,12 +178,19 @@ std::array<Tensor, 2> attention_forward_batch(const Tensor& q, const Tensor& k, 
 
 std::array<Tensor, 3> attention_backward_batch(const Tensor& g, const Tensor& q, const Tensor& k, const Tensor& v,
                                                const Tensor& mask, const Tensor& weights) {
+  const Tensor qs = unit_rows(q), ks = unit_rows(k), vs = unit_rows(v);
+  Tensor dq = empty_like_layout_of(qs.shape(), qs), dk = empty_like_layout_of(ks.shape(), ks),
+         dv = empty_like_layout_of(vs.shape(), vs);
+  attention_backward_batch_into(g, qs, ks, vs, mask, weights, dq, dk, dv);
+  return {dq, dk, dv};
+}
+
+void attention_backward_batch_into(const Tensor& g, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
+                                   const Tensor& weights, const Tensor& dq, const Tensor& dk, const Tensor& dv) {
   const Plan plan(q, k, v, mask);
   const AttentionDims& dims = plan.dims;
   const Tensor qs = unit_rows(q), ks = unit_rows(k), vs = unit_rows(v), ms = mask.defined() ? mask.detach() : Tensor();
   const Tensor gs = unit_rows(g);
-  Tensor dq = empty_like_layout_of(qs.shape(), qs), dk = empty_like_layout_of(ks.shape(), ks),
-         dv = empty_like_layout_of(vs.shape(), vs);
   const Heads<float> heads(qs, ks, vs, ms, plan.mask_strides, plan.r, dims);
   const float* const p0 = weights.data<float>();
   const HeadRows<const float> go(gs, plan.r);
@@ -196,7 +203,6 @@ std::array<Tensor, 3> attention_backward_batch(const Tensor& g, const Tensor& q,
                                                        gk.base + off[6], gk.rs, gv.base + off[7], gv.rs};
                      attention_backward<float>(dims, heads.at(off), p0 + b * dims.Lq * dims.Lk, grads);
                    });
-  return {dq, dk, dv};
 }
 
 }  // namespace cppgrad::kernels

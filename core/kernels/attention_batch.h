@@ -19,4 +19,9 @@ std::array<Tensor, 2> attention_forward_batch(const Tensor& q, const Tensor& k, 
 std::array<Tensor, 3> attention_backward_batch(const Tensor& g, const Tensor& q, const Tensor& k, const Tensor& v,
                                                const Tensor& mask, const Tensor& weights);
 
+// The same into given tensors dq, dk, dv (shaped like q, k and v, rows of unit stride; views of one tensor, say),
+// every element overwritten.
+void attention_backward_batch_into(const Tensor& g, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
+                                   const Tensor& weights, const Tensor& dq, const Tensor& dk, const Tensor& dv);
+
 }  // namespace cppgrad::kernels

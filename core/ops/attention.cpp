@@ -12,6 +12,7 @@
 #include "core/autograd.h"
 #include "core/dispatch.h"
 #include "core/kernels/attention_batch.h"
+#include "core/kernels/layout.h"
 #include "core/ops/attention.h"
 #include "core/ops/compare.h"
 #include "core/ops/elementwise.h"
@@ -88,6 +89,28 @@ FusedAttention fused_attention(const Tensor& q, const Tensor& k, const Tensor& v
     const auto [dq, dk, dv] = kernels::attention_backward_batch(g, q, k, v, mask, p);
     return TensorList{q.requires_grad() ? dq : Tensor(), k.requires_grad() ? dk : Tensor(),
                       v.requires_grad() ? dv : Tensor()};
+  }, where);
+  return {out, weights};
+}
+
+// d(qkv) = the three gradients above, side by side in one tensor laid out like qkv
+FusedAttention fused_attention_stacked(const Tensor& qkv, const Tensor& mask, std::source_location where) {
+  if (qkv.dim() < 3 || qkv.shape()[0] != 3)
+    throw std::invalid_argument("attention: stacked q, k and v must be [3, .., L, d], got " + shape_str(qkv.shape()));
+  const Tensor heads = qkv.detach();
+  const Tensor q = heads.select(0, 0), k = heads.select(0, 1), v = heads.select(0, 2);
+  check_attention_inputs(q, k, v, mask);
+  check_attention_mask(q, k, mask);
+  if (!fast_path(qkv)) return fused_attention(qkv.select(0, 0), qkv.select(0, 1), qkv.select(0, 2), mask, where);
+  auto [out, weights] = kernels::attention_forward_batch(q, k, v, mask);
+  out = record_op(out, "attention", {qkv}, [=, p = weights](const Tensor& g) {
+    if (grad_enabled())  // create_graph: the definition's own graph, so this gradient can be differentiated again
+      return differentiate_definition([mask](const TensorList& in) {
+        return attention_definition(in[0].select(0, 0), in[0].select(0, 1), in[0].select(0, 2), mask).output;
+      }, {qkv}, g);
+    const Tensor d = empty_like_layout_of(qkv.shape(), qkv);
+    kernels::attention_backward_batch_into(g, q, k, v, mask, p, d.select(0, 0), d.select(0, 1), d.select(0, 2));
+    return TensorList{d};
   }, where);
   return {out, weights};
 }

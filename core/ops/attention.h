@@ -18,4 +18,10 @@ struct FusedAttention {
 };
 FusedAttention fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask = Tensor(), std::source_location where = std::source_location::current());
 
+// The same with q, k and v stacked along a first dim of 3, as the heads of one fused projection come (GPT-2's c_attn:
+// [B, T, 3C] viewed as [B, T, 3, H, dh] and permuted): qkv [3, .., L, d] -> fused_attention(qkv[0], qkv[1], qkv[2],
+// mask). Its gradient is one tensor laid out like qkv, written in place by the heads' backward, where three selects
+// would each scatter into a tensor of zeros and the three be added.
+FusedAttention fused_attention_stacked(const Tensor& qkv, const Tensor& mask = Tensor(), std::source_location where = std::source_location::current());
+
 }  // namespace cppgrad

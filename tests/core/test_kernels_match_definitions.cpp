@@ -231,6 +231,27 @@ TEST(KernelsMatchDefinitions, AttentionWithLargeHeadsOnTheGemm) {
   expect_kernel_matches("fused_attention", 1, [](Generator& gen) { return random_attention(gen, {64, 64, 64, 64, 32, 32}); });
 }
 
+TEST(KernelsMatchDefinitions, AttentionOnStackedHeads) {
+  // q, k and v as one fused projection's heads, GPT-2's layout: [B, L, 3 H d] viewed as [B, L, 3, H, d] and permuted
+  // to [3, B, H, L, d]; causal or no mask, on the 8-lane products and the GEMM.
+  expect_kernel_matches("fused_attention_stacked", 8, [](Generator& gen) {
+    const bool large = draw(gen, 0, 3) == 0, causal = draw(gen, 0, 2) > 0;
+    const std::int64_t B = draw(gen, 1, 3), H = draw(gen, 1, 3), L = large ? draw(gen, 32, 40) : draw(gen, 1, 13),
+                       d = large ? 32 : draw(gen, 1, 12);
+    Tensor mask;
+    if (causal) {
+      mask = Tensor::zeros({L, L}, DType::Bool);
+      for (std::int64_t i = 0; i < L; ++i)
+        for (std::int64_t j = 0; j <= i; ++j) mask.set({i, j}, 1);
+    }
+    return std::pair<Op, Inputs>{[=](const Inputs& in) {
+                                   const Tensor qkv = in[0].view({B, L, 3, H, d}).permute({2, 0, 3, 1, 4});
+                                   return fused_attention_stacked(qkv, mask).output;
+                                 },
+                                 Inputs{randn({B, L, 3 * H * d}, gen)}};
+  });
+}
+
 TEST(KernelsMatchDefinitions, AttentionOneQueryGroupsOfEightHeads) {
   // A decoding step: one query per head, dk = dv = 8, at least 8 heads, so the grouped kernel runs.
   expect_kernel_matches("fused_attention one query", 6, [](Generator& gen) {
