@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <type_traits>
-#include <vector>
 
 #include "core/kernels/attention.h"
+#include "core/small_vector.h"
 #include "core/kernels/parallel_for.h"
 #include "core/kernels/layout.h"
 
@@ -98,7 +98,8 @@ template <typename T>
 struct Heads {
   HeadRows<const T> q, k, v;
   HeadRows<const bool> mask;
-  std::vector<std::int64_t> key_end, query_begin;
+  // Inline up to 256 positions, so a step at the contexts of the trainers allocates nothing (tests/alloc).
+  SmallVector<std::int64_t, 256> key_end, query_begin;
 
   Heads(const Tensor& q_, const Tensor& k_, const Tensor& v_, const Tensor& m, const Strides& mask_strides, std::size_t r,
         const AttentionDims& dims)
