@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Installs the build and test dependencies of cppgrad on Debian 12 with apt-get (with --ci, also what CI's
-# Clang stages need).
+# Clang stages and the distributed layer's tests need).
 # Each package is checked first, so on a machine that has them all this does nothing and needs no network.
 # Quiet on success; on failure it says which step failed and shows apt's output.
 set -euo pipefail
 
 packages=(cmake g++ make ninja-build pkg-config libgtest-dev libgmock-dev libfmt-dev libcxxopts-dev nlohmann-json3-dev libbenchmark-dev
           wamerican)  # wamerican: the word list cppgrad-gpt trains on by default (never read by a test)
-# --ci: also Clang 16 with its OpenMP runtime and its sanitizer and libFuzzer runtimes, for CI's Clang stages.
+# --ci: also Clang 16 with its OpenMP runtime and its sanitizer and libFuzzer runtimes, for CI's Clang stages, and
+# Open MPI (its headers and library, and mpirun), for the distributed layer (distributed/) and its tests under mpirun.
+# Without Open MPI everything else builds and passes; CMake says the distributed layer is skipped.
 if [[ "${1:-}" == "--ci" ]]; then
-  packages+=(clang-16 libomp-16-dev libclang-rt-16-dev)
+  packages+=(clang-16 libomp-16-dev libclang-rt-16-dev libopenmpi-dev openmpi-bin)
 fi
 
 # `dpkg -s` also succeeds for a removed package whose config files remain, so check the status itself.
