@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "distributed/collectives.h"
+#include "cppgrad/distributed.h"  // the umbrella, compiled here: ProcessGroup and all_reduce
 #include "tests/distributed/group.h"
 
 namespace cppgrad::test {
