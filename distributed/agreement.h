@@ -28,10 +28,10 @@ class LayoutHash {
 // without the function's name); `elements` and `layout` must be equal on every rank; `described` names this rank's
 // tensors in the messages ("[3, 4] float32").
 struct Offer {
-  std::string problem;
+  std::string problem = {};
   std::int64_t elements = 0;
   std::int64_t layout = 0;
-  std::string described;
+  std::string described = {};
 };
 
 // Collective: every rank of `group` must call it with the same `fn`. Returns when every rank's offer is usable and

@@ -1,5 +1,7 @@
 #include "distributed/gradients.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <string>
 
@@ -22,7 +24,7 @@ Offer offer_of_list(const char* what, const std::vector<Tensor>& tensors, bool f
     const Offer one = offer_of(tensors[i], floating_only);
     layout.add(one.layout);
     offer.elements += one.elements;
-    if (offer.problem.empty() && !one.problem.empty()) offer.problem = what + (" " + std::to_string(i) + ": ") + one.problem;
+    if (offer.problem.empty() && !one.problem.empty()) offer.problem = fmt::format("{} {}: {}", what, i, one.problem);
   }
   offer.layout = layout.value();
   offer.described = std::to_string(tensors.size()) + " " + what + "s, " + std::to_string(offer.elements) + " elements";
