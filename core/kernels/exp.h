@@ -11,6 +11,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "core/kernels/simd.h"
 
@@ -22,12 +23,19 @@ namespace cppgrad::kernels {
 
 namespace detail {
 
-[[gnu::always_inline]] static inline std::int32_t to_int(float x) { return static_cast<std::int32_t>(x); }
-[[gnu::always_inline]] static inline i32x8 to_int(f32x8 x) { return __builtin_convertvector(x, i32x8); }
-[[gnu::always_inline]] static inline float as_float(std::int32_t bits) { return std::bit_cast<float>(bits); }
-[[gnu::always_inline]] static inline f32x8 as_float(i32x8 bits) { return std::bit_cast<f32x8>(bits); }
+// 2^n for whole n in [-126, 127], written into the exponent bits. F is float or a vector of floats of any width
+// (8 lanes here, 16 in the AVX-512 kernels): a comparison of two float vectors has the type of their lanes as int32.
+template <typename F>
+[[gnu::always_inline]] static inline F pow2(F n) {
+  if constexpr (std::is_same_v<F, float>) {
+    return std::bit_cast<float>((static_cast<std::int32_t>(n) + 127) << 23);
+  } else {
+    using I = decltype(n < n);  // the builtin, not std::bit_cast: a 16-lane instance of that would be AVX2 code
+    return __builtin_bit_cast(F, (__builtin_convertvector(n, I) + 127) << 23);
+  }
+}
 
-// F is float or f32x8; every step is lane-wise, and the clamps are selects, so the vector form has no branch.
+// F is float or a float vector; every step is lane-wise, and the clamps are selects, so the vector form has no branch.
 template <typename F>
 [[gnu::always_inline]] static inline F exp_cephes(F x) {
   x = x < -87.3f ? F{} - 87.3f : x;
@@ -41,7 +49,7 @@ template <typename F>
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.0f;
-  return p * as_float((to_int(n) + 127) << 23);  // times 2^n, n in [-126, 127]
+  return p * pow2(n);  // times 2^n, n in [-126, 127]
 }
 
 }  // namespace detail

@@ -1,46 +1,29 @@
 #include "core/kernels/gelu.h"
 
-#include <numbers>
-
 #include "core/kernels/elementwise_loops.h"
-#include "core/kernels/exp.h"
+#include "core/kernels/gelu_loops.h"
 #include "core/kernels/simd.h"
 
 namespace cppgrad::kernels {
 
+void gelu_tanh_forward_at(SimdLevel level, const float* x, float* y, std::int64_t n) {
+  if (level == SimdLevel::Avx512 && cpu_has_avx512()) return gelu_tanh_forward_avx512(x, y, n);
+  gelu_forward_loop<f32x8>(x, y, n);
+}
+
+void gelu_tanh_backward_at(SimdLevel level, const float* g, const float* x, float* dx, std::int64_t n) {
+  if (level == SimdLevel::Avx512 && cpu_has_avx512()) return gelu_tanh_backward_avx512(g, x, dx, n);
+  gelu_backward_loop<f32x8>(g, x, dx, n);
+}
+
 namespace {
 
-constexpr float kC = static_cast<float>(std::numbers::sqrt2 * std::numbers::inv_sqrtpi), kA = 0.044715f;
-
-// s = sigmoid(2u) for x (F is float or f32x8: every step is lane-wise)
-template <typename F>
-[[gnu::always_inline]] inline F half_one_plus_tanh(F x) {
-  const F u = kC * (x + kA * x * x * x);
-  return 1.0f / (1.0f + detail::exp_cephes(-2.0f * u));
-}
-
-template <typename F>
-[[gnu::always_inline]] inline F gelu_value(F x) {
-  return x * half_one_plus_tanh(x);
-}
-
-template <typename F>
-[[gnu::always_inline]] inline F gelu_grad(F g, F x) {
-  const F s = half_one_plus_tanh(x);
-  return g * (s + 2.0f * x * s * (1.0f - s) * kC * (1.0f + 3.0f * kA * x * x));
-}
-
-// out[i] = f(ins[i]...) over n floats, 8 at a time with a scalar tail; threads split whole blocks of 8 when the
-// tensor is large.
-template <typename F>
-void map_f32(std::int64_t n, F f) {
-  const std::int64_t blocks = (n + 7) / 8;
-  parallel_for(blocks, n > kParallelGrain, [&](std::int64_t b) {
-    const std::int64_t i = b * 8;
-    if (i + 8 <= n) f.vector(i);
-    else
-      for (std::int64_t j = i; j < n; ++j) f.scalar(j);
-  });
+// body(begin, end) over [0, n) in chunks of whole 16-lane vectors, split across threads when the tensor is large.
+template <typename Body>
+void for_each_chunk(std::int64_t n, Body body) {
+  constexpr std::int64_t kChunk = 4096;
+  parallel_for((n + kChunk - 1) / kChunk, n > kParallelGrain,
+               [&](std::int64_t c) { body(c * kChunk, std::min(n, (c + 1) * kChunk)); });
 }
 
 }  // namespace
@@ -50,27 +33,20 @@ Tensor gelu_tanh_forward(const Tensor& x) {
   Tensor y = Tensor::empty(x.shape(), DType::Float32);
   const float* px = xs.data<float>();
   float* py = y.data<float>();
-  struct {
-    const float* px;
-    float* py;
-    void vector(std::int64_t i) const { store8(py + i, gelu_value(load8(px + i))); }
-    void scalar(std::int64_t i) const { py[i] = gelu_value(px[i]); }
-  } f{px, py};
-  map_f32(y.numel(), f);
+  const SimdLevel level = simd_level();
+  for_each_chunk(y.numel(), [&](std::int64_t b, std::int64_t e) { gelu_tanh_forward_at(level, px + b, py + b, e - b); });
   return y;
 }
 
 Tensor gelu_tanh_backward(const Tensor& g, const Tensor& x) {
   const Tensor gs = g.detach().contiguous(), xs = x.detach().contiguous();
   Tensor dx = Tensor::empty(x.shape(), DType::Float32);
-  struct {
-    const float* pg;
-    const float* px;
-    float* pd;
-    void vector(std::int64_t i) const { store8(pd + i, gelu_grad(load8(pg + i), load8(px + i))); }
-    void scalar(std::int64_t i) const { pd[i] = gelu_grad(pg[i], px[i]); }
-  } f{gs.data<float>(), xs.data<float>(), dx.data<float>()};
-  map_f32(dx.numel(), f);
+  const float *pg = gs.data<float>(), *px = xs.data<float>();
+  float* pd = dx.data<float>();
+  const SimdLevel level = simd_level();
+  for_each_chunk(dx.numel(), [&](std::int64_t b, std::int64_t e) {
+    gelu_tanh_backward_at(level, pg + b, px + b, pd + b, e - b);
+  });
   return dx;
 }
 
