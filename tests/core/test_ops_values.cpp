@@ -149,6 +149,25 @@ TEST(OpValues, CrossEntropyMeanIsOverNonIgnoredTargetsOnly) {
   for (int j = 0; j < 3; ++j) EXPECT_EQ(logits.grad().at({1, j}), 0.0);
 }
 
+TEST(OpValues, FloatCrossEntropyGivesALogitOfMinusInfinityExactlyZeroProbability) {
+  // The float32 kernel's rows of 8 classes at a time and its scalar tail: a class at -inf (in either) gets exactly 0
+  // probability, so exactly 0 gradient, as libm's exp(-inf) gives; the loss is the float64 definition's.
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> values(2 * 11);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = std::sin(static_cast<double>(i)) * 3;
+  values[3] = -inf, values[11 + 9] = -inf;
+  const Tensor x64 = Tensor::from_vector(values, {2, 11}, DType::Float64);
+  Tensor x32 = x64.to(DType::Float32);
+  x32.set_requires_grad(true);
+  const Tensor targets = Tensor::from_vector<std::int64_t>({5, 10}, {2});
+  const Tensor loss = cross_entropy(x32, targets);
+  EXPECT_NEAR(loss.item(), cross_entropy(x64, targets).item(), 1e-6);
+  loss.backward();
+  EXPECT_EQ(x32.grad().at({0, 3}), 0.0);
+  EXPECT_EQ(x32.grad().at({1, 9}), 0.0);
+  EXPECT_NE(x32.grad().at({0, 4}), 0.0);
+}
+
 TEST(OpValues, CrossEntropyWithEveryTargetIgnoredIsNaNWithZeroGradient) {
   // As PyTorch: the mean over no target is 0 / 0 (F.cross_entropy(x, t, ignore_index=0) with t all 0 is nan).
   Tensor logits = f64({1, 2, 3, 4}, {2, 2});
