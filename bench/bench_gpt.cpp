@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/kernels/contention.h"
 #include "core/parallel.h"
 #include "core/tensor.h"
 #include "nn/gpt.h"
@@ -99,6 +100,12 @@ void BM_GptStep(benchmark::State& state, GptShape shape) {
   omp_set_num_threads(threads);
   {
     GptStep step(shape, threads);
+    // The thread pool judges from each job's timing whether its workers pay (core/kernels/contention.h). The large
+    // model's initialisation runs jobs of a few hundred microseconds (mul over [1024, 256] weights) on a worker that
+    // had been asleep; its wake-up made three of them in a row not pay, and the pool then ran the next 64 jobs, every
+    // step measured here, on the caller alone (two threads: 152 ms a step, as one; with a fresh judgement, 77 ms).
+    // Training gets over it once a probe step pays; measured here is that steady state, from a fresh judgement.
+    kernels::exchange_pool_contention(kernels::Contention{});
     for (int i = 0; i < 2; ++i) step.run();  // warm-up, as PyTorch's script does: caches fill, AdamW's moments appear
     for (auto _ : state) step.run();
     const double flops = model_flops_per_step(shape, step.params());
