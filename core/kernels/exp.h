@@ -28,6 +28,7 @@ namespace detail {
 template <typename F>
 [[gnu::always_inline]] static inline F pow2(F n) {
   if constexpr (std::is_same_v<F, float>) {
+    if (n != n) return n;  // NaN in, NaN out: converting NaN to an integer is undefined (UBSan stops there)
     return std::bit_cast<float>((static_cast<std::int32_t>(n) + 127) << 23);
   } else {
     using I = decltype(n < n);  // the builtin, not std::bit_cast: a 16-lane instance of that would be AVX2 code

@@ -340,6 +340,13 @@ TEST(OpValues, LinearReluEqualsReluOfLinearWithTheSameGradients) {
   }
 }
 
+TEST(Kernels, ExpFloatOfNaNIsNaN) {
+  // A diverged run's logits are NaN: e^NaN must be NaN (so the loss check sees it), without the undefined
+  // float-to-int conversion the exponent step would make of it (the sanitizer build stops at that).
+  EXPECT_TRUE(std::isnan(cppgrad::kernels::exp_float(std::numeric_limits<float>::quiet_NaN())));
+  EXPECT_TRUE(std::isnan(cppgrad::kernels::exp_float(-std::numeric_limits<float>::quiet_NaN())));
+}
+
 TEST(Kernels, ExpFloatMatchesLibm) {
   // Every 1/1000 across the range softmax sees after subtracting the row maximum, and up to the overflow edge.
   double worst = 0;
