@@ -134,6 +134,10 @@ bool needs_graph(std::initializer_list<const Tensor*> inputs) {
   return false;
 }
 
+bool records_nothing(std::initializer_list<const Tensor*> inputs) {
+  return !g_detect_anomaly && !needs_graph(inputs);
+}
+
 bool needs_graph(const TensorList& inputs) {
   if (!g_grad_enabled) return false;
   for (const Tensor& t : inputs)

@@ -126,12 +126,29 @@ struct AnomalyError : std::runtime_error {
 bool needs_graph(std::initializer_list<const Tensor*> inputs);
 bool needs_graph(const TensorList& inputs);
 
+// True when record_op would return an op's result untouched: no node is needed and anomaly detection is off. The
+// fused ops check it before calling record_op, so that under no_grad (a decoding step) they do not build its
+// arguments at all: the list of inputs, and the rule with the tensors it captures.
+bool records_nothing(std::initializer_list<const Tensor*> inputs);
+
 // Attaches a node to `out` when grad mode is on and an input requires grad; returns `out`.
 // The backward function must not capture `out` itself (that would be a reference cycle): capture
 // `out.detach()` when backward needs the result.
 // `where` is the op's creation site, for anomaly reports and graph dumps.
 Tensor record_op(Tensor out, const char* name, TensorList inputs, BackwardFn backward,
                  std::source_location where = std::source_location::current());
+
+// The same for a rule passed as a lambda (every op's case): the BackwardFn that holds the lambda (a block from the
+// small-object lists) is made only when a node will keep it, so an op under no_grad (a decoding step's every op)
+// makes none.
+template <typename F>
+  requires(std::is_invocable_r_v<TensorList, F&, const Tensor&> ||
+           std::is_invocable_r_v<TensorList, F&, const Tensor&, const Tensor&>)
+Tensor record_op(Tensor out, const char* name, TensorList inputs, F&& backward,
+                 std::source_location where = std::source_location::current()) {
+  if (!anomaly_detection_enabled() && !needs_graph(inputs)) return out;
+  return record_op(std::move(out), name, std::move(inputs), BackwardFn(std::forward<F>(backward)), where);
+}
 
 // The engine behind Tensor::backward(). With record_grad_norms, every node keeps the 2-norm of the gradient that
 // flowed into its output (for graph dumps and gradient-health tools); it costs one pass over each gradient.

@@ -49,8 +49,7 @@ class HeadCursor {
 
 // A view with unit stride along its last dim (what the kernels read), copying only when needed.
 Tensor unit_rows(const Tensor& x) {
-  const Tensor t = x.detach();
-  return t.strides().back() == 1 || t.shape().back() <= 1 ? t : t.contiguous();
+  return x.strides().back() == 1 || x.shape().back() <= 1 ? x : x.detach().contiguous();
 }
 
 // heads(b0, b1, cursor) for consecutive runs [b0, b1) of the batch items, split across threads when worth it; the

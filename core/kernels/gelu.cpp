@@ -3,6 +3,7 @@
 #include "core/kernels/elementwise_loops.h"
 #include "core/kernels/gelu_loops.h"
 #include "core/kernels/simd.h"
+#include "core/kernels/tensor_values.h"
 
 namespace cppgrad::kernels {
 
@@ -29,7 +30,7 @@ void for_each_chunk(std::int64_t n, Body body) {
 }  // namespace
 
 Tensor gelu_tanh_forward(const Tensor& x) {
-  const Tensor xs = x.detach().contiguous();
+  const Tensor xs = contiguous_values(x);
   Tensor y = Tensor::empty(x.shape(), DType::Float32);
   const float* px = xs.data<float>();
   float* py = y.data<float>();
@@ -39,7 +40,7 @@ Tensor gelu_tanh_forward(const Tensor& x) {
 }
 
 Tensor gelu_tanh_backward(const Tensor& g, const Tensor& x) {
-  const Tensor gs = g.detach().contiguous(), xs = x.detach().contiguous();
+  const Tensor gs = contiguous_values(g), xs = contiguous_values(x);
   Tensor dx = Tensor::empty(x.shape(), DType::Float32);
   const float *pg = gs.data<float>(), *px = xs.data<float>();
   float* pd = dx.data<float>();

@@ -5,6 +5,7 @@
 
 #include "core/kernels/parallel_for.h"
 #include "core/kernels/simd.h"
+#include "core/kernels/tensor_values.h"
 
 namespace cppgrad::kernels {
 
@@ -101,8 +102,8 @@ void layer_norm_row(const FloatRows& p, std::int64_t i) {
 
 Tensor layer_norm_forward(const Tensor& x, const Tensor& w, const Tensor& b, double eps, LayerNormSaved* saved) {
   const std::int64_t D = x.shape().back(), N = D == 0 ? 0 : x.numel() / D;
-  const Tensor xc = x.detach().contiguous();
-  const Tensor wc = w.defined() ? w.detach().contiguous() : Tensor(), bc = b.defined() ? b.detach().contiguous() : Tensor();
+  const Tensor xc = contiguous_values(x);
+  const Tensor wc = w.defined() ? contiguous_values(w) : Tensor(), bc = b.defined() ? contiguous_values(b) : Tensor();
   Tensor y = Tensor::empty(x.shape(), DType::Float32);
   if (saved) *saved = {Tensor::empty({N, D}, DType::Float32), Tensor::empty({N}, DType::Float32)};
   const FloatRows rows{xc.data<float>(), wc.defined() ? wc.data<float>() : nullptr,
@@ -121,7 +122,7 @@ Tensor layer_norm_forward(const Tensor& x, const Tensor& w, const Tensor& b, dou
 std::array<Tensor, 3> layer_norm_backward(const Tensor& g, const LayerNormSaved& saved, const Tensor& w, bool need_x,
                                           bool need_w, bool need_b) {
   const std::int64_t N = saved.xhat.shape()[0], D = saved.xhat.shape()[1];
-  const Tensor gc = g.contiguous(), wc = w.defined() ? w.detach().contiguous() : Tensor();
+  const Tensor gc = g.contiguous(), wc = w.defined() ? contiguous_values(w) : Tensor();
   Tensor dx = need_x ? Tensor::empty({N, D}, DType::Float32) : Tensor();
   Tensor dw = Tensor::zeros({D}, DType::Float32), db = Tensor::zeros({D}, DType::Float32);
   const float *pg = gc.data<float>(), *ph = saved.xhat.data<float>(), *pr = saved.rstd.data<float>();

@@ -5,12 +5,13 @@
 #include "core/kernels/elementwise_loops.h"
 #include "core/kernels/gemm.h"
 #include "core/kernels/parallel_for.h"
+#include "core/kernels/tensor_values.h"
 
 namespace cppgrad::kernels {
 
 Tensor linear_forward(const Tensor& x, const Tensor& w, const Tensor& b, bool relu_after) {
   const std::int64_t in = w.shape()[1], out = w.shape()[0];
-  const Tensor xs = x.detach().contiguous(), ws = w.detach(), bs = b.defined() ? b.detach().contiguous() : Tensor();
+  const Tensor xs = contiguous_values(x), ws = w, bs = b.defined() ? contiguous_values(b) : Tensor();
   const std::int64_t rows = numel_of(Shape(x.shape().begin(), x.shape().end() - 1));  // also when in == 0
   Shape out_shape = x.shape();
   out_shape.back() = out;
@@ -42,7 +43,7 @@ std::array<Tensor, 3> linear_backward(const Tensor& g, const Tensor& x, const Te
                                       bool need_b) {
   const std::int64_t in = w.shape()[1], out = w.shape()[0];
   const std::int64_t rows = numel_of(Shape(x.shape().begin(), x.shape().end() - 1));
-  const Tensor gs = g.contiguous(), ws = w.detach(), xs = need_w ? x.detach().contiguous() : Tensor();
+  const Tensor gs = g.contiguous(), ws = w, xs = need_w ? contiguous_values(x) : Tensor();
   Tensor dx = need_x ? Tensor::empty(x.shape(), DType::Float32) : Tensor();
   Tensor dw = need_w ? Tensor::empty({out, in}, DType::Float32) : Tensor();
   Tensor db = need_b ? Tensor::zeros({out}, DType::Float32) : Tensor();

@@ -81,6 +81,7 @@ FusedAttention fused_attention(const Tensor& q, const Tensor& k, const Tensor& v
   check_attention_mask(q, k, mask);
   if (!fast_path(q)) return attention_definition(q, k, v, mask);
   auto [out, weights] = kernels::attention_forward_batch(q, k, v, mask);
+  if (records_nothing({&q, &k, &v})) return {out, weights};
   out = record_op(out, "attention", {q, k, v}, [=, p = weights](const Tensor& g) {
     if (grad_enabled())  // create_graph: the definition's own graph, so this gradient can be differentiated again
       return differentiate_definition([mask](const TensorList& in) {

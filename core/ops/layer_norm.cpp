@@ -49,6 +49,7 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
   const bool backward_will_run = needs_graph({&x, &weight, &bias});
   kernels::LayerNormSaved saved;  // what the closed-form backward reads; not kept for evaluation and decoding
   Tensor y = kernels::layer_norm_forward(x, weight, bias, eps, backward_will_run ? &saved : nullptr);
+  if (records_nothing({&x, &weight, &bias})) return y;
   return record_op(y, "layer_norm", {x, weight, bias}, [=](const Tensor& g) {
     if (grad_enabled())  // create_graph: the definition's own graph, so this gradient can be differentiated again
       return differentiate_definition([eps](const TensorList& in) { return layer_norm_definition(in[0], in[1], in[2], eps); },

@@ -156,6 +156,7 @@ Tensor linear_op(const Tensor& x, const Tensor& weight, const Tensor& bias, bool
   check_linear(x, weight, bias);
   if (!fast_path(x)) return linear_definition(x, weight, bias, relu_after);
   Tensor y = kernels::linear_forward(x, weight, bias, relu_after);
+  if (records_nothing({&x, &weight, &bias})) return y;
   return record_op(y, name, {x, weight, bias}, [=](const Tensor& g, const Tensor& y) {
     if (grad_enabled())  // create_graph: the definition's own graph, so this gradient can be differentiated again
       return differentiate_definition([relu_after](const TensorList& in) {

@@ -101,7 +101,9 @@ Tensor gelu_tanh_definition(const Tensor& x, std::source_location where) {
 // definition's backward makes nine passes and nine tensors of the MLP's largest activation, [B, T, 4C].
 Tensor gelu_tanh(const Tensor& x, std::source_location where) {
   if (!fast_path(x)) return gelu_tanh_definition(x, where);
-  return record_op(kernels::gelu_tanh_forward(x), "gelu_tanh", {x}, [x, where](const Tensor& g) {
+  Tensor out = kernels::gelu_tanh_forward(x);
+  if (records_nothing({&x})) return out;
+  return record_op(std::move(out), "gelu_tanh", {x}, [x, where](const Tensor& g) {
     if (grad_enabled())  // create_graph: the definition's own graph, so this gradient can be differentiated again
       return differentiate_definition([where](const TensorList& in) { return gelu_tanh_definition(in[0], where); },
                                       {x}, g);

@@ -12,6 +12,15 @@ namespace cppgrad {
 
 namespace {
 
+// A view's node, only when x needs one: under no_grad (a decoding step's every view) the view is all there is, and
+// record_op's arguments (the list of inputs) are never built. A view computes no values, so there is nothing for
+// anomaly detection to check either (record_op skips views too).
+template <typename Rule>
+Tensor record_view(Tensor out, const char* name, const Tensor& x, Rule&& rule, std::source_location where) {
+  if (!needs_graph({&x})) return out;
+  return record_op(std::move(out), name, {x}, std::forward<Rule>(rule), where);
+}
+
 // Resolves a single -1 in `shape` against numel; checks the sizes multiply up.
 Shape infer_shape(const Shape& shape, std::int64_t numel, const char* op, const Shape& from) {
   Shape out = shape;
@@ -49,7 +58,9 @@ Tensor view(const Tensor& x, const Shape& shape, std::source_location where) {
                                 "; use reshape() (which copies) or contiguous() first");
   Tensor out = make_view(x, target, contiguous_strides(target), x.offset());
   const Shape in_shape = x.shape();
-  return record_op(out, "view", {x}, [in_shape](const Tensor& g) { return TensorList{g.reshape(in_shape)}; }, where);
+  return record_view(std::move(out), "view", x, [in_shape](const Tensor& g) {
+    return TensorList{g.reshape(in_shape)};
+  }, where);
 }
 
 Tensor reshape(const Tensor& x, const Shape& shape, std::source_location where) {
@@ -66,8 +77,10 @@ Tensor transpose(const Tensor& x, std::int64_t d0, std::int64_t d1, std::source_
   Strides strides = x.strides();
   std::swap(shape[a], shape[b]);
   std::swap(strides[a], strides[b]);
-  Tensor out = make_view(x, shape, strides, x.offset());
-  return record_op(out, "transpose", {x}, [a, b](const Tensor& g) { return TensorList{g.transpose(a, b)}; }, where);
+  Tensor out = make_view(x, std::move(shape), std::move(strides), x.offset());
+  return record_view(std::move(out), "transpose", x, [a, b](const Tensor& g) {
+    return TensorList{g.transpose(a, b)};
+  }, where);
 }
 
 // out dim i is x dim dims[i].
@@ -87,8 +100,10 @@ Tensor permute(const Tensor& x, const Dims& dims, std::source_location where) {
     shape[i] = x.shape()[perm[i]];
     strides[i] = x.strides()[perm[i]];
   }
-  Tensor out = make_view(x, shape, strides, x.offset());
-  return record_op(out, "permute", {x}, [inverse](const Tensor& g) { return TensorList{g.permute(inverse)}; }, where);
+  Tensor out = make_view(x, std::move(shape), std::move(strides), x.offset());
+  return record_view(std::move(out), "permute", x, [inverse](const Tensor& g) {
+    return TensorList{g.permute(inverse)};
+  }, where);
 }
 
 // Python-style bounds: negative start/end count from the end, out-of-range ends are clamped.
@@ -103,9 +118,9 @@ Tensor slice(const Tensor& x, std::int64_t dim, std::int64_t start, std::int64_t
   Strides strides = x.strides();
   shape[d] = (e - s + step - 1) / step;
   strides[d] *= step;
-  Tensor out = make_view(x, shape, strides, x.offset() + s * x.strides()[d]);
+  Tensor out = make_view(x, std::move(shape), std::move(strides), x.offset() + s * x.strides()[d]);
   const Shape in_shape = x.shape();
-  return record_op(out, "slice", {x}, [in_shape, d, s, e, step](const Tensor& g) {
+  return record_view(std::move(out), "slice", x, [in_shape, d, s, e, step](const Tensor& g) {
     // The gradient of the untouched elements is zero; the sliced ones receive g.
     return TensorList{slice_scatter(Tensor::zeros(in_shape, g.dtype()), g, d, s, e, step)};
   }, where);
@@ -119,8 +134,8 @@ Tensor unsqueeze(const Tensor& x, std::int64_t dim, std::source_location where) 
   const std::int64_t stride = d < x.dim() ? x.shape()[d] * x.strides()[d] : 1;
   shape.insert(shape.begin() + d, 1);
   strides.insert(strides.begin() + d, stride);
-  Tensor out = make_view(x, shape, strides, x.offset());
-  return record_op(out, "unsqueeze", {x}, [d](const Tensor& g) { return TensorList{g.squeeze(d)}; }, where);
+  Tensor out = make_view(x, std::move(shape), std::move(strides), x.offset());
+  return record_view(std::move(out), "unsqueeze", x, [d](const Tensor& g) { return TensorList{g.squeeze(d)}; }, where);
 }
 
 // Drops `dim` if its size is 1 (otherwise returns x unchanged, as PyTorch does).
@@ -131,8 +146,8 @@ Tensor squeeze(const Tensor& x, std::int64_t dim, std::source_location where) {
   Strides strides = x.strides();
   shape.erase(shape.begin() + d);
   strides.erase(strides.begin() + d);
-  Tensor out = make_view(x, shape, strides, x.offset());
-  return record_op(out, "squeeze", {x}, [d](const Tensor& g) { return TensorList{g.unsqueeze(d)}; }, where);
+  Tensor out = make_view(x, std::move(shape), std::move(strides), x.offset());
+  return record_view(std::move(out), "squeeze", x, [d](const Tensor& g) { return TensorList{g.unsqueeze(d)}; }, where);
 }
 
 // x: (..S) -> shape, where each size of S is 1 or equal to its target (-1 keeps it); new dims lead.
@@ -158,7 +173,9 @@ Tensor expand(const Tensor& x, const Shape& shape, std::source_location where) {
   }
   Tensor out = make_view(x, target, strides, x.offset());
   const Shape in_shape = x.shape();
-  return record_op(out, "expand", {x}, [in_shape](const Tensor& g) { return TensorList{sum_to(g, in_shape)}; }, where);
+  return record_view(std::move(out), "expand", x, [in_shape](const Tensor& g) {
+    return TensorList{sum_to(g, in_shape)};
+  }, where);
 }
 
 Tensor contiguous(const Tensor& x, std::source_location where) {
