@@ -314,15 +314,7 @@ Tensor Tensor::narrow(std::int64_t d, std::int64_t start, std::int64_t length) c
                             shape_str(shape()) + ")");
   return cppgrad::slice(*this, dd, s, s + length);
 }
-Tensor Tensor::select(std::int64_t d, std::int64_t index) const {
-  if (dim() == 0) throw std::invalid_argument("select: cannot be applied to a 0-d tensor (shape [])");  // as PyTorch
-  const std::int64_t dd = normalize_dim(d, dim(), "select");
-  const std::int64_t i = index < 0 ? index + shape()[dd] : index;
-  if (i < 0 || i >= shape()[dd])
-    throw std::out_of_range("select: index " + std::to_string(index) + " out of range for dim " + std::to_string(d) +
-                            " of size " + std::to_string(shape()[dd]));
-  return cppgrad::squeeze(cppgrad::slice(*this, dd, i, i + 1), dd);
-}
+Tensor Tensor::select(std::int64_t d, std::int64_t index) const { return cppgrad::select(*this, d, index); }
 Tensor Tensor::unsqueeze(std::int64_t d) const { return cppgrad::unsqueeze(*this, d); }
 Tensor Tensor::squeeze(std::int64_t d) const { return cppgrad::squeeze(*this, d); }
 Tensor Tensor::squeeze() const {

@@ -150,6 +150,25 @@ Tensor squeeze(const Tensor& x, std::int64_t dim, std::source_location where) {
   return record_view(std::move(out), "squeeze", x, [d](const Tensor& g) { return TensorList{g.unsqueeze(d)}; }, where);
 }
 
+// x: (.., n, ..) -> (.., ..), the elements at `index` of dim `dim`;  dx = g placed at index, zeros elsewhere
+Tensor select(const Tensor& x, std::int64_t dim, std::int64_t index, std::source_location where) {
+  if (x.dim() == 0) throw std::invalid_argument("select: cannot be applied to a 0-d tensor (shape [])");  // as PyTorch
+  const std::int64_t d = normalize_dim(dim, x.dim(), "select"), n = x.shape()[d];
+  const std::int64_t i = index < 0 ? index + n : index;
+  if (i < 0 || i >= n)
+    throw std::out_of_range("select: index " + std::to_string(index) + " out of range for dim " + std::to_string(dim) +
+                            " of size " + std::to_string(n));
+  Shape shape = x.shape();
+  Strides strides = x.strides();
+  shape.erase(shape.begin() + d);
+  strides.erase(strides.begin() + d);
+  Tensor out = make_view(x, std::move(shape), std::move(strides), x.offset() + i * x.strides()[d]);
+  const Shape in_shape = x.shape();
+  return record_view(std::move(out), "select", x, [in_shape, d, i](const Tensor& g) {
+    return TensorList{slice_scatter(Tensor::zeros(in_shape, g.dtype()), g.unsqueeze(d), d, i, i + 1, 1)};
+  }, where);
+}
+
 // x: (..S) -> shape, where each size of S is 1 or equal to its target (-1 keeps it); new dims lead.
 Tensor expand(const Tensor& x, const Shape& shape, std::source_location where) {
   if (shape.size() < x.shape().size())

@@ -14,6 +14,8 @@ Tensor permute(const Tensor& x, const Dims& dims, std::source_location where = s
 Tensor slice(const Tensor& x, std::int64_t dim, std::int64_t start, std::int64_t end, std::int64_t step = 1, std::source_location where = std::source_location::current());
 Tensor unsqueeze(const Tensor& x, std::int64_t dim, std::source_location where = std::source_location::current());
 Tensor squeeze(const Tensor& x, std::int64_t dim, std::source_location where = std::source_location::current());
+// x.select(dim, index): the slice at index with dim dropped (one view, as slice + squeeze would be two)
+Tensor select(const Tensor& x, std::int64_t dim, std::int64_t index, std::source_location where = std::source_location::current());
 Tensor expand(const Tensor& x, const Shape& shape, std::source_location where = std::source_location::current());
 Tensor contiguous(const Tensor& x, std::source_location where = std::source_location::current());
 // Attention heads: [B, L, H * dh] -> [B, H, L, dh], each head's slice its own batch entry (a view, no copy); and the
