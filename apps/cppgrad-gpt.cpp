@@ -64,8 +64,10 @@ cxxopts::Options train_flags() {
       ("weight-decay", "AdamW's decoupled weight decay", cxxopts::value<std::string>()->default_value("0.01"))
       ("clip-grad", "clip the global gradient norm to this (0: off)", cxxopts::value<std::string>()->default_value("0"))
       ("seed", "seed of the split, the initial weights, the batches and dropout", cxxopts::value<std::string>()->default_value("0"))
-      ("threads", "threads; each runs a slice of every batch on its own model replica (0: OpenMP's default)",
+      ("threads", "threads; each runs shards of every batch on their own model replicas (0: OpenMP's default)",
        cxxopts::value<std::string>()->default_value("0"))
+      ("shards", "each batch is cut into this many shards (a power of two), their gradients summed in a fixed tree: "
+       "the same weights on any number of threads or processes", cxxopts::value<std::string>()->default_value(std::to_string(d.shards)))
       ("eval-every", "steps between evaluations (validation loss, metrics line, checkpoint)",
        cxxopts::value<std::string>()->default_value(std::to_string(d.eval_every)));
   o.add_options("output")
@@ -94,6 +96,7 @@ TrainConfig train_config(const cxxopts::ParseResult& r) {
   set("heads", c.heads), set("layers", c.layers), set("dropout", c.dropout), set("steps", c.steps);
   set("batch-size", c.batch_size), set("lr", c.lr), set("schedule", c.schedule), set("warmup-steps", c.warmup_steps);
   set("weight-decay", c.weight_decay), set("clip-grad", c.clip_grad), set("seed", c.seed), set("threads", c.threads);
+  set("shards", c.shards);
   set("eval-every", c.eval_every);
   if (!resume || r.count("data")) {  // stored absolute, so sample and eval find it from any directory
     std::error_code ec;

@@ -87,7 +87,10 @@ void add_config_flags(cxxopts::Options& o, bool sweep = false) {
       ("warmup-steps", "linear warm-up steps for --schedule cosine", cxxopts::value<std::string>()->default_value("0"))
       ("clip-grad", "clip the global gradient norm to this (0: off)", cxxopts::value<std::string>()->default_value("0"))
       ("seed", "seed of the data, the initial weights and the shuffles", cxxopts::value<std::string>()->default_value(std::to_string(d.seed)))
-      ("threads", "threads; each runs a slice of every batch on its own model replica (0: OpenMP's default)", cxxopts::value<std::string>()->default_value("0"));
+      ("threads", "threads; each runs shards of every batch on their own model replicas (0: OpenMP's default)", cxxopts::value<std::string>()->default_value("0"))
+      ("shards", "each batch is cut into this many shards (a power of two), their gradients summed in a fixed tree: the "
+       "same weights on any number of threads or processes (1: the whole batch on the model, the plain step)",
+       cxxopts::value<std::string>()->default_value(std::to_string(d.shards)));
 }
 
 // Copies flags into a config; with `only_explicit`, only those the user typed (resuming keeps the rest).
@@ -103,7 +106,7 @@ void apply_config_flags(const cxxopts::ParseResult& r, TrainConfig& c, bool only
   set("positions", c.positions), set("dropout", c.dropout), set("attention", c.attention), set("epochs", c.epochs);
   set("batch-size", c.batch_size), set("lr", c.lr), set("optimizer", c.optimizer), set("weight-decay", c.weight_decay);
   set("schedule", c.schedule), set("warmup-steps", c.warmup_steps), set("clip-grad", c.clip_grad), set("seed", c.seed);
-  set("threads", c.threads), set("arch", c.arch);
+  set("threads", c.threads), set("shards", c.shards), set("arch", c.arch);
 }
 
 std::string percent(double f) { return fmt::format("{:.1f}%", 100 * f); }

@@ -1,9 +1,11 @@
 #include "train/data_parallel.h"
 
+#include <bit>
+
 namespace cppgrad::train {
 
-std::vector<std::int64_t> worker_slice(const std::vector<std::int64_t>& rows, int w, int n) {
-  const std::size_t begin = rows.size() * w / n, end = rows.size() * (w + 1) / n;
+std::vector<std::int64_t> worker_slice(const std::vector<std::int64_t>& rows, int s, int n) {
+  const std::size_t begin = rows.size() * s / n, end = rows.size() * (s + 1) / n;
   return std::vector<std::int64_t>(rows.begin() + begin, rows.begin() + end);
 }
 
@@ -14,8 +16,46 @@ std::vector<double> loss_shares(const std::vector<std::int64_t>& counts) {
     share.push_back(static_cast<double>(c));
     total += c;
   }
-  for (double& s : share) s /= static_cast<double>(total);
+  if (total > 0)
+    for (double& s : share) s /= static_cast<double>(total);
   return share;
+}
+
+void check_shards(int shards, int processes) {
+  if (shards < 1 || !std::has_single_bit(static_cast<unsigned>(shards)))
+    throw std::invalid_argument("data parallel: the shard count must be a power of two (1, 2, 4, 8, ...), got " +
+                                std::to_string(shards));
+  if (processes < 1 || !std::has_single_bit(static_cast<unsigned>(processes)) || shards % processes != 0)
+    throw std::invalid_argument("data parallel: " + std::to_string(processes) + " processes cannot share " +
+                                std::to_string(shards) + " shards: the process count must be a power of two that "
+                                "divides the shard count (1, 2, 4, ... up to " + std::to_string(shards) + ")");
+}
+
+std::uint64_t shard_seed(std::uint64_t step_seed, int shard) {
+  std::uint64_t z = step_seed + 0x9E3779B97F4A7C15ULL * (static_cast<std::uint64_t>(shard) + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+void tree_sum(std::vector<double>& values, int n) {
+  for (int stride = 1; stride < n; stride *= 2)
+    for (int s = 0; s + stride < n; s += 2 * stride) values[s] += values[s + stride];
+}
+
+void tree_sum_gradients(const std::vector<std::vector<Tensor>>& shard_params) {
+  const int n = static_cast<int>(shard_params.size());
+  if (n == 0) return;
+  for (std::size_t i = 0; i < shard_params[0].size(); ++i) {
+    bool any = false;  // a parameter no shard reached keeps no gradient, as after one model's backward
+    for (int s = 0; s < n; ++s) any = any || shard_params[s][i].grad().defined();
+    if (!any) continue;
+    for (int s = 0; s < n; ++s)
+      if (!shard_params[s][i].grad().defined())
+        shard_params[s][i].set_grad(Tensor::zeros(shard_params[s][i].shape(), shard_params[s][i].dtype()));
+    for (int stride = 1; stride < n; stride *= 2)
+      for (int s = 0; s + stride < n; s += 2 * stride) shard_params[s][i].grad().add_(shard_params[s + stride][i].grad());
+  }
 }
 
 void sum_replica_gradients(const std::vector<std::vector<Tensor>>& worker_params, int n) {

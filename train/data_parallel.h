@@ -1,23 +1,25 @@
 #pragma once
-// The data-parallel step: a batch's rows split over worker replicas, each running forward and backward of its slice
-// on its own thread (core/parallel.h), their gradients summed into the model. A small model cannot split one op
-// between two cores, but two half-batches are two whole passes. A program uses it like this:
+// The data-parallel step: a batch cut into a fixed number of shards, each shard's forward and backward run on a
+// replica of the model (the replicas run on this process's threads), and the shards' gradients summed over a fixed
+// binary tree: ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)) for 8 shards. The shards and the tree depend only on
+// the batch and the shard count, so 1 or 2 threads, and 1, 2, 4 or 8 processes (each running a contiguous block of
+// shards, a whole subtree, and the blocks summed over the same tree by a ProcessLink), give bit-identical gradients.
+// A small model cannot split one op between two cores, but two shards are two whole passes. A program uses it so:
 //
-//   train::DataParallel<nn::GPT> parallel(threads, [&] { return std::make_unique<nn::GPT>(config, init); });
+//   train::DataParallel<nn::GPT> parallel({.threads = 2, .shards = 8}, [&] { return std::make_unique<nn::GPT>(config, init); });
 //   optim::AdamW opt(parallel.model().named_parameters(), ...);
 //   ... each step: opt.zero_grad();
-//   const auto losses = parallel.step(rows, [&](nn::GPT& m, const std::vector<std::int64_t>& slice, double share) {
-//     Tensor loss = m.forward(inputs(slice), targets(slice)).loss;  // the mean over the slice
-//     loss.backward(Tensor::scalar(share, loss.dtype()));           // share * loss: the batch's mean, summed
-//     return share * loss.item(); });                               // the batch's loss is the sum of these
+//   const std::vector<double> sums = parallel.step(rows, [&](nn::GPT& m, const train::Shard& shard) {
+//     Tensor loss = m.forward(inputs(shard.rows), targets(shard.rows)).loss;  // the mean over the shard
+//     loss.backward(Tensor::scalar(shard.share, loss.dtype()));              // share * loss: the batch's mean, summed
+//     return std::vector<double>{shard.share * loss.item()}; });             // sums[0]: the batch's loss
 //   opt.step();
-//
-// The same worker count gives bit-identical results run after run; another count slices (and so rounds) otherwise.
 #include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <type_traits>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "core/parallel.h"
@@ -25,93 +27,179 @@
 
 namespace cppgrad::train {
 
-// Worker w's slice of rows, of n workers: rows [size * w / n, size * (w + 1) / n), so sizes differ by at most one.
-std::vector<std::int64_t> worker_slice(const std::vector<std::int64_t>& rows, int w, int n);
+// Shard s of n: rows [size * s / n, size * (s + 1) / n), so sizes differ by at most one (and a batch smaller than
+// n leaves some shards empty).
+std::vector<std::int64_t> worker_slice(const std::vector<std::int64_t>& rows, int s, int n);
 
-// Each worker's share of the batch's loss terms: counts[w] / sum(counts). A worker whose loss is the mean over its
-// own terms, weighted by its share, gives summed gradients equal to those of the batch's mean loss.
+// Each shard's share of the batch's loss terms: counts[s] / sum(counts) (0 for an empty batch). A shard whose loss is
+// the mean over its own terms, weighted by its share, gives summed gradients equal to those of the batch's mean loss.
 std::vector<double> loss_shares(const std::vector<std::int64_t>& counts);
 
-// Adds the gradients of workers 1..n-1 into worker 0's, parameter by parameter (worker_params[w][i] is worker w's
-// i-th parameter, the same order for all), in worker order: a fixed order, so the sum is reproducible. In place, as
-// backward accumulates a leaf's gradient: no allocation, and every block stays with the thread that allocated it.
+// values[0] = the tree sum of values[0..n): level by level, values[s] += values[s + stride] for s a multiple of
+// 2 * stride, stride 1, 2, 4, ... The order of every addition is fixed by n alone. n a power of two.
+void tree_sum(std::vector<double>& values, int n);
+// The same tree over gradients: shard_params[s][i] is shard s's i-th parameter; the sum lands in shard 0's
+// gradients, in place. A missing gradient counts as zeros (made on first need), so every shard adds alike.
+void tree_sum_gradients(const std::vector<std::vector<Tensor>>& shard_params);
+
+// Adds the gradients of workers 1..n-1 into worker 0's, in worker order (the benchmark's plain split,
+// bench/bench_gpt.cpp). In place: no allocation.
 void sum_replica_gradients(const std::vector<std::vector<Tensor>>& worker_params, int n);
 
-// A model (an nn::Module) and one replica per further worker. A replica shares the model's parameter storage
-// (Module::share_parameters_with: the optimizer's update of the model is the replicas' too) and owns its gradients.
+// The other processes of a run (distributed/ provides one over MPI; this layer does not depend on MPI).
+class ProcessLink {
+ public:
+  virtual ~ProcessLink() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // Every process passes tensors of the same shapes (an undefined one, no gradient, everywhere or nowhere); each
+  // replaces its own, in place, with the sum over processes in the tree over ranks, ((r0 + r1) + (r2 + r3)): the
+  // upper levels of the shards' tree when each process holds its block's sum.
+  virtual void tree_sum(const std::vector<Tensor>& tensors) = 0;
+  // Every process's values, in rank order; each process passes as many.
+  virtual std::vector<double> all_gather(const std::vector<double>& values) = 0;
+};
+
+struct DataParallelOptions {
+  int threads = 1;                  // this process's threads (the shards it runs are shared among them)
+  int shards = 8;                   // a power of two, a multiple of the processes
+  ProcessLink* processes = nullptr;  // none: this process alone
+};
+
+// One shard of a step, as per_shard sees it.
+struct Shard {
+  int index = 0;                   // in [0, shards), whichever process runs it
+  std::vector<std::int64_t> rows;  // its rows of the batch (not empty: empty shards are skipped)
+  double share = 0;                // its fraction of the batch's loss terms
+};
+
+// Checks a shard count and process count; throws std::invalid_argument naming them.
+void check_shards(int shards, int processes);
+
+// A seed for shard `shard`'s random draws (dropout) in a step whose own seed is step_seed: a program draws step_seed
+// once per step on every process and seeds each replica with it, so the masks depend on the shard, not on which
+// thread or process runs it (splitmix64 of the two).
+std::uint64_t shard_seed(std::uint64_t step_seed, int shard);
+
+// The model (an nn::Module) and one replica per shard this process runs. A replica shares the model's parameter
+// storage (Module::share_parameters_with: the optimizer's update of the model is the replicas' too) and owns its
+// gradients; the model's gradients are the step's sum.
 template <class Model>
 class DataParallel {
  public:
-  // make() returns a new Model of the same architecture; it is called once per worker, the first result is the
-  // model (its initial values are the run's), the others are replicas (theirs are dropped). workers >= 1.
+  // make() returns a new Model of the same architecture; the first result is the model (its initial values are the
+  // run's), the others are replicas (theirs are dropped).
   template <class Make>
-  DataParallel(int workers, Make&& make) {
+  DataParallel(DataParallelOptions options, Make&& make) : options_(options) {
+    const int processes = options.processes ? options.processes->size() : 1;
+    check_shards(options.shards, processes);
+    if (options.threads < 1) throw std::invalid_argument("DataParallel: threads must be >= 1, got " +
+                                                         std::to_string(options.threads));
+    const int local = options.shards / processes;
+    first_shard_ = (options.processes ? options.processes->rank() : 0) * local;
     model_ = make();
-    workers_.push_back(model_.get());
-    for (int w = 1; w < workers; ++w) {
+    for (int s = 0; s < local; ++s) {
       replicas_.push_back(make());
       replicas_.back()->share_parameters_with(*model_);
-      workers_.push_back(replicas_.back().get());
+      shard_params_.push_back(replicas_.back()->parameters());
     }
-    for (Model* m : workers_) worker_params_.push_back(m->parameters());
+    params_ = model_->parameters();
   }
 
   Model& model() { return *model_; }
   const Model& model() const { return *model_; }
   // The model's parameters (handles), in Module::parameters() order: what the summed gradients are in.
-  const std::vector<Tensor>& parameters() const { return worker_params_[0]; }
-  // The model, then the replicas.
-  const std::vector<Model*>& workers() const { return workers_; }
-  int worker_count() const { return static_cast<int>(workers_.size()); }
-  // How many workers a batch of `rows` rows runs on: one row at least each.
-  int workers_for(std::size_t rows) const { return static_cast<int>(std::min(workers_.size(), rows)); }
-
-  // What a replica takes from the model before each step, beyond the parameters and the training mode (which
-  // step() copies): e.g. a dropout seed drawn from the model's generator, so the masks do not depend on timing.
-  // Called on the calling thread, for the replicas that run, in worker order.
-  void sync_replicas_with(std::function<void(Model& replica, Model& model)> sync) { sync_ = std::move(sync); }
+  const std::vector<Tensor>& parameters() const { return params_; }
+  // The model and replicas, one per thread at most: models to evaluate on in parallel (their weights are one).
+  std::vector<Model*> workers() const {
+    std::vector<Model*> w{model_.get()};
+    for (int t = 1; t < threads() && t < static_cast<int>(replicas_.size()); ++t) w.push_back(replicas_[t].get());
+    return w;
+  }
+  int threads() const { return options_.threads; }
+  int shards() const { return options_.shards; }
 
   // One step's forward and backward, as loss.backward() on the whole batch: the gradients of the batch's loss are
-  // added to the model's (zero them before, as for one model). Worker w runs per_worker(worker, slice, share) on its
-  // own thread (worker 0, the model, on this one), where share is its slice's fraction of the batch's loss terms:
-  // per_worker runs forward and backward of share * (its slice's mean loss) and returns what the program adds up
-  // (default-constructible). Returns the results in worker order. The loss terms of a slice are its rows, or what
-  // loss_terms(slice) counts (e.g. the target tokens that are not padding, when the loss is a mean over them).
-  template <class PerWorker>
-  auto step(const std::vector<std::int64_t>& rows, PerWorker&& per_worker) {
-    return step(rows, [](const std::vector<std::int64_t>& slice) { return static_cast<std::int64_t>(slice.size()); },
-                per_worker);
+  // left in the model's (zero them before, as for one model). per_shard(replica, shard) runs forward and backward of
+  // shard.share * (its rows' mean loss) and returns numbers to add up (the same count from every shard); step
+  // returns their sums over the batch's shards, in the tree's order. The loss terms of a shard are its rows, or
+  // what loss_terms(rows) counts (e.g. the target tokens that are not padding, when the loss is a mean over them).
+  template <class PerShard>
+  std::vector<double> step(const std::vector<std::int64_t>& rows, PerShard&& per_shard) {
+    return step(rows, [](const std::vector<std::int64_t>& r) { return static_cast<std::int64_t>(r.size()); },
+                per_shard);
   }
-  template <class LossTerms, class PerWorker>
-  auto step(const std::vector<std::int64_t>& rows, LossTerms&& loss_terms, PerWorker&& per_worker) {
-    using Result = std::invoke_result_t<PerWorker&, Model&, const std::vector<std::int64_t>&, double>;
-    const int n = workers_for(rows.size());
-    std::vector<std::vector<std::int64_t>> slices;
+  template <class LossTerms, class PerShard>
+  std::vector<double> step(const std::vector<std::int64_t>& rows, LossTerms&& loss_terms, PerShard&& per_shard) {
+    const int S = options_.shards, local = static_cast<int>(replicas_.size());
+    std::vector<std::vector<std::int64_t>> shard_rows;
     std::vector<std::int64_t> counts;
-    for (int w = 0; w < n; ++w) {
-      slices.push_back(worker_slice(rows, w, n));
-      counts.push_back(loss_terms(slices.back()));
+    for (int s = 0; s < S; ++s) {  // every shard of the batch, on every process: the shares are global
+      shard_rows.push_back(worker_slice(rows, s, S));
+      counts.push_back(shard_rows.back().empty() ? 0 : loss_terms(shard_rows.back()));
     }
     const std::vector<double> share = loss_shares(counts);
-    for (int w = 1; w < n; ++w) {
-      workers_[w]->train(model_->is_training());
-      if (sync_) sync_(*workers_[w], *model_);
-    }
-    std::vector<Result> results(static_cast<std::size_t>(n));
-    run_in_parallel(n, [&](int w) {
-      if (w > 0) workers_[w]->zero_grad();  // on the thread that owns this replica's gradient memory
-      results[w] = per_worker(*workers_[w], slices[w], share[w]);
+    for (auto& r : replicas_) r->train(model_->is_training());
+    std::vector<std::vector<double>> results(static_cast<std::size_t>(local));
+    // Thread t runs local shards t, t + threads, ...: the same replicas on the same thread every step.
+    const int threads = std::min(options_.threads, local);
+    run_in_parallel(threads, [&](int t) {
+      for (int l = t; l < local; l += threads) {
+        replicas_[l]->zero_grad();  // on the thread that owns this replica's gradient memory
+        const int s = first_shard_ + l;
+        if (shard_rows[s].empty()) continue;
+        results[l] = per_shard(*replicas_[l], Shard{s, shard_rows[s], share[s]});
+      }
     });
-    sum_replica_gradients(worker_params_, n);
-    return results;
+    tree_sum_gradients(shard_params_);  // this process's block: a subtree
+    std::vector<Tensor> sums;           // the block's sum, in the first replica's gradients
+    for (const Tensor& p : shard_params_[0]) sums.push_back(p.grad());
+    if (options_.processes) options_.processes->tree_sum(sums);  // the tree's upper levels, over the processes
+    for (std::size_t i = 0; i < params_.size(); ++i) {
+      if (!sums[i].defined()) continue;
+      if (params_[i].grad().defined()) params_[i].grad().add_(sums[i]);  // accumulating, as backward would
+      else params_[i].set_grad(sums[i]);  // the sum's tensor itself: no copy (the replica lets go of it next step)
+    }
+    return sum_results(results);
   }
 
  private:
+  // The per-shard numbers summed over the tree (a process's empty or missing shards count as zeros), and the
+  // gradients summed over processes.
+  std::vector<double> sum_results(const std::vector<std::vector<double>>& results) {
+    std::size_t width = 0;
+    for (const auto& r : results) width = std::max(width, r.size());
+    std::vector<double> flat;  // local shard l's numbers at [l * width, (l + 1) * width)
+    for (const auto& r : results) {
+      if (!r.empty() && r.size() != width)
+        throw std::logic_error("DataParallel::step: per_shard returned " + std::to_string(r.size()) + " numbers for one "
+                               "shard and " + std::to_string(width) + " for another");
+      flat.insert(flat.end(), r.begin(), r.end());
+      flat.resize(flat.size() + (width - r.size()), 0.0);
+    }
+    if (options_.processes) {
+      const std::vector<double> widths = options_.processes->all_gather({static_cast<double>(width)});
+      width = static_cast<std::size_t>(*std::max_element(widths.begin(), widths.end()));
+      flat.resize(results.size() * width, 0.0);
+      flat = options_.processes->all_gather(flat);
+    }
+    std::vector<double> sums(width);
+    const int S = static_cast<int>(flat.size() / std::max<std::size_t>(width, 1));
+    for (std::size_t k = 0; k < width; ++k) {
+      std::vector<double> column(static_cast<std::size_t>(S));
+      for (int s = 0; s < S; ++s) column[s] = flat[s * width + k];
+      tree_sum(column, S);
+      sums[k] = column[0];
+    }
+    return sums;
+  }
+
+  DataParallelOptions options_;
+  int first_shard_ = 0;
   std::unique_ptr<Model> model_;
-  std::vector<std::unique_ptr<Model>> replicas_;
-  std::vector<Model*> workers_;                     // model_, then the replicas
-  std::vector<std::vector<Tensor>> worker_params_;  // each worker's parameters (handles), in the same order
-  std::function<void(Model&, Model&)> sync_;
+  std::vector<std::unique_ptr<Model>> replicas_;   // one per shard of this process, in shard order
+  std::vector<std::vector<Tensor>> shard_params_;  // each replica's parameters (handles), in the same order
+  std::vector<Tensor> params_;                     // the model's
 };
 
 }  // namespace cppgrad::train

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -66,6 +67,9 @@ void TrainConfig::validate() const {
   check_number("weight-decay", weight_decay, 0, 1e6, false);
   check_number("clip-grad", clip_grad, 0, 1e30, false);
   check_range("threads", threads, 0, kMaxThreads);
+  check_range("shards", shards, 1, kMaxShards);
+  if (!std::has_single_bit(static_cast<std::uint64_t>(shards)))
+    throw std::invalid_argument(fmt::format("--shards must be a power of two (1, 2, 4, 8, ...), got {}", shards));
   check_range("eval-every", eval_every, 1, kMaxSteps);
   if (d_model % heads != 0)
     throw std::invalid_argument(fmt::format("--heads {} does not divide --d-model {}: each head gets d_model / heads dims",
@@ -101,7 +105,7 @@ std::string TrainConfig::to_json() const {
                   {"dropout", dropout},   {"steps", steps},         {"batch_size", batch_size},
                   {"lr", lr},             {"schedule", schedule},   {"warmup_steps", warmup_steps},
                   {"weight_decay", weight_decay}, {"clip_grad", clip_grad}, {"seed", seed},
-                  {"threads", threads},   {"eval_every", eval_every}};
+                  {"threads", threads},   {"shards", shards},       {"eval_every", eval_every}};
   return j.dump();
 }
 
@@ -116,7 +120,7 @@ TrainConfig TrainConfig::from_json(const std::string& text) {
   read_json_field(j, "batch_size", c.batch_size), read_json_field(j, "lr", c.lr);
   read_json_field(j, "schedule", c.schedule), read_json_field(j, "warmup_steps", c.warmup_steps);
   read_json_field(j, "weight_decay", c.weight_decay), read_json_field(j, "clip_grad", c.clip_grad);
-  read_json_field(j, "seed", c.seed), read_json_field(j, "threads", c.threads);
+  read_json_field(j, "seed", c.seed), read_json_field(j, "threads", c.threads), read_json_field(j, "shards", c.shards);
   read_json_field(j, "eval_every", c.eval_every);
   return c;
 }

@@ -21,6 +21,7 @@ inline constexpr std::int64_t kMaxLayers = 96;
 inline constexpr std::int64_t kMaxHeads = 256;
 inline constexpr std::int64_t kMaxBatch = 65'536;
 inline constexpr std::int64_t kMaxThreads = 256;
+inline constexpr std::int64_t kMaxShards = 64;
 inline constexpr std::int64_t kMaxParameters = 200'000'000;     // without the vocabulary's rows (known after reading)
 inline constexpr std::int64_t kMaxActivations = 1'000'000'000;  // floats a step's graph holds, roughly (4 GB)
 
@@ -44,6 +45,7 @@ struct TrainConfig {
   double clip_grad = 0.0;  // 0: no clipping
   std::uint64_t seed = 0;  // the split, the initial weights, the batches, dropout
   std::int64_t threads = 0;  // 0: OpenMP's default
+  std::int64_t shards = 8;   // each batch cut into this many shards (a power of two): the same numbers on any threads
   std::int64_t eval_every = 500;
 
   // The context for the text mode when --context is not given.

@@ -92,12 +92,8 @@ Trainer::Trainer(const TrainConfig& config) : config_(config), batch_gen_(config
   const int threads = config_.threads > 0 ? static_cast<int>(config_.threads) : max_parallel_workers();
   // The first model made is the run's (its initial values from `init`); a replica's own values are dropped.
   parallel_ = std::make_unique<train::DataParallel<nn::GPT>>(
-      static_cast<int>(std::min<std::int64_t>(threads, config_.batch_size)),
+      train::DataParallelOptions{.threads = threads, .shards = static_cast<int>(config_.shards)},
       [&] { return std::make_unique<nn::GPT>(mc, init); });
-  // Each replica's dropout masks come from a seed the model's generator draws, in worker order: not from timing.
-  parallel_->sync_replicas_with([dropout = config_.dropout > 0](nn::GPT& replica, nn::GPT& model) {
-    if (dropout) replica.dropout_generator().manual_seed(model.dropout_generator().next_u64());
-  });
   optimizer_ = make_optimizer(config_, model().named_parameters());
   schedule_ = {.kind = optim::parse_schedule_kind(config_.schedule),
                .base_lr = config_.lr,
@@ -118,9 +114,9 @@ std::int64_t Trainer::loss_terms(const std::vector<std::int64_t>& rows) const {
   return n;
 }
 
-// The training step: forward, loss, backward, update. The batch's rows are split over the workers
-// (train/data_parallel.h); each worker's loss is the mean over its slice's targets, weighted by its share of the
-// batch's targets, so the summed gradients are those of the batch's mean loss.
+// The training step: forward, loss, backward, update. The batch's rows are cut into shards (train/data_parallel.h);
+// each shard's loss is the mean over its targets, weighted by its share of the batch's targets, so the summed
+// gradients are those of the batch's mean loss.
 double Trainer::train_step() {
   const std::int64_t count = corpus_.format == data::TextFormat::lines
                                  ? static_cast<std::int64_t>(corpus_.train_lines.size())
@@ -129,16 +125,19 @@ double Trainer::train_step() {
   optimizer_->set_lr(schedule_.lr_at(step_));
   optimizer_->zero_grad();
   model().train();
-  const std::vector<double> parts = parallel_->step(
-      rows, [&](const std::vector<std::int64_t>& slice) { return loss_terms(slice); },
-      [&](nn::GPT& worker, const std::vector<std::int64_t>& slice, double share) {
-        const data::TokenBatch b = batch(slice);
-        const nn::GPTOutput o = worker.forward(b.idx, b.targets);  // logits [b, T, V], loss [] (mean over b.tokens)
-        o.loss.backward(Tensor::scalar(share, o.loss.dtype()));
-        return share * o.loss.item();
+  // Dropout: one draw per step from the model's generator (on every process), each shard's masks from it and the
+  // shard's index, so they do not depend on which thread or process runs the shard.
+  const std::uint64_t step_seed = config_.dropout > 0 ? model().dropout_generator().next_u64() : 0;
+  const std::vector<double> sums = parallel_->step(
+      rows, [&](const std::vector<std::int64_t>& shard_rows) { return loss_terms(shard_rows); },
+      [&](nn::GPT& replica, const train::Shard& shard) {
+        if (config_.dropout > 0) replica.dropout_generator().manual_seed(train::shard_seed(step_seed, shard.index));
+        const data::TokenBatch b = batch(shard.rows);
+        const nn::GPTOutput o = replica.forward(b.idx, b.targets);  // logits [b, T, V], loss [] (mean over b.tokens)
+        o.loss.backward(Tensor::scalar(shard.share, o.loss.dtype()));
+        return std::vector<double>{shard.share * o.loss.item()};
       });
-  double loss = 0;
-  for (const double part : parts) loss += part;
+  const double loss = sums.at(0);  // the batch's mean loss: the shards' shares of it, summed in the tree's order
   train::check_loss_finite(loss, /*epoch=*/0, step_ + 1, config_.steps);  // before the update: the weights stay good
   if (config_.clip_grad > 0) optim::clip_grad_norm(parallel_->parameters(), config_.clip_grad);
   optimizer_->step();

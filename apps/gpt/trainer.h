@@ -2,6 +2,7 @@
 // The GPT training run: the text, its split and tokenizer, the model, AdamW, the schedule, and the step loop.
 // Everything a step depends on is derived from the config or saved in the checkpoint (the weights, AdamW's moments,
 // the batch sampler's and dropout's generators, the metrics so far), so a resumed run replays exactly.
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -57,8 +58,9 @@ class Trainer {
   // exactly).
   void run(const StepCallback& on_step, const EvalCallback& on_eval, const StopCheck& stop);
 
-  // One optimisation step on a random batch of the training split: forward and backward split across the
-  // workers (contiguous slices of the batch), gradients summed, clipping, AdamW. Returns the batch's mean loss.
+  // One optimisation step on a random batch of the training split: forward and backward of the batch's --shards
+  // shards on the threads' replicas, their gradients summed in a fixed tree (so any number of threads gives the same
+  // weights), clipping, AdamW. Returns the batch's mean loss.
   double train_step();
   Evaluation evaluate();  // the validation loss now; appended to history()
 
@@ -69,7 +71,7 @@ class Trainer {
   std::int64_t tokens_per_step() const { return config_.batch_size * corpus_.context; }
   const std::vector<Evaluation>& history() const { return history_; }
   double bigram_val_loss() const { return bigram_val_loss_; }
-  int workers() const { return parallel_->worker_count(); }
+  int workers() const { return std::min(parallel_->threads(), parallel_->shards()); }  // threads that run shards
 
   // Checkpoints (train/checkpoint.h), written atomically; weights that are not all finite are refused. Loading
   // refuses another configuration (naming the keys), another vocabulary, or a corrupt file, before anything changes.
@@ -83,7 +85,7 @@ class Trainer {
   TrainConfig config_;
   data::TextCorpus corpus_;
   double bigram_val_loss_ = 0;
-  std::unique_ptr<train::DataParallel<nn::GPT>> parallel_;  // the model, and a replica per further thread
+  std::unique_ptr<train::DataParallel<nn::GPT>> parallel_;  // the model, and a replica per shard
   std::unique_ptr<optim::Optimizer> optimizer_;
   optim::Schedule schedule_;
   Generator batch_gen_;  // draws the batches

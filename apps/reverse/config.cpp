@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -86,6 +87,9 @@ void TrainConfig::validate() const {
   check_range("decoder-layers", decoder_layers, 1, kMaxLayers);
   check_range("warmup-steps", warmup_steps, 0, kMaxWarmupSteps);
   check_range("threads", threads, 0, kMaxThreads);
+  check_range("shards", shards, 1, kMaxShards);
+  if (!std::has_single_bit(static_cast<std::uint64_t>(shards)))
+    throw std::invalid_argument(fmt::format("--shards must be a power of two (1, 2, 4, 8, ...), got {}", shards));
   const std::int64_t tokens = mul_sat(train_size + test_size, std::max(seq_len, max_len) + 2);
   if (tokens > kMaxDataTokens)
     throw std::invalid_argument(fmt::format("--train-size {} and --test-size {} of length {} make {} tokens, more than "
@@ -138,7 +142,8 @@ std::string TrainConfig::to_json() const {
             {"optimizer", optimizer}, {"weight_decay", weight_decay},
             {"momentum", momentum}, {"schedule", schedule},
             {"warmup_steps", warmup_steps}, {"clip_grad", clip_grad},
-            {"seed", seed},         {"threads", threads}};
+            {"seed", seed},         {"threads", threads},
+            {"shards", shards}};
   return j.dump();
 }
 
@@ -154,6 +159,7 @@ TrainConfig TrainConfig::from_json(const std::string& text) {
     get("epochs", c.epochs), get("batch_size", c.batch_size), get("lr", c.lr), get("optimizer", c.optimizer);
     get("weight_decay", c.weight_decay), get("momentum", c.momentum), get("schedule", c.schedule);
     get("warmup_steps", c.warmup_steps), get("clip_grad", c.clip_grad), get("seed", c.seed), get("threads", c.threads);
+    get("shards", c.shards);
   } catch (const json::exception& e) {
     throw std::invalid_argument(std::string("malformed config: ") + e.what());
   }

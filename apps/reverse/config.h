@@ -24,6 +24,7 @@ inline constexpr std::int64_t kMaxBatch = 65'536;
 inline constexpr std::int64_t kMaxParameters = 200'000'000;   // 0.8 GB of float32 weights, x4 with Adam and grads
 inline constexpr std::int64_t kMaxActivations = 1'000'000'000;  // floats a step's graph holds, roughly (4 GB)
 inline constexpr std::int64_t kMaxThreads = 256;
+inline constexpr std::int64_t kMaxShards = 64;
 inline constexpr std::int64_t kMaxWarmupSteps = 1'000'000'000;
 
 struct TrainConfig {
@@ -56,6 +57,7 @@ struct TrainConfig {
   double clip_grad = 0.0;  // 0: no clipping
   std::uint64_t seed = 42;
   std::int64_t threads = 0;  // 0: OpenMP's default
+  std::int64_t shards = 8;   // each batch cut into this many shards (a power of two): the same numbers on any threads
 
   data::ReversalConfig data_config() const;
   nn::Seq2SeqOptions model_options() const;

@@ -70,15 +70,12 @@ Trainer::Trainer(const TrainConfig& config)
     : config_(checked(config)),
       data_(data::make_reversal_data(config_.data_config())),
       // The model draws its initial values from the seed; the replicas draw on, but use the model's values.
-      parallel_(config_.threads > 0 ? static_cast<int>(config_.threads) : max_parallel_workers(),
+      parallel_({.threads = config_.threads > 0 ? static_cast<int>(config_.threads) : max_parallel_workers(),
+                 .shards = static_cast<int>(config_.shards)},
                 [this, init = Generator(config_.seed)]() mutable {
                   return std::make_unique<nn::Seq2SeqTransformer>(config_.model_options(), init);
                 }) {
   optimizer_ = make_optimizer(config_, model().named_parameters());
-  if (config_.dropout > 0)  // each replica's masks from a seed the model's generator draws, in worker order
-    parallel_.sync_replicas_with([](nn::Seq2SeqTransformer& replica, nn::Seq2SeqTransformer& model) {
-      replica.dropout_generator().manual_seed(model.dropout_generator().next_u64());
-    });
   schedule_ = {.kind = optim::parse_schedule_kind(config_.schedule),
                .base_lr = config_.lr,
                .step_size = steps_per_epoch() * 10,
@@ -133,7 +130,7 @@ EpochMetrics Trainer::run_epoch(const StepCallback& on_step, const StopCheck& st
 // train_step takes it whenever one worker runs; the data-parallel step below does the same on slices.
 Trainer::StepResult Trainer::plain_step(const data::Batch& batch) {
   begin_step();                                                         // this step's lr, zeroed gradients
-  const StepResult r = forward_backward(model(), batch, std::nullopt);  // forward, loss, backward
+  const StepResult r = forward_backward(model(), batch, std::nullopt, /*trace=*/true);  // forward, loss, backward
   update();                                                             // clip, optimizer step, gradient log
   return r;
 }
@@ -146,22 +143,23 @@ void Trainer::begin_step() {
 // One model's forward and backward on a batch. `weight` scales the loss's gradient (none: 1, the whole batch);
 // a worker of the data-parallel step passes its share of the batch's target tokens.
 Trainer::StepResult Trainer::forward_backward(nn::Seq2SeqTransformer& m, const data::Batch& b,
-                                              std::optional<double> weight) {
+                                              std::optional<double> weight, bool trace) {
   Tensor logits = m.forward(b.src, b.dec_in, b.src_mask);                   // [B, T, V]
   Tensor loss = cross_entropy(logits, b.target, /*ignore_index=*/data::kPad);  // mean over the target tokens
   const Tensor seed = weight ? Tensor::scalar(*weight, loss.dtype()) : Tensor();  // d(weight * loss) / d loss
-  if (&m == &model() && !trace_graph_path_.empty()) {
+  if (trace && !trace_graph_path_.empty()) {
     run_backward(loss, seed, /*retain_graph=*/true, /*record_grad_norms=*/true);  // keep the graph to draw it
-    write_traced_graph(loss);
+    write_traced_graph(loss, m);
   } else {
     loss.backward(seed);
   }
   return {loss.item(), count_correct(argmax(logits.detach(), -1), b.target)};
 }
 
-void Trainer::write_traced_graph(const Tensor& loss) {
+void Trainer::write_traced_graph(const Tensor& loss, const nn::Seq2SeqTransformer& m) {
   std::map<const TensorImpl*, std::string> names;
-  for (const auto& [name, p] : model().named_parameters()) names[p.impl_ptr().get()] = name;
+  for (const auto& [name, p] : m.named_parameters())  // the replica's, when a shard ran this pass
+    names[p.impl_ptr().get()] = name;
   std::ostringstream dot;
   write_graph_dot(loss, dot, names);
   write_file_atomically(trace_graph_path_, dot.str());
@@ -184,11 +182,12 @@ void Trainer::update() {
 
 Trainer::StepResult Trainer::train_step(const std::vector<std::int64_t>& rows) {
   const bool variable = config_.data_config().variable_length();
-  if (parallel_.workers_for(rows.size()) == 1) return plain_step(data::gather_batch(data_.train, rows, variable));
+  if (config_.shards == 1) return plain_step(data::gather_batch(data_.train, rows, variable));
 
-  // The data-parallel step (train/data_parallel.h). Worker w takes a contiguous slice of the rows. Its loss is the
-  // mean over its slice's target tokens, so it is weighted by its share of the batch's tokens: the summed gradients
-  // are then those of the batch's mean loss.
+  // The data-parallel step (train/data_parallel.h). The rows are cut into --shards contiguous shards, each run on a
+  // replica. A shard's loss is the mean over its target tokens, so it is weighted by its share of the batch's
+  // tokens: the summed gradients are then those of the batch's mean loss. Dropout: one draw per step from the
+  // model's generator, each shard's masks from it and the shard's index (not from the thread that runs it).
   const Tensor& y = data_.train.target;  // [N, T], contiguous
   const std::int64_t T = y.shape()[1];
   auto target_tokens = [&](const std::vector<std::int64_t>& slice) {
@@ -199,19 +198,26 @@ Trainer::StepResult Trainer::train_step(const std::vector<std::int64_t>& rows) {
     return tokens;
   };
   begin_step();
-  const std::vector<StepResult> parts = parallel_.step(
-      rows, target_tokens, [&](nn::Seq2SeqTransformer& m, const std::vector<std::int64_t>& slice, double share) {
-        StepResult r = forward_backward(m, data::gather_batch(data_.train, slice, variable), share);
-        r.loss *= share;  // the batch's loss is the sum of the shares' losses
-        return r;
+  const std::uint64_t step_seed = config_.dropout > 0 ? model().dropout_generator().next_u64() : 0;
+  const std::vector<double> sums = parallel_.step(
+      rows, target_tokens, [&](nn::Seq2SeqTransformer& m, const train::Shard& shard) {
+        if (config_.dropout > 0) m.dropout_generator().manual_seed(train::shard_seed(step_seed, shard.index));
+        const StepResult r = forward_backward(m, data::gather_batch(data_.train, shard.rows, variable), shard.share,
+                                              /*trace=*/shard.index == 0);
+        // the batch's loss is the sum of the shards' shares of it; the token counts add up
+        return std::vector<double>{shard.share * r.loss, static_cast<double>(r.teacher_forced.tokens),
+                                   static_cast<double>(r.teacher_forced.right_tokens),
+                                   static_cast<double>(r.teacher_forced.rows),
+                                   static_cast<double>(r.teacher_forced.right_rows)};
       });
   update();
 
   StepResult result;
-  for (const StepResult& part : parts) {
-    result.loss += part.loss;
-    result.teacher_forced += part.teacher_forced;
-  }
+  result.loss = sums[0];
+  result.teacher_forced.tokens = static_cast<std::int64_t>(sums[1]);
+  result.teacher_forced.right_tokens = static_cast<std::int64_t>(sums[2]);
+  result.teacher_forced.rows = static_cast<std::int64_t>(sums[3]);
+  result.teacher_forced.right_rows = static_cast<std::int64_t>(sums[4]);
   return result;
 }
 

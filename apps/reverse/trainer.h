@@ -1,6 +1,7 @@
 #pragma once
 // The reversal training run: data, model, optimizer, schedule, and the epoch loop. Everything an epoch
 // depends on is either derived from the config or saved in the checkpoint, so a resumed run replays exactly.
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -53,18 +54,18 @@ class Trainer {
     double loss = 0;
     AccuracyCounts teacher_forced;
   };
-  // One optimisation step on these rows of the training set: forward and backward split across the workers
-  // (one contiguous slice of the rows each, on its own thread: train/data_parallel.h), their gradients summed
-  // into the model, then clipping and the optimizer step. The same seed and worker count give bit-identical results.
+  // One optimisation step on these rows of the training set: forward and backward of the batch's --shards shards
+  // (contiguous, each on its own replica, shared among the threads: train/data_parallel.h), their gradients summed
+  // into the model in a fixed tree, then clipping and the optimizer step. The same seed and shard count give
+  // bit-identical results on any number of threads. --shards 1 takes plain_step.
   StepResult train_step(const std::vector<std::int64_t>& rows);
   // The same step on one model and the whole batch: forward, loss, backward, optimizer step.
   StepResult plain_step(const data::Batch& batch);
-  // Greedy accuracy on the test set, its rows split across the workers.
+  // Greedy accuracy on the test set, its rows split across the threads' models.
   Accuracy evaluate();
 
-  // The models that run the slices of a batch: the model itself, then one replica per further thread
-  // (train/data_parallel.h).
-  int workers() const { return parallel_.worker_count(); }
+  // The threads that run a batch's shards (train/data_parallel.h).
+  int workers() const { return config_.shards == 1 ? 1 : std::min(parallel_.threads(), parallel_.shards()); }
 
   const TrainConfig& config() const { return config_; }
   const data::ReversalData& data() const { return data_; }
@@ -93,14 +94,16 @@ class Trainer {
 
  private:
   void begin_step();
-  StepResult forward_backward(nn::Seq2SeqTransformer& m, const data::Batch& b, std::optional<double> weight);
-  void write_traced_graph(const Tensor& loss);
+  // trace: this pass may write the --trace-graph file (the plain step's, or the first shard's).
+  StepResult forward_backward(nn::Seq2SeqTransformer& m, const data::Batch& b, std::optional<double> weight,
+                              bool trace);
+  void write_traced_graph(const Tensor& loss, const nn::Seq2SeqTransformer& m);  // names m's parameters
   void update();
   void append_grad_log(std::int64_t epoch, const std::vector<std::pair<std::string, Tensor>>& before) const;
 
   TrainConfig config_;
   data::ReversalData data_;
-  train::DataParallel<nn::Seq2SeqTransformer> parallel_;  // the model and its replicas
+  train::DataParallel<nn::Seq2SeqTransformer> parallel_;  // the model and a replica per shard
   std::unique_ptr<optim::Optimizer> optimizer_;
   optim::Schedule schedule_;
   std::int64_t global_step_ = 0;

@@ -30,13 +30,14 @@ std::vector<std::int64_t> first_rows(std::int64_t n) {
   return rows;
 }
 
-TEST(Trainer, TwoWorkersTakeTheStepOneWorkerTakes) {
+TEST(Trainer, OneAndTwoThreadsTakeBitIdenticalSteps) {
   // Plain SGD with lr 1 makes the step the gradient itself: w_after = w_before - grad.
   reverse::TrainConfig config = small_config(1);
   config.optimizer = "sgd";
   config.momentum = 0;
   config.lr = 1.0;
-  config.min_len = 3, config.max_len = 8;  // padding: the slices hold different numbers of target tokens
+  config.min_len = 3, config.max_len = 8;  // padding: the shards hold different numbers of target tokens
+  config.dropout = 0.1;                    // each shard's masks from its own seed, whichever thread runs it
   reverse::Trainer one(config);
   config.threads = 2;
   reverse::Trainer two(config);
@@ -44,13 +45,24 @@ TEST(Trainer, TwoWorkersTakeTheStepOneWorkerTakes) {
   ASSERT_EQ(two.workers(), 2);
   const auto rows = first_rows(64);
   const auto a = one.train_step(rows), b = two.train_step(rows);
-  EXPECT_NEAR(a.loss, b.loss, 1e-6 * a.loss);
+  EXPECT_EQ(a.loss, b.loss);
   EXPECT_EQ(a.teacher_forced.tokens, b.teacher_forced.tokens);
   EXPECT_EQ(a.teacher_forced.right_tokens, b.teacher_forced.right_tokens);
   const auto pa = one.model().named_parameters(), pb = two.model().named_parameters();
-  for (std::size_t i = 0; i < pa.size(); ++i) {
-    const auto x = pa[i].second.to_vector<float>(), y = pb[i].second.to_vector<float>();
-    for (std::size_t j = 0; j < x.size(); ++j) ASSERT_NEAR(x[j], y[j], 2e-6) << pa[i].first << "[" << j << "]";
+  for (std::size_t i = 0; i < pa.size(); ++i) EXPECT_EQ(pa[i].second.to_vector<float>(), pb[i].second.to_vector<float>()) << pa[i].first;
+
+  reverse::TrainConfig no_dropout = small_config(1);
+  no_dropout.optimizer = "sgd", no_dropout.momentum = 0, no_dropout.lr = 1.0, no_dropout.min_len = 3, no_dropout.max_len = 8;
+  reverse::Trainer sharded(no_dropout);
+  no_dropout.shards = 1;  // the plain step: the whole batch on the model, summed in another order
+  reverse::Trainer whole(no_dropout);
+  const auto c = sharded.train_step(rows), d = whole.train_step(rows);
+  EXPECT_NEAR(c.loss, d.loss, 1e-6 * d.loss);
+  EXPECT_EQ(c.teacher_forced.right_tokens, d.teacher_forced.right_tokens);
+  const auto pc = sharded.model().named_parameters(), pd = whole.model().named_parameters();
+  for (std::size_t i = 0; i < pc.size(); ++i) {
+    const auto x = pc[i].second.to_vector<float>(), y = pd[i].second.to_vector<float>();
+    for (std::size_t j = 0; j < x.size(); ++j) ASSERT_NEAR(x[j], y[j], 2e-6) << pc[i].first << "[" << j << "]";
   }
 }
 

@@ -1,6 +1,8 @@
-// train/data_parallel.h: the batch's slices, the loss shares and the gradient sum over worker replicas, and the step
-// that puts them together.
+// train/data_parallel.h: the batch's shards, the loss shares, the fixed tree that sums the shards' gradients, and the
+// step that puts them together, bit-identical on any number of threads.
 #include "train/data_parallel.h"
+
+#include <algorithm>
 
 #include "core/ops/elementwise.h"
 #include "core/ops/reduce.h"
@@ -11,111 +13,158 @@
 namespace cppgrad {
 namespace {
 
-TEST(DataParallel, SlicesAreContiguousCoverTheBatchAndDifferByAtMostOne) {
+TEST(DataParallel, ShardsAreContiguousCoverTheBatchAndDifferByAtMostOne) {
   const std::vector<std::int64_t> rows = {10, 11, 12, 13, 14, 15, 16};
   std::vector<std::int64_t> joined;
-  for (int w = 0; w < 3; ++w) {
-    const auto slice = train::worker_slice(rows, w, 3);
-    EXPECT_GE(slice.size(), 2u);
-    EXPECT_LE(slice.size(), 3u);
-    joined.insert(joined.end(), slice.begin(), slice.end());
+  for (int s = 0; s < 3; ++s) {
+    const auto shard = train::worker_slice(rows, s, 3);
+    EXPECT_GE(shard.size(), 2u);
+    EXPECT_LE(shard.size(), 3u);
+    joined.insert(joined.end(), shard.begin(), shard.end());
   }
   EXPECT_EQ(joined, rows);
   EXPECT_EQ(train::worker_slice(rows, 0, 1), rows);
+  EXPECT_TRUE(train::worker_slice({1, 2}, 0, 4).empty());  // fewer rows than shards: some shards are empty
 }
 
-TEST(DataParallel, SharesAreEachWorkersFractionOfTheLossTerms) {
+TEST(DataParallel, SharesAreEachShardsFractionOfTheLossTerms) {
   EXPECT_EQ(train::loss_shares({30, 10}), (std::vector<double>{0.75, 0.25}));
   EXPECT_EQ(train::loss_shares({5}), (std::vector<double>{1.0}));
+  EXPECT_EQ(train::loss_shares({0, 0}), (std::vector<double>{0.0, 0.0}));
 }
 
-TEST(DataParallel, ReplicaGradientsAreAddedIntoTheModelsOnly) {
+TEST(DataParallel, TheTreeAddsNeighboursFirst) {
+  // Float addition is not associative: ((a + b) + (c + d)) and (((a + b) + c) + d) differ here, so a sequential sum
+  // (or a tree over other pairs) fails this.
+  std::vector<double> v = {1e16, 1.0, -1e16, 1.0};
+  train::tree_sum(v, 4);
+  EXPECT_EQ(v[0], (1e16 + 1.0) + (-1e16 + 1.0));
+  EXPECT_NE(v[0], ((1e16 + 1.0) + -1e16) + 1.0);
+  std::vector<double> eight = {1, 2, 3, 4, 5, 6, 7, 8};
+  train::tree_sum(eight, 8);
+  EXPECT_EQ(eight[0], 36);
+}
+
+TEST(DataParallel, ShardGradientsAreSummedInTheTreeIntoTheFirstShard) {
   Generator gen(1);
-  nn::Linear model(nn::LinearOptions{.in = 2, .out = 2}, gen), replica(nn::LinearOptions{.in = 2, .out = 2}, gen);
-  replica.share_parameters_with(model);
-  const std::vector<std::vector<Tensor>> params = {model.parameters(), replica.parameters()};
-  for (std::size_t i = 0; i < params[0].size(); ++i) {
-    params[0][i].set_grad(Tensor::full(params[0][i].shape(), 1.0));
-    params[1][i].set_grad(Tensor::full(params[1][i].shape(), 2.0));
+  std::vector<std::unique_ptr<nn::Linear>> shards;
+  std::vector<std::vector<Tensor>> params;
+  for (int s = 0; s < 4; ++s) {
+    shards.push_back(std::make_unique<nn::Linear>(nn::LinearOptions{.in = 2, .out = 2}, gen));
+    params.push_back(shards.back()->parameters());
   }
-  train::sum_replica_gradients(params, 2);
-  for (std::size_t i = 0; i < params[0].size(); ++i) {
-    for (const double g : params[0][i].grad().to_double_vector()) EXPECT_EQ(g, 3.0);
-    for (const double g : params[1][i].grad().to_double_vector()) EXPECT_EQ(g, 2.0);
-  }
-  train::sum_replica_gradients(params, 1);  // one worker: nothing to add
-  for (const double g : params[0][0].grad().to_double_vector()) EXPECT_EQ(g, 3.0);
+  const double g[4] = {1e8, 1.0, -1e8, 1.0};  // float32: ((1e8 + 1) + (-1e8 + 1)) = 0, a sequential sum 1
+  for (int s = 0; s < 4; ++s)
+    if (s != 1) params[s][0].set_grad(Tensor::full(params[s][0].shape(), g[s]));  // shard 1: no gradient (zeros)
+  train::tree_sum_gradients(params);
+  const float expect = (1e8f + 0.0f) + (-1e8f + 1.0f);
+  for (const double v : params[0][0].grad().to_double_vector()) EXPECT_EQ(v, expect);
+  EXPECT_FALSE(params[0][1].grad().defined());  // no shard reached the bias: it keeps no gradient
 }
 
-// A Linear(2 -> 3) and its replicas; the loss of rows is the mean of their outputs squared.
+// A Linear(2 -> 3); the loss of rows is the mean of their outputs squared.
 struct LinearRun {
-  Tensor x = Tensor::from_vector<float>({0.5f, -1.f, 2.f, 0.25f, -0.75f, 1.5f, 1.f, 1.f, -2.f, 0.5f, 0.125f, -0.5f, 3.f, -1.f}, {7, 2});
+  Tensor x = Tensor::from_vector<float>({0.5f, -1.f, 2.f, 0.25f, -0.75f, 1.5f, 1.f, 1.f, -2.f, 0.5f, 0.125f, -0.5f, 3.f, -1.f,
+                                         0.3f, 0.7f, -1.1f, 2.2f},
+                                        {9, 2});
   Generator init{5};
-  train::DataParallel<nn::Linear> parallel{3, [this] {
-    return std::make_unique<nn::Linear>(nn::LinearOptions{.in = 2, .out = 3}, init);
-  }};
+  train::DataParallel<nn::Linear> parallel;
+  explicit LinearRun(int threads, int shards = 4)
+      : parallel({.threads = threads, .shards = shards},
+                 [this] { return std::make_unique<nn::Linear>(nn::LinearOptions{.in = 2, .out = 3}, init); }) {}
 
   Tensor loss(const nn::Linear& m, const std::vector<std::int64_t>& rows) const {
     const Tensor y = m.forward(index_select(x, 0, Tensor::from_vector<std::int64_t>(rows, {std::ssize(rows)})));
     return mean(mul(y, y));
   }
-  // One step's gradients in the model, and the shares the workers were given.
+  // One step's gradients in the model; returns the batch's loss and the shards' shares, summed in the tree.
   std::vector<double> step(const std::vector<std::int64_t>& rows) {
     parallel.model().zero_grad();
-    return parallel.step(rows, [&](nn::Linear& m, const std::vector<std::int64_t>& slice, double share) {
-      loss(m, slice).backward(Tensor::scalar(share, DType::Float32));
-      return share;
+    return parallel.step(rows, [&](nn::Linear& m, const train::Shard& shard) {
+      const Tensor l = loss(m, shard.rows);
+      l.backward(Tensor::scalar(shard.share, DType::Float32));
+      return std::vector<double>{shard.share * l.item(), shard.share};
     });
   }
 };
 
-std::vector<std::vector<double>> grads(const std::vector<Tensor>& params) {
-  std::vector<std::vector<double>> g;
-  for (const Tensor& p : params) g.push_back(p.grad().to_double_vector());
+std::vector<std::vector<float>> grads(const std::vector<Tensor>& params) {
+  std::vector<std::vector<float>> g;
+  for (const Tensor& p : params) g.push_back(p.grad().to_vector<float>());
   return g;
 }
 
 TEST(DataParallel, StepLeavesTheWholeBatchsGradientsInTheModel) {
-  LinearRun run;
-  ASSERT_EQ(run.parallel.worker_count(), 3);
-  const std::vector<std::int64_t> rows = {6, 0, 3, 5, 1, 2, 4};
-  const std::vector<double> shares = run.step(rows);
-  EXPECT_EQ(shares, (std::vector<double>{2.0 / 7, 2.0 / 7, 3.0 / 7}));  // slices of 2, 2 and 3 rows
+  LinearRun run(2);
+  const std::vector<std::int64_t> rows = {6, 0, 3, 5, 1, 2, 4, 8, 7};
+  const std::vector<double> sums = run.step(rows);
+  EXPECT_DOUBLE_EQ(sums[1], 1.0);  // the shares of 2, 2, 2 and 3 rows
   const auto parallel = grads(run.parallel.parameters());
 
   nn::Linear& model = run.parallel.model();  // the same loss on the whole batch, one model
   model.zero_grad();
-  run.loss(model, rows).backward();
+  const Tensor whole_loss = run.loss(model, rows);
+  whole_loss.backward();
+  EXPECT_NEAR(sums[0], whole_loss.item(), 1e-6);
   const auto whole = grads(model.parameters());
   for (std::size_t i = 0; i < whole.size(); ++i)
     for (std::size_t j = 0; j < whole[i].size(); ++j) EXPECT_NEAR(parallel[i][j], whole[i][j], 1e-6);
 
-  run.step(rows);  // the replicas' gradients of the step before are not added again
+  EXPECT_EQ(grads(run.parallel.parameters()), whole);  // (the model's own backward replaced them)
+  run.step(rows);  // the shards' gradients of the step before are not added again
   EXPECT_EQ(grads(run.parallel.parameters()), parallel);
 }
 
-TEST(DataParallel, StepSharesFollowTheLossTermsAndReplicasFollowTheModel) {
-  LinearRun run;
-  std::vector<const nn::Linear*> synced;
-  run.parallel.sync_replicas_with([&](nn::Linear& replica, nn::Linear& model) {
-    EXPECT_EQ(&model, &run.parallel.model());
-    synced.push_back(&replica);
-  });
-  run.parallel.model().eval();
-  const auto loss_terms = [](const std::vector<std::int64_t>& slice) { return slice[0] + 1; };  // rows 0, 2, 4
-  const std::vector<double> shares =
-      run.parallel.step(std::vector<std::int64_t>{0, 1, 2, 3, 4, 5}, loss_terms,
-                        [&](nn::Linear& m, const std::vector<std::int64_t>&, double share) {
-                          EXPECT_FALSE(m.is_training());
-                          return share;
-                        });
-  EXPECT_EQ(shares, (std::vector<double>{1.0 / 9, 3.0 / 9, 5.0 / 9}));
-  EXPECT_EQ(synced, (std::vector<const nn::Linear*>{run.parallel.workers()[1], run.parallel.workers()[2]}));
+TEST(DataParallel, AnyThreadCountGivesBitIdenticalGradientsAndSums) {
+  const std::vector<std::int64_t> rows = {6, 0, 3, 5, 1, 2, 4, 8, 7};
+  LinearRun one(1);
+  const std::vector<double> sums = one.step(rows);
+  const auto reference = grads(one.parallel.parameters());
+  for (const int threads : {2, 3, 4, 8}) {
+    LinearRun run(threads);
+    EXPECT_EQ(run.step(rows), sums) << threads << " threads";
+    EXPECT_EQ(grads(run.parallel.parameters()), reference) << threads << " threads";
+  }
+  LinearRun other_shards(1, 2);  // the shard count, unlike the threads, may round differently
+  other_shards.step(rows);
+  EXPECT_EQ(other_shards.parallel.shards(), 2);
+}
 
-  synced.clear();  // a batch smaller than the workers runs on as many as it has rows
-  EXPECT_EQ(run.parallel.workers_for(2), 2);
-  EXPECT_EQ(run.step({4, 1}), (std::vector<double>{0.5, 0.5}));
-  EXPECT_EQ(synced, std::vector<const nn::Linear*>{run.parallel.workers()[1]});
+TEST(DataParallel, StepSharesFollowTheLossTermsAndReplicasFollowTheModel) {
+  LinearRun run(2, 2);
+  run.parallel.model().eval();
+  const auto loss_terms = [](const std::vector<std::int64_t>& shard) { return shard[0] + 1; };  // rows 0 and 3
+  std::vector<double> shares(2);
+  run.parallel.step(std::vector<std::int64_t>{0, 1, 2, 3, 4, 5}, loss_terms,
+                    [&](nn::Linear& m, const train::Shard& shard) {
+                      EXPECT_FALSE(m.is_training());
+                      EXPECT_NE(&m, &run.parallel.model());  // shards run on replicas, the model holds the sum
+                      shares[shard.index] = shard.share;
+                      return std::vector<double>{};
+                    });
+  EXPECT_EQ(shares, (std::vector<double>{1.0 / 5, 4.0 / 5}));
+
+  LinearRun small(2);  // a batch smaller than the shards leaves shards empty: they are skipped
+  std::vector<int> ran;
+  small.parallel.step(std::vector<std::int64_t>{4, 1}, [&](nn::Linear&, const train::Shard& shard) {
+    ran.push_back(shard.index);
+    return std::vector<double>{shard.share};
+  });
+  std::sort(ran.begin(), ran.end());
+  EXPECT_EQ(ran, (std::vector<int>{1, 3}));
+}
+
+TEST(DataParallel, ShardAndProcessCountsAreChecked) {
+  EXPECT_NO_THROW(train::check_shards(8, 4));
+  EXPECT_THROW_MSG(train::check_shards(6, 1), std::invalid_argument, "shard count must be a power of two");
+  EXPECT_THROW_MSG(train::check_shards(8, 3), std::invalid_argument, "3 processes cannot share 8 shards");
+  EXPECT_THROW_MSG(train::check_shards(4, 8), std::invalid_argument, "8 processes cannot share 4 shards");
+}
+
+TEST(DataParallel, ShardSeedsDifferByShardAndStep) {
+  EXPECT_NE(train::shard_seed(1, 0), train::shard_seed(1, 1));
+  EXPECT_NE(train::shard_seed(1, 0), train::shard_seed(2, 0));
+  EXPECT_EQ(train::shard_seed(7, 3), train::shard_seed(7, 3));
 }
 
 }  // namespace
