@@ -20,6 +20,7 @@
 #include <optional>
 #include <set>
 
+#include "cli/processes.h"
 #include "cli/program.h"
 #include "core/atomic_file.h"
 #include "core/autograd.h"
@@ -189,13 +190,17 @@ int cmd_train(int argc, char** argv) {
   const TrainConfig config = train_config(r);
   const std::int64_t samples = flag_value<std::int64_t>(r, "samples");
   if (samples < 0 || samples > 1000) throw UsageError("--samples must be in 0..1000");
+  // Under mpirun: every process trains its block of each batch's shards; rank 0 alone writes and prints.
+  const std::unique_ptr<train::ProcessLink> processes = cli::join_processes("cppgrad-gpt");
+  const bool rank0 = !processes || processes->rank() == 0;
   TrainOutputs out;
-  open_outputs(r, out);
+  if (rank0) open_outputs(r, out);
+  else out.quiet = true, out.resume = flag_path(r, "resume");
   cli::set_threads(config.threads);
   if (config.data == kDefaultData && !std::filesystem::exists(config.data))
     throw UsageError(fmt::format("the default data {} is missing: install Debian's word list (sudo apt-get install "
                                  "wamerican, or bash .ci/install-deps.sh), or give --data FILE", kDefaultData));
-  Trainer t(config);  // reads the data: an unreadable or invalid file is a usage error (exit 2)
+  Trainer t(config, processes.get());  // reads the data: an unreadable or invalid file is a usage error (exit 2)
   if (!out.resume.empty()) t.load(out.resume);
   if (t.step() >= config.steps && !out.resume.empty())
     throw UsageError(fmt::format("--resume {}: the checkpoint has trained {} steps already and --steps is {}: nothing "
@@ -220,10 +225,13 @@ int cmd_train(int argc, char** argv) {
   std::optional<DetectAnomalyGuard> anomaly;
   if (r.count("detect-anomaly")) anomaly.emplace();
   train::catch_stop_signals();  // from here Ctrl-C and SIGTERM stop at the next step boundary (train/stop.h)
+  // Several processes stop together: at the first step boundary where any of them has seen a signal.
+  const auto stop = [&] { return processes ? train::any_process(*processes, train::stop_requested()) : train::stop_requested(); };
   try {
-    t.run(on_step, on_eval, train::stop_requested);
+    t.run(on_step, on_eval, stop);
   } catch (const train::TrainingStopped&) {
     bar.finish();
+    if (!rank0) return train::stop_status();  // rank 0 saves and says how to resume
     return stop_training(t, out);
   } catch (...) {
     bar.finish();
@@ -232,6 +240,7 @@ int cmd_train(int argc, char** argv) {
   const FinalSummary final{.val_loss = t.history().back().val_loss, .bigram_val_loss = t.bigram_val_loss(),
                            .steps = t.step(), .params = t.model().num_parameters(),
                            .train_wall_s = t.history().back().elapsed_s};
+  if (!rank0) return 0;
   if (out.metrics) out.metrics->write(metrics_jsonl(t.history(), &final));
   fmt::print("done: {} steps, validation loss {:.4f} nats/token (perplexity {}) against the bigram's {:.4f}; {:.1f}s "
              "training\n", final.steps, final.val_loss, ppl(final.val_loss), final.bigram_val_loss, final.train_wall_s);

@@ -38,6 +38,23 @@ std::uint64_t shard_seed(std::uint64_t step_seed, int shard) {
   return z ^ (z >> 31);
 }
 
+void check_processes_agree(ProcessLink& processes, const std::string& what, const std::string& text) {
+  std::uint64_t hash = 14695981039346656037ULL;  // FNV-1a
+  for (const unsigned char c : text) hash = (hash ^ c) * 1099511628211ULL;
+  // two 32-bit halves: each exact in a double
+  const std::vector<double> all = processes.all_gather({static_cast<double>(hash >> 32), static_cast<double>(hash & 0xFFFFFFFFULL)});
+  for (std::size_t r = 1; r < all.size() / 2; ++r)
+    if (all[2 * r] != all[0] || all[2 * r + 1] != all[1])
+      throw std::invalid_argument("rank " + std::to_string(r) + "'s " + what + " differs from rank 0's: every process "
+                                  "of a run must be started with the same flags and data");
+}
+
+bool any_process(ProcessLink& processes, bool mine) {
+  for (const double v : processes.all_gather({mine ? 1.0 : 0.0}))
+    if (v != 0) return true;
+  return false;
+}
+
 void tree_sum(std::vector<double>& values, int n) {
   for (int stride = 1; stride < n; stride *= 2)
     for (int s = 0; s + stride < n; s += 2 * stride) values[s] += values[s + stride];

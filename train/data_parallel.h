@@ -58,7 +58,16 @@ class ProcessLink {
   virtual void tree_sum(const std::vector<Tensor>& tensors) = 0;
   // Every process's values, in rank order; each process passes as many.
   virtual std::vector<double> all_gather(const std::vector<double>& values) = 0;
+  // Rank 0's values of the tensors, byte for byte, on every process (all start from one model).
+  virtual void broadcast(const std::vector<Tensor>& tensors) = 0;
 };
+
+// Collective: every process passes its `text` (a configuration, a vocabulary); throws std::invalid_argument on every
+// process, naming the first rank whose text differs from rank 0's, unless all are equal (compared by a 64-bit hash).
+void check_processes_agree(ProcessLink& processes, const std::string& what, const std::string& text);
+
+// Collective: whether any process's `mine` is true (a stop request, seen by one process, stops all at one step).
+bool any_process(ProcessLink& processes, bool mine);
 
 struct DataParallelOptions {
   int threads = 1;                  // this process's threads (the shards it runs are shared among them)

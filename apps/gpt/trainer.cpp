@@ -78,7 +78,8 @@ SplitLoss split_loss(const nn::GPT& model, const data::TextCorpus& corpus, bool 
 }
 
 // ------------------------------------------------------------------------------------------- the trainer
-Trainer::Trainer(const TrainConfig& config) : config_(config), batch_gen_(config.seed + 2) {
+Trainer::Trainer(const TrainConfig& config, train::ProcessLink* processes)
+    : config_(config), processes_(processes), batch_gen_(config.seed + 2) {
   config_.validate();
   const std::int64_t context = config_.context > 0 ? config_.context
                                : config_.format == "text" ? TrainConfig::kDefaultTextContext
@@ -92,8 +93,17 @@ Trainer::Trainer(const TrainConfig& config) : config_(config), batch_gen_(config
   const int threads = config_.threads > 0 ? static_cast<int>(config_.threads) : max_parallel_workers();
   // The first model made is the run's (its initial values from `init`); a replica's own values are dropped.
   parallel_ = std::make_unique<train::DataParallel<nn::GPT>>(
-      train::DataParallelOptions{.threads = threads, .shards = static_cast<int>(config_.shards)},
+      train::DataParallelOptions{.threads = threads, .shards = static_cast<int>(config_.shards), .processes = processes},
       [&] { return std::make_unique<nn::GPT>(mc, init); });
+  if (processes_) {  // one run: the same configuration and data everywhere, rank 0's weights
+    TrainConfig shared = config_;
+    shared.threads = 0;  // each process may use its own cores
+    train::check_processes_agree(*processes_, "configuration", shared.to_json());
+    train::check_processes_agree(*processes_, "data (vocabulary and split sizes)",
+                                 corpus_.tokenizer.vocab_json() + std::to_string(corpus_.train_lines.size()) + " " +
+                                     std::to_string(corpus_.train_tokens.size()));
+    processes_->broadcast(model().parameters());
+  }
   optimizer_ = make_optimizer(config_, model().named_parameters());
   schedule_ = {.kind = optim::parse_schedule_kind(config_.schedule),
                .base_lr = config_.lr,
@@ -209,6 +219,10 @@ void Trainer::load(const std::string& path) {
   history_ = std::move(c.history);
   loss_sum_ = c.progress.loss_sum, steps_since_eval_ = c.progress.steps_since_eval;
   train_s_ = c.progress.train_s, interval_s_ = c.progress.interval_s;
+  if (processes_) {  // every process resumed the same checkpoint: the same step, and rank 0's weights
+    train::check_processes_agree(*processes_, "resumed checkpoint (its step)", std::to_string(step_));
+    processes_->broadcast(model().parameters());
+  }
 }
 
 TrainConfig read_checkpoint_config(const std::string& path) { return read_gpt_checkpoint(path).config; }

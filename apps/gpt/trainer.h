@@ -46,7 +46,10 @@ SplitLoss split_loss(const nn::GPT& model, const data::TextCorpus& corpus, bool 
 class Trainer {
  public:
   // Reads the data (config.data, bounded: data/utf8.h), splits and tokenizes it, builds the model and AdamW.
-  explicit Trainer(const TrainConfig& config);
+  // processes: the run's other processes under mpirun (apps/cli/processes.h), or none. With them, every process
+  // checks that the others have its configuration and data, takes rank 0's initial weights, and runs its block of
+  // each batch's shards; the results are the same bits as one process's.
+  explicit Trainer(const TrainConfig& config, train::ProcessLink* processes = nullptr);
 
   // Called after every step: (steps done, this step's loss, tokens per second of this session's training).
   using StepCallback = std::function<void(std::int64_t, double, double)>;
@@ -85,6 +88,7 @@ class Trainer {
   TrainConfig config_;
   data::TextCorpus corpus_;
   double bigram_val_loss_ = 0;
+  train::ProcessLink* processes_ = nullptr;
   std::unique_ptr<train::DataParallel<nn::GPT>> parallel_;  // the model, and a replica per shard
   std::unique_ptr<optim::Optimizer> optimizer_;
   optim::Schedule schedule_;

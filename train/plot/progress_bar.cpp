@@ -35,6 +35,7 @@ void ProgressBar::update(std::int64_t done, double loss, double rate) {
   const double now = now_seconds();
   if (!final_step && last_draw_s_ >= 0 && now - last_draw_s_ < kRedrawInterval) return;
   last_draw_s_ = now;
+  drawn_ = true;
 
   // [=========>          ]: `filled` cells, the last one an arrow until the run is complete.
   std::string bar(kBarWidth, ' ');
@@ -54,7 +55,8 @@ void ProgressBar::update(std::int64_t done, double loss, double rate) {
 }
 
 void ProgressBar::finish() {
-  if (!tty_) return;
+  if (!tty_ || !drawn_) return;
+  drawn_ = false;
   std::fputs("\r\x1b[K", out_);
   std::fflush(out_);
   last_draw_s_ = -1;

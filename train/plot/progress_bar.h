@@ -24,6 +24,7 @@ class ProgressBar {
   std::string rate_unit_;
   bool tty_;
   double last_draw_s_ = -1;
+  bool drawn_ = false;  // a bar is on the line: finish() clears it (and only then)
 };
 
 }  // namespace cppgrad::train
