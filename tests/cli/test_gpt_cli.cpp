@@ -248,6 +248,13 @@ TEST_F(GptCli, SampleEvalAndAttentionFromACheckpoint) {
                            path("att.svg"), "--no-color"});
   ASSERT_EQ(a.status, 0) << a.err;
   EXPECT_THAT(a.out, HasSubstr("wrote 2 attention maps (1 layers x 2 heads)"));
+  // The terminal heatmap (after its title line) labels the boundary token the prompt starts with "<b>", whole:
+  // in the header, then at the start of the first row.
+  std::istringstream heatmap(a.out);
+  std::string title, header, first_row;
+  std::getline(heatmap, title), std::getline(heatmap, header), std::getline(heatmap, first_row);
+  EXPECT_EQ(header, "    <b> b   a   k   o") << a.out;
+  EXPECT_TRUE(first_row.starts_with("<b> ")) << a.out;
   EXPECT_THAT(slurp(path("att.svg")), HasSubstr("layer 0 head 1"));
 }
 

@@ -218,6 +218,22 @@ TEST(Report, TerminalHeatmapHasAHeaderAndOneLinePerRow) {
   EXPECT_EQ(lines[2], "long ::  ##");  // 0.25 -> ':', 0.75 -> '#'
 }
 
+TEST(Report, TerminalHeatmapNeverCutsALabel) {
+  // The GPT's boundary token "<b>" among one-character tokens: every cell widens to 3 characters and a space.
+  const std::vector<std::string> labels = {"<b>", "a", "\\n"};
+  const auto lines = lines_of(terminal_heatmap({{1.0, 0.0, 0.0}, {0.5, 0.5, 0.0}, {0.0, 0.25, 0.75}}, labels, labels, false));
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[0], "    <b> a   \\n");
+  EXPECT_EQ(lines[1], "<b> @@@@        ");  // a causal map: zeros above the diagonal
+  EXPECT_EQ(lines[2], "  a ++++++++    ");
+  EXPECT_EQ(lines[3], " \\n     ::::####");
+  // Labels made of indices (none given) get the same room: 10 has its two digits and a space before the next.
+  const auto wide = lines_of(terminal_heatmap({std::vector<double>(11, 1.0)}, {"q"}, {}, false));
+  ASSERT_EQ(wide.size(), 2u);
+  EXPECT_EQ(wide[0], "  0  1  2  3  4  5  6  7  8  9  10");
+  EXPECT_EQ(wide[1], "q " + std::string(33, '@'));
+}
+
 TEST(Report, TerminalHeatmapShadesClampToTheRange) {
   const std::string text = terminal_heatmap({{-3.0, 0.0, 0.05, 0.95, 1.0, 7.0}}, {"q"}, {}, false);
   const auto lines = lines_of(text);

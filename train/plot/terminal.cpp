@@ -14,7 +14,6 @@
 namespace cppgrad::train {
 
 using svg::utf8_length;
-using svg::utf8_prefix;
 
 // ================================================================ terminal heatmap
 
@@ -31,12 +30,19 @@ std::string terminal_heatmap(const std::vector<std::vector<double>>& weights, co
     label_w = std::max(label_w, utf8_length(rows[i]));
   }
 
-  // Header: each column label in its 2-character cell (cut to 2 characters, padded with spaces).
-  std::string out(label_w + 1, ' ');
+  // Every cell is as wide as the longest column label and a space, at least 2 characters (the usual one-character
+  // labels keep square cells): a label is never cut ("<b>" stays "<b>", token 123 stays 123), and the space keeps
+  // neighbouring labels apart.
+  std::vector<std::string> cols(n_cols);
+  std::size_t cell_w = 2;
   for (std::size_t j = 0; j < n_cols; ++j) {
-    const std::string lab = utf8_prefix(j < col_labels.size() ? col_labels[j] : std::to_string(j), 2);
-    out += lab + std::string(2 - utf8_length(lab), ' ');
+    cols[j] = j < col_labels.size() ? col_labels[j] : std::to_string(j);
+    cell_w = std::max(cell_w, utf8_length(cols[j]) + 1);
   }
+
+  // Header: each column label at the left of its cell, padded with spaces.
+  std::string out(label_w + 1, ' ');
+  for (const std::string& lab : cols) out += lab + std::string(cell_w - utf8_length(lab), ' ');
   while (!out.empty() && out.back() == ' ') out.pop_back();
   out += '\n';
 
@@ -59,8 +65,7 @@ std::string terminal_heatmap(const std::vector<std::vector<double>>& weights, co
         if (bg != last_bg) out += fmt::format("\x1b[48;5;{}m\x1b[38;5;{}m", bg, fg);
         last_bg = bg;
       }
-      out += shade;
-      out += shade;
+      out.append(cell_w, shade);
     }
     if (color) out += "\x1b[0m";
     out += '\n';

@@ -5,8 +5,10 @@
 
 namespace cppgrad::train {
 
-// A heatmap for the terminal: one character cell per weight using the shades " .:-=+*#%@" (and 256-colour
-// backgrounds when `color`), with row and column labels. Returns the text (lines end with '\n').
+// A heatmap for the terminal: one cell per weight using the shades " .:-=+*#%@" (and 256-colour backgrounds when
+// `color`), with row and column labels, none of them cut: the row labels' column is as wide as the longest, and each
+// cell as wide as the longest column label and a space (2 characters for one-character labels). Returns the text
+// (lines end with '\n').
 std::string terminal_heatmap(const std::vector<std::vector<double>>& weights, const std::vector<std::string>& row_labels,
                              const std::vector<std::string>& col_labels, bool color);
 
