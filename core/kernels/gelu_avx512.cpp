@@ -12,12 +12,7 @@
 #include "core/kernels/gelu.h"
 
 #if defined(__x86_64__)
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")
-#endif
+#include "core/kernels/avx512_begin.h"  // every header above, the kernel loops below
 
 #include "core/kernels/gelu_loops.h"
 
@@ -38,11 +33,7 @@ void gelu_tanh_backward_avx512(const float* g, const float* x, float* dx, std::i
 
 }  // namespace cppgrad::kernels
 
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
+#include "core/kernels/avx512_end.h"
 
 #else  // not x86-64: no AVX-512 loops; cpu_has_avx512() is false, so nothing calls these
 

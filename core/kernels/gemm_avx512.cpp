@@ -14,12 +14,7 @@
 #include "core/kernels/simd.h"
 
 #if defined(__x86_64__)
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")
-#endif
+#include "core/kernels/avx512_begin.h"  // every header above, the kernel loops below
 
 #include "core/kernels/gemm_tiled.h"
 
@@ -41,11 +36,7 @@ void gemm_tiled_avx512(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef
 
 }  // namespace cppgrad::kernels
 
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
+#include "core/kernels/avx512_end.h"
 
 namespace cppgrad::kernels {
 std::size_t avx512_packed_size() { return packed_size<float, WideTile>(); }

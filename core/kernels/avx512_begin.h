@@ -1,0 +1,24 @@
+// Opens an AVX-512 target region; core/kernels/avx512_end.h closes it. Every function defined between the two is
+// compiled for AVX-512 (with AVX2 and FMA) without any special compiler flag, so the rest of the library stays
+// runnable on any x86-64 with AVX2, and the region's entry points are called only when cpu_has_avx512().
+//
+// Include every other header before this one, the standard library's above all: an inline function of external
+// linkage (a std::vector member, std::sort) compiled inside the region would be AVX-512 code, and the linker keeps
+// one copy of such a function for the whole program, perhaps this one, for callers on any CPU. Inside go only the
+// kernel loops (gemm_tiled.h, gelu_loops.h: internal linkage, all of them) and the entry points.
+//
+// x86-64 only (the file wraps the region in #if defined(__x86_64__)). No include guard: each region includes it.
+#if !defined(__x86_64__)
+#error "core/kernels/avx512_begin.h: AVX-512 target regions are for x86-64 only"
+#endif
+#if defined(CPPGRAD_AVX512_REGION)
+#error "core/kernels/avx512_begin.h: already inside an AVX-512 target region (include avx512_end.h first)"
+#endif
+#define CPPGRAD_AVX512_REGION
+
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")
+#endif
