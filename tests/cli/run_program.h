@@ -1,6 +1,6 @@
 #pragma once
 // Runs one of the programs as a user would, through the shell: its exit status and everything it printed
-// (standard output and standard error together).
+// (standard output and standard error together). Also what a training run leaves behind, to compare two runs.
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,8 +11,13 @@
 #include <filesystem>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include "core/safetensors.h"
 
 namespace cppgrad::test {
 
@@ -89,6 +94,43 @@ inline pid_t start_program(const char* binary, const std::vector<std::string>& a
     _exit(127);
   }
   return child;
+}
+
+// What a training run leaves behind, for comparing two runs that must end alike (an unbroken one and one stopped and
+// resumed): every tensor of its checkpoint, and every line of its metrics stream (JSON lines) without the keys that
+// measure time, which no two runs share.
+struct Outcome {
+  std::map<std::string, std::vector<double>> weights;  // the checkpoint's tensors by name
+  std::vector<std::string> metrics;                    // one JSON object a line, re-serialised without timing_keys
+};
+
+inline Outcome run_outcome(const std::string& checkpoint, const std::string& metrics,
+                           const std::vector<std::string>& timing_keys) {
+  Outcome o;
+  for (const auto& [name, t] : cppgrad::read_safetensors(checkpoint).tensors) o.weights[name] = t.to_double_vector();
+  std::ifstream f(metrics);
+  for (std::string line; std::getline(f, line);) {
+    auto j = nlohmann::json::parse(line);
+    for (const std::string& key : timing_keys) j.erase(key);
+    o.metrics.push_back(j.dump());
+  }
+  return o;
+}
+
+// The same tensors under the same names, bit for bit.
+inline void expect_same_weights(const Outcome& a, const Outcome& b) {
+  ASSERT_EQ(a.weights.size(), b.weights.size());
+  for (const auto& [name, w] : a.weights) {
+    const auto other = b.weights.find(name);
+    ASSERT_NE(other, b.weights.end()) << name << " is missing from the second checkpoint";
+    EXPECT_EQ(w, other->second) << name;
+  }
+}
+
+// The same metrics, line for line, and the same weights.
+inline void expect_same(const Outcome& a, const Outcome& b) {
+  EXPECT_EQ(a.metrics, b.metrics);
+  expect_same_weights(a, b);
 }
 
 }  // namespace cppgrad::test

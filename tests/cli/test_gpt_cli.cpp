@@ -11,7 +11,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -135,26 +134,12 @@ TEST_F(GptCli, TrainsBelowTheBigramAndWritesItsMetricsPlotAndCheckpoint) {
   EXPECT_EQ(meta.at("context"), "9");  // the longest word, 8 characters, + 1
 }
 
+using cppgrad::test::expect_same;
+using cppgrad::test::Outcome;
+
 // Model tensors and the metrics that do not depend on timing.
-struct Outcome {
-  std::map<std::string, std::vector<double>> weights;
-  std::vector<std::string> metrics;
-};
-
 Outcome outcome(const std::string& checkpoint, const std::string& metrics) {
-  Outcome o;
-  for (const auto& [name, t] : cppgrad::read_safetensors(checkpoint).tensors) o.weights[name] = t.to_double_vector();
-  for (auto j : jsonl(metrics)) {
-    for (const char* timing : {"tokens_per_s", "elapsed_s", "train_wall_s"}) j.erase(timing);
-    o.metrics.push_back(j.dump());
-  }
-  return o;
-}
-
-void expect_same(const Outcome& a, const Outcome& b) {
-  EXPECT_EQ(a.metrics, b.metrics);
-  ASSERT_EQ(a.weights.size(), b.weights.size());
-  for (const auto& [name, w] : a.weights) EXPECT_EQ(w, b.weights.at(name)) << name;
+  return cppgrad::test::run_outcome(checkpoint, metrics, {"tokens_per_s", "elapsed_s", "train_wall_s"});
 }
 
 TEST_F(GptCli, ResumingWithMoreStepsEndsLikeOneLongRun) {
@@ -172,8 +157,7 @@ TEST_F(GptCli, ResumingWithMoreStepsEndsLikeOneLongRun) {
   // The same weights: the first run's closing evaluation at step 30 draws from no generator. Its history holds that
   // evaluation too (b.jsonl: 20, 30, 40, 60), and the losses at step 60 are the same.
   const Outcome a = outcome(path("a.safetensors"), path("a.jsonl")), b = outcome(path("b.safetensors"), path("b.jsonl"));
-  ASSERT_EQ(a.weights.size(), b.weights.size());
-  for (const auto& [name, w] : a.weights) EXPECT_EQ(w, b.weights.at(name)) << name;
+  cppgrad::test::expect_same_weights(a, b);
   ASSERT_EQ(b.metrics.size(), a.metrics.size() + 1);
   EXPECT_EQ(a.metrics.back(), b.metrics.back());  // the final object
   EXPECT_EQ(a.metrics[2], b.metrics[3]);          // step 60: train_loss over 41..60 and val_loss

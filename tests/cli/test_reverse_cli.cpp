@@ -417,23 +417,12 @@ TEST_F(ReverseCli, TutorialArchitectureCopiesInsteadOfReversing) {
   expect_usage_error(cli({"train", "--arch", "tutorial", "--save", path("x.safetensors")}), "not available with --arch tutorial");
 }
 
-// Model tensors and the per-epoch metrics that do not depend on timing.
-struct Outcome {
-  std::map<std::string, std::vector<double>> weights;
-  std::vector<std::string> metrics;
-};
+using cppgrad::test::expect_same;
+using cppgrad::test::Outcome;
 
+// Model tensors and the per-epoch metrics that do not depend on timing.
 Outcome outcome(const std::string& checkpoint, const std::string& metrics) {
-  Outcome o;
-  for (const auto& [name, t] : cppgrad::read_safetensors(checkpoint).tensors) o.weights[name] = t.to_double_vector();
-  std::ifstream f(metrics);
-  for (std::string line; std::getline(f, line);) {
-    auto j = nlohmann::json::parse(line);
-    j.erase("epoch_s");
-    j.erase("train_wall_s");
-    o.metrics.push_back(j.dump());
-  }
-  return o;
+  return cppgrad::test::run_outcome(checkpoint, metrics, {"epoch_s", "train_wall_s"});
 }
 
 TEST_F(ReverseCli, KilledAndResumedRunEndsExactlyLikeAnUnbrokenOne) {
@@ -468,10 +457,7 @@ TEST_F(ReverseCli, KilledAndResumedRunEndsExactlyLikeAnUnbrokenOne) {
                                 path("b.jsonl")}));
   ASSERT_EQ(resumed.status, 0) << resumed.err;
 
-  const Outcome a = outcome(path("a.safetensors"), path("a.jsonl")), b = outcome(path("b.safetensors"), path("b.jsonl"));
-  EXPECT_EQ(a.metrics, b.metrics);
-  ASSERT_EQ(a.weights.size(), b.weights.size());
-  for (const auto& [name, w] : a.weights) EXPECT_EQ(w, b.weights.at(name)) << name;
+  expect_same(outcome(path("a.safetensors"), path("a.jsonl")), outcome(path("b.safetensors"), path("b.jsonl")));
 }
 
 // Starts cppgrad-reverse with args in the background, its standard output and error going to `out`.
@@ -536,10 +522,7 @@ TEST_F(ReverseCli, CtrlCSavesMidEpochAndTheResumedRunEndsExactlyLikeAnUnbrokenOn
                                  "--metrics-out", path("b.jsonl")});
   ASSERT_EQ(resumed.status, 0) << resumed.err;
   EXPECT_THAT(resumed.out, HasSubstr("resumed in epoch 2 after step " + std::to_string(step) + " of 1250"));
-  const Outcome a = outcome(path("a.safetensors"), path("a.jsonl")), b = outcome(path("b.safetensors"), path("b.jsonl"));
-  EXPECT_EQ(a.metrics, b.metrics);
-  ASSERT_EQ(a.weights.size(), b.weights.size());
-  for (const auto& [name, w] : a.weights) EXPECT_EQ(w, b.weights.at(name)) << name;
+  expect_same(outcome(path("a.safetensors"), path("a.jsonl")), outcome(path("b.safetensors"), path("b.jsonl")));
 }
 
 TEST_F(ReverseCli, SigtermWithoutSaveSaysSoAndExits143) {
