@@ -25,6 +25,7 @@
 #include "core/atomic_file.h"
 #include "core/autograd.h"
 #include "core/ops/reduce.h"
+#include "cli/processes.h"
 #include "cli/program.h"
 #include "cppgrad/version.h"
 #include "reverse/greedy.h"
@@ -233,7 +234,8 @@ void print_run_header(Trainer& trainer, const TrainConfig& config, const std::st
 }
 
 // One epoch with a progress bar, its line, and every output written; returns the steps run.
-std::int64_t train_one_epoch(Trainer& trainer, const TrainConfig& config, TrainOutputs& out) {
+std::int64_t train_one_epoch(Trainer& trainer, const TrainConfig& config, TrainOutputs& out,
+                            const Trainer::StopCheck& stop) {
   std::int64_t steps = 0;
   ProgressBar bar(stdout, fmt::format("epoch {:>3}/{}", trainer.epochs_done() + 1, config.epochs),
                   trainer.steps_per_epoch());
@@ -247,7 +249,7 @@ std::int64_t train_one_epoch(Trainer& trainer, const TrainConfig& config, TrainO
   };
   EpochMetrics m;
   try {
-    m = trainer.run_epoch(on_step, train::stop_requested);  // a stop asked for by a signal: before the next step
+    m = trainer.run_epoch(on_step, stop);  // a stop asked for by a signal: before the next step
   } catch (...) {
     bar.finish();
     throw;
@@ -288,17 +290,25 @@ int cmd_train(int argc, char** argv) {
   const auto r = cli::parse_flags(o, argc, argv);
   const TrainConfig config = train_config(r);
   cli::set_threads(config.threads);
+  // Under mpirun: every process trains its block of each batch's shards; rank 0 alone writes and prints.
+  const std::unique_ptr<train::ProcessLink> processes = cli::join_processes("cppgrad-reverse");
+  const bool rank0 = !processes || processes->rank() == 0;
   TrainOutputs out;
-  open_train_outputs(r, config, out);
+  if (rank0) open_train_outputs(r, config, out);
+  else out.quiet = true, out.resume = r.count("resume") ? r["resume"].as<std::string>() : std::string();
+  if (processes && (config.arch == "tutorial" || config.shards == 1))
+    throw UsageError(fmt::format("{} processes need the transformer's sharded step: --arch transformer and --shards a "
+                                 "multiple of the processes, got --arch {} --shards {}", processes->size(), config.arch,
+                                 config.shards));
   if (config.arch == "tutorial") {
     if (!out.save.empty() || !out.resume.empty())
       throw UsageError("--save and --resume are not available with --arch tutorial");
     return train_tutorial(config, out.metrics ? &*out.metrics : nullptr, out.plot, out.quiet);
   }
-  Trainer trainer(config);
+  Trainer trainer(config, processes.get());
   if (!out.resume.empty()) trainer.load(out.resume);
-  if (r.count("trace-graph")) trainer.trace_graph_once(r["trace-graph"].as<std::string>());
-  if (r.count("grad-log")) {
+  if (r.count("trace-graph") && rank0) trainer.trace_graph_once(r["trace-graph"].as<std::string>());
+  if (r.count("grad-log") && rank0) {
     const std::int64_t every = flag_value<std::int64_t>(r, "grad-log-every");
     if (every <= 0) throw UsageError("--grad-log-every must be positive");
     trainer.log_gradients(r["grad-log"].as<std::string>(), every);
@@ -309,11 +319,17 @@ int cmd_train(int argc, char** argv) {
   const auto wall_start = std::chrono::steady_clock::now();
   std::int64_t steps_run = 0;
   train::catch_stop_signals();  // from here Ctrl-C and SIGTERM stop at the next step boundary (train/stop.h)
+  // Several processes stop together: at the first step boundary where any of them has seen a signal.
+  const Trainer::StopCheck stop = [&] {
+    return processes ? train::any_process(*processes, train::stop_requested()) : train::stop_requested();
+  };
   try {
-    while (trainer.epochs_done() < config.epochs) steps_run += train_one_epoch(trainer, config, out);
+    while (trainer.epochs_done() < config.epochs) steps_run += train_one_epoch(trainer, config, out, stop);
   } catch (const train::TrainingStopped& stopped) {
+    if (!rank0) return train::stop_status();  // rank 0 saves and says how to resume
     return stop_training(trainer, out, stopped);
   }
+  if (!rank0) return 0;
   print_final(trainer, out, std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count(),
               steps_run);
   return 0;

@@ -66,16 +66,24 @@ TrainConfig checked(TrainConfig c) {
 
 }  // namespace
 
-Trainer::Trainer(const TrainConfig& config)
+Trainer::Trainer(const TrainConfig& config, train::ProcessLink* processes)
     : config_(checked(config)),
       data_(data::make_reversal_data(config_.data_config())),
       // The model draws its initial values from the seed; the replicas draw on, but use the model's values.
       parallel_({.threads = config_.threads > 0 ? static_cast<int>(config_.threads) : max_parallel_workers(),
-                 .shards = static_cast<int>(config_.shards)},
+                 .shards = static_cast<int>(config_.shards),
+                 .processes = processes},
                 [this, init = Generator(config_.seed)]() mutable {
                   return std::make_unique<nn::Seq2SeqTransformer>(config_.model_options(), init);
                 }) {
   optimizer_ = make_optimizer(config_, model().named_parameters());
+  processes_ = processes;
+  if (processes_) {  // one run: the same configuration everywhere (the data follows from it), rank 0's weights
+    TrainConfig shared = config_;
+    shared.threads = 0;  // each process may use its own cores
+    train::check_processes_agree(*processes_, "configuration", shared.to_json());
+    processes_->broadcast(model().parameters());
+  }
   schedule_ = {.kind = optim::parse_schedule_kind(config_.schedule),
                .base_lr = config_.lr,
                .step_size = steps_per_epoch() * 10,
@@ -370,6 +378,10 @@ void Trainer::load(const std::string& path) {
   global_step_ = state.meta.global_step;
   history_ = history;
   progress_ = progress;
+  if (processes_) {  // every process resumed the same checkpoint: the same step, and rank 0's weights
+    train::check_processes_agree(*processes_, "resumed checkpoint (its step)", std::to_string(global_step_));
+    processes_->broadcast(model().parameters());
+  }
 }
 
 }  // namespace cppgrad::reverse

@@ -28,7 +28,10 @@ struct EpochMetrics {
 
 class Trainer {
  public:
-  explicit Trainer(const TrainConfig& config);
+  // processes: the run's other processes under mpirun (apps/cli/processes.h), or none. With them, every process
+  // checks that the others have its configuration, takes rank 0's initial weights, and runs its block of each
+  // batch's shards; the results are the same bits as one process's.
+  explicit Trainer(const TrainConfig& config, train::ProcessLink* processes = nullptr);
 
   // Called after every training step: (steps done this epoch, steps per epoch, this batch's loss).
   using StepCallback = std::function<void(std::int64_t, std::int64_t, double)>;
@@ -110,6 +113,7 @@ class Trainer {
   std::vector<EpochMetrics> history_;
   EpochProgress progress_;
   std::string trace_graph_path_;
+  train::ProcessLink* processes_ = nullptr;
   std::unique_ptr<train::LinesOutput> grad_log_;
   std::int64_t grad_log_every_ = 0;
   std::vector<double> grad_norms_;

@@ -1,0 +1,160 @@
+// Both trainers under mpirun (issue 26): runs on 2 and 4 processes end with the same checkpoint (weights and the
+// optimizer's state) and the same metrics (timing aside) as one process, bit for bit; a process that is killed ends
+// the run within seconds, never a hang, and leaves the last checkpoint loadable. Built where MPI is found
+// (tests/CMakeLists.txt passes mpiexec and its flags); every run here oversubscribes this machine's cores.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "tests/cli/run_program.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using cppgrad::test::Outcome;
+using cppgrad::test::ProgramResult;
+using ::testing::HasSubstr;
+
+std::string quoted(const std::vector<std::string>& args) {
+  std::string s;
+  for (const auto& a : args) s += " '" + a + "'";
+  return s;
+}
+
+class MpirunCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = cppgrad::test::fresh_test_dir("cppgrad_mpirun_cli");
+    // Open MPI refuses to start as root unless told (CI's container runs the tests as root).
+    if (getuid() == 0) setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1), setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+    std::ofstream words(dir_ / "words.txt");
+    const char* syllables[] = {"ba", "ko", "tu", "ri", "ne", "sa", "lo", "mi"};
+    unsigned x = 11;
+    for (int i = 0; i < 600; ++i) {
+      std::string half;
+      for (int s = 0; s < 2; ++s) half += syllables[(x = x * 1103515245u + 12345u) >> 16 & 7];
+      words << half << half << "\n";
+    }
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  // The program on one process, or on np under mpirun; each process on one thread unless args say otherwise.
+  static ProgramResult run(int np, const char* binary, const std::vector<std::string>& args) {
+    if (np == 0) return cppgrad::test::run_program(binary, quoted(args));
+    // Open MPI's components leave what they allocated behind at MPI_Finalize, in frames LeakSanitizer cannot name
+    // (tests/CMakeLists.txt, the distributed tests): no leak check for the processes mpirun starts.
+    return cppgrad::test::run_program("/usr/bin/env", std::string("LSAN_OPTIONS=detect_leaks=0 '") + CPPGRAD_MPIEXEC +
+                                                          "' -n " + std::to_string(np) + " " CPPGRAD_MPIEXEC_FLAGS " '" +
+                                                          binary + "'" + quoted(args));
+  }
+  std::vector<std::string> gpt_args(const std::string& name, const std::string& threads) const {
+    return {"train", "--data", path("words.txt"), "--d-model", "16", "--heads", "2", "--layers", "1", "--steps", "30",
+            "--eval-every", "15", "--batch-size", "12", "--dropout", "0.1", "--threads", threads, "--samples", "0",
+            "--quiet", "--save", path(name + ".safetensors"), "--metrics-out", path(name + ".jsonl")};
+  }
+  std::vector<std::string> reverse_args(const std::string& name, const std::string& threads) const {
+    return {"train", "--epochs", "2", "--train-size", "192", "--test-size", "32", "--d-model", "16", "--heads", "2",
+            "--d-ff", "24", "--min-len", "3", "--max-len", "6", "--dropout", "0.1", "--threads", threads, "--quiet",
+            "--save", path(name + ".safetensors"), "--metrics-out", path(name + ".jsonl")};
+  }
+  Outcome outcome(const std::string& name, const std::vector<std::string>& timing) const {
+    return cppgrad::test::run_outcome(path(name + ".safetensors"), path(name + ".jsonl"), timing);
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(MpirunCli, GptOnTwoAndFourProcessesEndsAsOnOne) {
+  const std::vector<std::string> timing = {"tokens_per_s", "elapsed_s", "train_wall_s"};
+  const ProgramResult one = run(0, CPPGRAD_GPT_BIN, gpt_args("one", "2"));
+  ASSERT_EQ(one.status, 0) << one.out;
+  for (const int np : {2, 4}) {
+    const std::string name = "np" + std::to_string(np);
+    const ProgramResult r = run(np, CPPGRAD_GPT_BIN, gpt_args(name, "1"));
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_EQ(r.out.find("done:"), r.out.rfind("done:")) << "only rank 0 prints:\n" << r.out;
+    cppgrad::test::expect_same(outcome("one", timing), outcome(name, timing));
+  }
+}
+
+TEST_F(MpirunCli, ReversalOnTwoAndFourProcessesEndsAsOnOne) {
+  const std::vector<std::string> timing = {"epoch_s", "train_wall_s"};
+  const ProgramResult one = run(0, CPPGRAD_REVERSE_BIN, reverse_args("one", "2"));
+  ASSERT_EQ(one.status, 0) << one.out;
+  for (const int np : {2, 4}) {
+    const std::string name = "np" + std::to_string(np);
+    const ProgramResult r = run(np, CPPGRAD_REVERSE_BIN, reverse_args(name, "1"));
+    ASSERT_EQ(r.status, 0) << r.out;
+    cppgrad::test::expect_same(outcome("one", timing), outcome(name, timing));
+  }
+}
+
+TEST_F(MpirunCli, ACheckOfTheComparisonCanFail) {
+  // Another shard count rounds differently: the comparison above would see it.
+  const std::vector<std::string> timing = {"tokens_per_s", "elapsed_s", "train_wall_s"};
+  ASSERT_EQ(run(0, CPPGRAD_GPT_BIN, gpt_args("eight", "1")).status, 0);
+  std::vector<std::string> four = gpt_args("four", "1");
+  four.insert(four.end(), {"--shards", "4"});
+  ASSERT_EQ(run(0, CPPGRAD_GPT_BIN, four).status, 0);
+  EXPECT_NE(outcome("eight", timing).weights, outcome("four", timing).weights);
+}
+
+TEST_F(MpirunCli, ProcessesThatCannotShareTheShardsAreRefused) {
+  std::vector<std::string> args = gpt_args("x", "1");
+  args.insert(args.end(), {"--shards", "2"});
+  const ProgramResult r = run(4, CPPGRAD_GPT_BIN, args);
+  EXPECT_NE(r.status, 0);
+  EXPECT_THAT(r.out, HasSubstr("4 processes cannot share 2 shards"));
+  EXPECT_FALSE(fs::exists(path("x.safetensors")));
+}
+
+// The pids of a process's children (mpirun's: the ranks), from /proc.
+std::vector<pid_t> children_of(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
+  std::vector<pid_t> out;
+  for (pid_t c; f >> c;) out.push_back(c);
+  return out;
+}
+
+TEST_F(MpirunCli, AKilledProcessEndsTheRunWithinSecondsAndTheCheckpointStaysLoadable) {
+  std::vector<std::string> args = {"-n", "2"};
+  std::istringstream flags(CPPGRAD_MPIEXEC_FLAGS);
+  for (std::string f; flags >> f;) args.push_back(f);
+  args.push_back(CPPGRAD_GPT_BIN);
+  for (const auto& a : gpt_args("killed", "1")) args.push_back(a);
+  args[std::find(args.begin(), args.end(), "30") - args.begin()] = "1000000";  // --steps: until killed
+  setenv("LSAN_OPTIONS", "detect_leaks=0", 1);  // for the processes mpirun starts (see run above)
+  const pid_t mpirun = cppgrad::test::start_program(CPPGRAD_MPIEXEC, args, path("mpirun.txt"));
+  unsetenv("LSAN_OPTIONS");
+  ASSERT_GT(mpirun, 0);
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (!fs::exists(path("killed.safetensors")) && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::vector<pid_t> ranks = children_of(mpirun);
+  ASSERT_EQ(ranks.size(), 2u) << "mpirun's children";
+  ASSERT_EQ(kill(ranks.back(), SIGKILL), 0);
+  const auto killed_at = std::chrono::steady_clock::now();
+  int status = 0;
+  pid_t done = 0;
+  while ((done = waitpid(mpirun, &status, WNOHANG)) == 0 &&
+         std::chrono::steady_clock::now() - killed_at < std::chrono::seconds(60))
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  if (done == 0) kill(mpirun, SIGKILL), waitpid(mpirun, &status, 0);
+  ASSERT_NE(done, 0) << "mpirun still running a minute after a rank was killed (a hang)";
+  EXPECT_LT(std::chrono::steady_clock::now() - killed_at, std::chrono::seconds(30));
+  EXPECT_FALSE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  const ProgramResult eval = run(0, CPPGRAD_GPT_BIN, {"eval", "--checkpoint", path("killed.safetensors")});
+  EXPECT_EQ(eval.status, 0) << eval.out;
+  EXPECT_THAT(eval.out, HasSubstr("perplexity"));
+}
+
+}  // namespace
