@@ -60,19 +60,30 @@ void tree_sum(std::vector<double>& values, int n) {
     for (int s = 0; s + stride < n; s += 2 * stride) values[s] += values[s + stride];
 }
 
-void tree_sum_gradients(const std::vector<std::vector<Tensor>>& shard_params) {
+void tree_sum_gradients(const std::vector<std::vector<Tensor>>& shard_params, int threads) {
   const int n = static_cast<int>(shard_params.size());
   if (n == 0) return;
-  for (std::size_t i = 0; i < shard_params[0].size(); ++i) {
+  const std::size_t count = shard_params[0].size();
+  std::vector<bool> reached(count);
+  for (std::size_t i = 0; i < count; ++i) {
     bool any = false;  // a parameter no shard reached keeps no gradient, as after one model's backward
     for (int s = 0; s < n; ++s) any = any || shard_params[s][i].grad().defined();
+    reached[i] = any;
     if (!any) continue;
     for (int s = 0; s < n; ++s)
       if (!shard_params[s][i].grad().defined())
         shard_params[s][i].set_grad(Tensor::zeros(shard_params[s][i].shape(), shard_params[s][i].dtype()));
-    for (int stride = 1; stride < n; stride *= 2)
-      for (int s = 0; s + stride < n; s += 2 * stride) shard_params[s][i].grad().add_(shard_params[s + stride][i].grad());
   }
+  // Parameters side by side on the threads: each element's additions are the tree's, on whichever thread.
+  const int t_count = std::max(1, std::min<int>(threads, static_cast<int>(count)));
+  run_in_parallel(t_count, [&](int t) {
+    for (std::size_t i = static_cast<std::size_t>(t); i < count; i += static_cast<std::size_t>(t_count)) {
+      if (!reached[i]) continue;
+      for (int stride = 1; stride < n; stride *= 2)
+        for (int s = 0; s + stride < n; s += 2 * stride)
+          shard_params[s][i].grad().add_(shard_params[s + stride][i].grad());
+    }
+  });
 }
 
 void sum_replica_gradients(const std::vector<std::vector<Tensor>>& worker_params, int n) {

@@ -39,8 +39,9 @@ std::vector<double> loss_shares(const std::vector<std::int64_t>& counts);
 // 2 * stride, stride 1, 2, 4, ... The order of every addition is fixed by n alone. n a power of two.
 void tree_sum(std::vector<double>& values, int n);
 // The same tree over gradients: shard_params[s][i] is shard s's i-th parameter; the sum lands in shard 0's
-// gradients, in place. A missing gradient counts as zeros (made on first need), so every shard adds alike.
-void tree_sum_gradients(const std::vector<std::vector<Tensor>>& shard_params);
+// gradients, in place. A missing gradient counts as zeros (made on first need), so every shard adds alike. The
+// parameters are shared among `threads` threads; the additions of each element are the same on any number.
+void tree_sum_gradients(const std::vector<std::vector<Tensor>>& shard_params, int threads = 1);
 
 // Adds the gradients of workers 1..n-1 into worker 0's, in worker order (the benchmark's plain split,
 // bench/bench_gpt.cpp). In place: no allocation.
@@ -160,7 +161,7 @@ class DataParallel {
         results[l] = per_shard(*replicas_[l], Shard{s, shard_rows[s], share[s]});
       }
     });
-    tree_sum_gradients(shard_params_);  // this process's block: a subtree
+    tree_sum_gradients(shard_params_, threads);  // this process's block: a subtree
     std::vector<Tensor> sums;           // the block's sum, in the first replica's gradients
     for (const Tensor& p : shard_params_[0]) sums.push_back(p.grad());
     if (options_.processes) options_.processes->tree_sum(sums);  // the tree's upper levels, over the processes
