@@ -98,6 +98,22 @@ TEST_F(MpirunCli, ReversalOnTwoAndFourProcessesEndsAsOnOne) {
   }
 }
 
+TEST_F(MpirunCli, ACheckpointSavedOnFourProcessesResumesOnOne) {
+  // 30 steps on 4 processes, then 30 more on 1: the same as 60 on 1 (the checkpoint holds no process count).
+  const std::vector<std::string> timing = {"tokens_per_s", "elapsed_s", "train_wall_s"};
+  std::vector<std::string> unbroken = gpt_args("unbroken", "2");
+  unbroken[std::find(unbroken.begin(), unbroken.end(), "30") - unbroken.begin()] = "60";
+  ASSERT_EQ(run(0, CPPGRAD_GPT_BIN, unbroken).status, 0);
+  const ProgramResult first = run(4, CPPGRAD_GPT_BIN, gpt_args("resumed", "1"));
+  ASSERT_EQ(first.status, 0) << first.out;
+  const ProgramResult second =
+      run(0, CPPGRAD_GPT_BIN, {"train", "--resume", path("resumed.safetensors"), "--steps", "60", "--threads", "1",
+                               "--samples", "0", "--quiet", "--save", path("resumed.safetensors"), "--metrics-out",
+                               path("resumed.jsonl")});
+  ASSERT_EQ(second.status, 0) << second.out;
+  cppgrad::test::expect_same(outcome("unbroken", timing), outcome("resumed", timing));
+}
+
 TEST_F(MpirunCli, ACheckOfTheComparisonCanFail) {
   // Another shard count rounds differently: the comparison above would see it.
   const std::vector<std::string> timing = {"tokens_per_s", "elapsed_s", "train_wall_s"};
@@ -115,6 +131,18 @@ TEST_F(MpirunCli, ProcessesThatCannotShareTheShardsAreRefused) {
   EXPECT_NE(r.status, 0);
   EXPECT_THAT(r.out, HasSubstr("4 processes cannot share 2 shards"));
   EXPECT_FALSE(fs::exists(path("x.safetensors")));
+}
+
+TEST_F(MpirunCli, ProcessesStartedWithDifferentFlagsAreRefused) {
+  // Two application contexts in one mpirun (Open MPI's and MPICH's "A : B"): rank 1 is given another seed.
+  std::vector<std::string> a = gpt_args("mixed", "1"), b = gpt_args("mixed", "1");
+  b.insert(b.end(), {"--seed", "1"});
+  const ProgramResult r = cppgrad::test::run_program(
+      "/usr/bin/env", std::string("LSAN_OPTIONS=detect_leaks=0 '") + CPPGRAD_MPIEXEC + "' " CPPGRAD_MPIEXEC_FLAGS " -n 1 '" +
+                          CPPGRAD_GPT_BIN + "'" + quoted(a) + " : -n 1 '" + CPPGRAD_GPT_BIN + "'" + quoted(b));
+  EXPECT_NE(r.status, 0);
+  EXPECT_THAT(r.out, HasSubstr("rank 1's configuration differs from rank 0's"));
+  EXPECT_FALSE(fs::exists(path("mixed.safetensors")));
 }
 
 // The pids of a process's children (mpirun's: the ranks), from /proc.
