@@ -171,7 +171,9 @@ pid_t start(const std::vector<std::string>& args, const std::string& out) {
 TEST_F(GptCli, SigtermSavesAndTheResumedRunEndsExactlyLikeAnUnbrokenOne) {
   // 2000 steps with an evaluation every 100: the first checkpoint appears early, the stop lands between two.
   auto long_run = [&](std::vector<std::string> extra) {
-    extra.insert(extra.end(), {"--steps", "2000", "--eval-every", "100", "--dropout", "0.1", "--threads", "2"});
+    // (two shards: this test is about signals; 8 shards of 2 rows quadruple the ops, minutes under the sanitizers)
+    extra.insert(extra.end(), {"--steps", "2000", "--eval-every", "100", "--dropout", "0.1", "--threads", "2",
+                               "--shards", "2"});
     return tiny(extra);
   };
   ASSERT_EQ(cli(long_run({"--save", path("a.safetensors"), "--metrics-out", path("a.jsonl")})).status, 0);

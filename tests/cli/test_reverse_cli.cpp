@@ -493,7 +493,10 @@ CliResult stop_with(pid_t child, const std::vector<int>& signals, const std::str
 std::vector<std::string> long_epochs(std::vector<std::string> extra) {
   std::vector<std::string> a = {"train", "--train-size", "20000", "--test-size", "64", "--d-model", "16", "--heads", "2",
                                 "--encoder-layers", "1", "--decoder-layers", "1", "--d-ff", "16", "--batch-size", "16",
-                                "--lr", "0.01", "--epochs", "2", "--dropout", "0.1", "--threads", "2"};
+                                "--lr", "0.01", "--epochs", "2", "--dropout", "0.1", "--threads", "2",
+                                // two shards of 8 rows: these tests are about signals, and 8 shards of 2 rows make
+                                // an epoch four times the ops (over a minute in the sanitizer build)
+                                "--shards", "2"};
   a.insert(a.end(), extra.begin(), extra.end());
   return a;
 }
