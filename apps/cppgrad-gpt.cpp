@@ -225,10 +225,8 @@ int cmd_train(int argc, char** argv) {
   std::optional<DetectAnomalyGuard> anomaly;
   if (r.count("detect-anomaly")) anomaly.emplace();
   train::catch_stop_signals();  // from here Ctrl-C and SIGTERM stop at the next step boundary (train/stop.h)
-  // Several processes stop together: at the first step boundary where any of them has seen a signal.
-  const auto stop = [&] { return processes ? train::any_process(*processes, train::stop_requested()) : train::stop_requested(); };
   try {
-    t.run(on_step, on_eval, stop);
+    t.run(on_step, on_eval, [&] { return cli::stop_requested(processes.get()); });
   } catch (const train::TrainingStopped&) {
     bar.finish();
     if (!rank0) return train::stop_status();  // rank 0 saves and says how to resume

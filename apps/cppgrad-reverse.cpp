@@ -319,10 +319,7 @@ int cmd_train(int argc, char** argv) {
   const auto wall_start = std::chrono::steady_clock::now();
   std::int64_t steps_run = 0;
   train::catch_stop_signals();  // from here Ctrl-C and SIGTERM stop at the next step boundary (train/stop.h)
-  // Several processes stop together: at the first step boundary where any of them has seen a signal.
-  const Trainer::StopCheck stop = [&] {
-    return processes ? train::any_process(*processes, train::stop_requested()) : train::stop_requested();
-  };
+  const Trainer::StopCheck stop = [&] { return cli::stop_requested(processes.get()); };
   try {
     while (trainer.epochs_done() < config.epochs) steps_run += train_one_epoch(trainer, config, out, stop);
   } catch (const train::TrainingStopped& stopped) {

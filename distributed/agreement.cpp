@@ -1,6 +1,9 @@
 #include "distributed/agreement.h"
 
+#include <fmt/format.h>
+
 #include <stdexcept>
+#include <string>
 
 #include "distributed/mpi_call.h"
 
@@ -58,6 +61,23 @@ void check_offers_agree(const ProcessGroup& group, const char* fn, const Offer& 
                                   std::to_string(theirs[1]) + ")" + here);
     }
   }
+}
+
+Offer offer_of_list(const char* what, const std::vector<Tensor>& tensors, bool floating_only) {
+  Offer offer;
+  LayoutHash layout;
+  layout.add(static_cast<std::int64_t>(tensors.size()));
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    layout.add(tensors[i].defined() ? 1 : 0);
+    if (!tensors[i].defined()) continue;
+    const Offer one = offer_of(tensors[i], floating_only);
+    layout.add(one.layout);
+    offer.elements += one.elements;
+    if (offer.problem.empty() && !one.problem.empty()) offer.problem = fmt::format("{} {}: {}", what, i, one.problem);
+  }
+  offer.layout = layout.value();
+  offer.described = std::to_string(tensors.size()) + " " + what + "s, " + std::to_string(offer.elements) + " elements";
+  return offer;
 }
 
 }  // namespace cppgrad::distributed

@@ -41,4 +41,8 @@ void check_offers_agree(const ProcessGroup& group, const char* fn, const Offer& 
 // The offer of one tensor: refused when undefined, not contiguous, or (floating_only) neither float32 nor float64.
 Offer offer_of(const Tensor& t, bool floating_only);
 
+// The offer of a list of tensors, undefined ones allowed (they must be undefined in the same places on every rank):
+// a problem names the tensor as "<what> <index>", and the list is described as "4 <what>s, 52 elements".
+Offer offer_of_list(const char* what, const std::vector<Tensor>& tensors, bool floating_only);
+
 }  // namespace cppgrad::distributed

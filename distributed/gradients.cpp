@@ -1,7 +1,5 @@
 #include "distributed/gradients.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <string>
 
@@ -12,24 +10,6 @@ namespace cppgrad::distributed {
 namespace {
 
 std::size_t nbytes_of(const Tensor& t) { return static_cast<std::size_t>(t.numel()) * dtype_size(t.dtype()); }
-
-// The offer of a list of tensors (some may be undefined when allow_undefined): "4 tensors, 52 elements".
-Offer offer_of_list(const char* what, const std::vector<Tensor>& tensors, bool floating_only) {
-  Offer offer;
-  LayoutHash layout;
-  layout.add(static_cast<std::int64_t>(tensors.size()));
-  for (std::size_t i = 0; i < tensors.size(); ++i) {
-    layout.add(tensors[i].defined() ? 1 : 0);
-    if (!tensors[i].defined()) continue;
-    const Offer one = offer_of(tensors[i], floating_only);
-    layout.add(one.layout);
-    offer.elements += one.elements;
-    if (offer.problem.empty() && !one.problem.empty()) offer.problem = fmt::format("{} {}: {}", what, i, one.problem);
-  }
-  offer.layout = layout.value();
-  offer.described = std::to_string(tensors.size()) + " " + what + "s, " + std::to_string(offer.elements) + " elements";
-  return offer;
-}
 
 // One bucket of gradients of dtype T: into the flat buffer, one all-reduce, back divided by the world size.
 template <typename T>

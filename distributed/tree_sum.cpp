@@ -55,19 +55,7 @@ void tree_sum_of(const ProcessGroup& group, const std::vector<Tensor>& tensors) 
 }  // namespace
 
 void tree_sum(const ProcessGroup& group, const std::vector<Tensor>& tensors) {
-  Offer offer;
-  LayoutHash layout;
-  layout.add(static_cast<std::int64_t>(tensors.size()));
-  for (std::size_t i = 0; i < tensors.size(); ++i) {
-    layout.add(tensors[i].defined() ? 1 : 0);
-    if (!tensors[i].defined()) continue;
-    const Offer one = offer_of(tensors[i], /*floating_only=*/true);
-    layout.add(one.layout);
-    offer.elements += one.elements;
-    if (offer.problem.empty() && !one.problem.empty()) offer.problem = "tensor " + std::to_string(i) + ": " + one.problem;
-  }
-  offer.layout = layout.value();
-  offer.described = std::to_string(tensors.size()) + " tensors, " + std::to_string(offer.elements) + " elements";
+  Offer offer = offer_of_list("tensor", tensors, /*floating_only=*/true);
   if (offer.problem.empty() && !std::has_single_bit(static_cast<unsigned>(group.world_size())))
     offer.problem = "the world size must be a power of two (the tree pairs ranks), got " +
                     std::to_string(group.world_size());

@@ -57,4 +57,10 @@ inline std::unique_ptr<train::ProcessLink> join_processes([[maybe_unused]] const
 #endif
 }
 
+// Whether training should stop at this step boundary (train/stop.h: Ctrl-C or SIGTERM seen). With processes, a
+// collective: all stop together at the first boundary where any of them has seen a signal.
+inline bool stop_requested(train::ProcessLink* processes) {
+  return processes ? train::any_process(*processes, train::stop_requested()) : train::stop_requested();
+}
+
 }  // namespace cppgrad::cli

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -30,7 +31,7 @@ std::string quoted(const std::vector<std::string>& args) {
 }
 
 class MpirunCli : public ::testing::Test {
- protected:
+ public:
   void SetUp() override {
     dir_ = cppgrad::test::fresh_test_dir("cppgrad_mpirun_cli");
     // Open MPI refuses to start as root unless told (CI's container runs the tests as root).
@@ -73,29 +74,39 @@ class MpirunCli : public ::testing::Test {
   fs::path dir_;
 };
 
-TEST_F(MpirunCli, GptOnTwoAndFourProcessesEndsAsOnOne) {
-  const std::vector<std::string> timing = {"tokens_per_s", "elapsed_s", "train_wall_s"};
-  const ProgramResult one = run(0, CPPGRAD_GPT_BIN, gpt_args("one", "2"));
+// One process on 2 threads ("one"), then mpirun -n 2 and -n 4 on one thread each ("np2", "np4"): each must end with
+// the same checkpoint and metrics. args(name, threads) are the program's flags; `printed` gets what the mpirun runs
+// printed.
+void expect_processes_end_as_one(
+    const MpirunCli& t, const char* binary,
+    const std::function<std::vector<std::string>(const std::string&, const std::string&)>& args,
+    const std::vector<std::string>& timing, std::vector<std::string>& printed) {
+  const ProgramResult one = MpirunCli::run(0, binary, args("one", "2"));
   ASSERT_EQ(one.status, 0) << one.out;
   for (const int np : {2, 4}) {
     const std::string name = "np" + std::to_string(np);
-    const ProgramResult r = run(np, CPPGRAD_GPT_BIN, gpt_args(name, "1"));
+    const ProgramResult r = MpirunCli::run(np, binary, args(name, "1"));
     ASSERT_EQ(r.status, 0) << r.out;
-    EXPECT_EQ(r.out.find("done:"), r.out.rfind("done:")) << "only rank 0 prints:\n" << r.out;
-    cppgrad::test::expect_same(outcome("one", timing), outcome(name, timing));
+    cppgrad::test::expect_same(t.outcome("one", timing), t.outcome(name, timing));
+    printed.push_back(r.out);
   }
 }
 
+TEST_F(MpirunCli, GptOnTwoAndFourProcessesEndsAsOnOne) {
+  std::vector<std::string> printed;
+  expect_processes_end_as_one(
+      *this, CPPGRAD_GPT_BIN, [&](const std::string& n, const std::string& th) { return gpt_args(n, th); },
+      {"tokens_per_s", "elapsed_s", "train_wall_s"}, printed);
+  ASSERT_EQ(printed.size(), 2u);
+  for (const std::string& out : printed)
+    EXPECT_EQ(out.find("done:"), out.rfind("done:")) << "only rank 0 prints:\n" << out;
+}
+
 TEST_F(MpirunCli, ReversalOnTwoAndFourProcessesEndsAsOnOne) {
-  const std::vector<std::string> timing = {"epoch_s", "train_wall_s"};
-  const ProgramResult one = run(0, CPPGRAD_REVERSE_BIN, reverse_args("one", "2"));
-  ASSERT_EQ(one.status, 0) << one.out;
-  for (const int np : {2, 4}) {
-    const std::string name = "np" + std::to_string(np);
-    const ProgramResult r = run(np, CPPGRAD_REVERSE_BIN, reverse_args(name, "1"));
-    ASSERT_EQ(r.status, 0) << r.out;
-    cppgrad::test::expect_same(outcome("one", timing), outcome(name, timing));
-  }
+  std::vector<std::string> printed;
+  expect_processes_end_as_one(
+      *this, CPPGRAD_REVERSE_BIN, [&](const std::string& n, const std::string& th) { return reverse_args(n, th); },
+      {"epoch_s", "train_wall_s"}, printed);
 }
 
 TEST_F(MpirunCli, ACheckpointSavedOnFourProcessesResumesOnOne) {
