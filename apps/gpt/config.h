@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "nn/gpt_config.h"
+#include "nn/gpt.h"
 
 namespace cppgrad::gpt {
 
