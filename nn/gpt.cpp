@@ -67,12 +67,13 @@ AttentionResult GPTAttention::forward(const Tensor& x) const {
 
 // Each head's attention, nanoGPT's "manual implementation":
 //   att = q k^T / sqrt(hs)              [B, nh, T, T]  how well position t's query matches each key
-//   att = where(causal, att, -inf)                     the causal mask: position t sees positions 0..t only
+//   att = where(causal, att, -inf)                     causal_mask(T) [T, T] is true where key j <= query t, so
+//                                                      position t sees positions 0..t only; e^-inf = 0 exactly
 //   att = softmax(att, over the keys)                  each row sums to 1
 //   y = dropout(att) v                  [B, nh, T, hs] a weighted average of the values
-// Written in ops below when training with dropout (dropout needs att in the graph). Otherwise the same math runs as
-// one op, fused_attention_stacked (core/ops/attention.cpp: faster, no [B, nh, T, T] graph nodes), which
-// GPTAttention.TheFusedOpEqualsTheAttentionWrittenInOps holds equal to the ops.
+// Written in ops below when training with dropout (dropout needs att in the graph). Otherwise exactly this math runs
+// as one op, fused_attention_stacked (core/ops/attention.cpp; faster, no [B, nh, T, T] graph nodes; no need to open
+// it to follow the model), which GPTAttention.TheFusedOpEqualsTheAttentionWrittenInOps holds equal to the ops.
 AttentionResult GPTAttention::attend(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& qkv) const {
   const std::int64_t T = q.shape()[2], hs = q.shape()[3];
   if (!(attn_dropout_ && is_training())) {
@@ -207,7 +208,9 @@ GPTOutput GPT::forward(const Tensor& idx, const Tensor& targets) const {
   Tensor x = t.drop->forward(add(tok_emb, pos_emb));            // [B, T, C]
   for (const auto& block : *t.h) x = block->forward(x);         // [B, T, C]
   const Tensor logits = lm_head_->forward(t.ln_f->forward(x));  // [B, T, V]
-  // the mean over the counted positions of -log softmax(logits)[target]; -1 marks padding, not counted
+  // The mean over the counted positions of -log softmax(logits)[target]. A target of -1 (padding after a short line)
+  // is not counted; its position needs no mask in the attention either: padding comes after a line's tokens, so the
+  // causal mask already hides it from every counted position.
   Tensor loss = targets.defined() ? cross_entropy(logits, targets, /*ignore_index=*/-1) : Tensor();
   return {logits, loss};
 }
