@@ -86,17 +86,4 @@ void tree_sum_gradients(const std::vector<std::vector<Tensor>>& shard_params, in
   });
 }
 
-void sum_replica_gradients(const std::vector<std::vector<Tensor>>& worker_params, int n) {
-  const std::vector<Tensor>& master = worker_params[0];
-  for (int w = 1; w < n; ++w) {
-    const std::vector<Tensor>& replica = worker_params[w];
-    for (std::size_t i = 0; i < master.size(); ++i) {
-      const Tensor g = replica[i].grad(), mine = master[i].grad();
-      if (!g.defined()) continue;
-      if (mine.defined()) mine.add_(g);
-      else master[i].set_grad(g.clone());
-    }
-  }
-}
-
 }  // namespace cppgrad::train

@@ -43,10 +43,6 @@ void tree_sum(std::vector<double>& values, int n);
 // parameters are shared among `threads` threads; the additions of each element are the same on any number.
 void tree_sum_gradients(const std::vector<std::vector<Tensor>>& shard_params, int threads = 1);
 
-// Adds the gradients of workers 1..n-1 into worker 0's, in worker order (the benchmark's plain split,
-// bench/bench_gpt.cpp). In place: no allocation.
-void sum_replica_gradients(const std::vector<std::vector<Tensor>>& worker_params, int n);
-
 // The other processes of a run (distributed/ provides one over MPI; this layer does not depend on MPI).
 class ProcessLink {
  public:
