@@ -11,7 +11,7 @@
 #include "train/data_parallel.h"
 #ifdef CPPGRAD_WITH_MPI
 #include "distributed/collectives.h"
-#include "distributed/gradients.h"
+#include "distributed/parameters.h"
 #include "distributed/tree_sum.h"
 #endif
 
