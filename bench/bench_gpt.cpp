@@ -5,7 +5,7 @@
 // Two threads run the step as cppgrad-gpt's trainer does: the model and one replica sharing its parameters
 // (Module::share_parameters_with) each take half the batch on their own thread (core/parallel.h), their losses
 // weighted by their share of the targets, the replica's gradients summed into the model's, then AdamW. (The
-// trainer's own step, train/data_parallel.h, sums its shards over a fixed tree; this is the plain split the README's
+// trainer's own step, train/gpt_step.h, sums its shards over a fixed tree; this is the plain split the README's
 // speed table measured.)
 #include <benchmark/benchmark.h>
 

@@ -2,7 +2,10 @@
 // A sum over the ranks whose order is fixed by the tree ((r0 + r1) + (r2 + r3)) + ..., so the result does not depend
 // on MPI's choice of algorithm and a run on N processes, each holding the sum of a block of 8 / N shards, adds exactly
 // as one process adding all 8 (MPI_Allreduce's order may change with the world size and the message size). Every
-// rank ends with the same bits (train/data_parallel.h).
+// rank ends with the same bits. These are the upper levels of the shards' tree, train::tree_sum (train/tree.h), with
+// ranks in place of blocks: the same pairs, added lower + upper, but each level's pair computed on both ranks of the
+// pair (recursive doubling) instead of on the lower one alone. This layer stands below the training layer, so the
+// loop over levels is its own (tests/distributed/test_tree_sum.cpp holds it to train::tree_sum's order).
 //
 //   distributed::tree_sum(group, grads);   // every rank: grads = (((g0 + g1) + (g2 + g3)) + ...) of every rank's
 //
