@@ -20,6 +20,7 @@
 #include <optional>
 #include <set>
 
+#include "cli/config_flags.h"
 #include "cli/processes.h"
 #include "cli/program.h"
 #include "core/atomic_file.h"
@@ -43,34 +44,9 @@ namespace {
 
 // ------------------------------------------------------------------------------------------- train
 cxxopts::Options train_flags() {
-  const TrainConfig d;
   cxxopts::Options o("cppgrad-gpt train", "Train a GPT on text: next-character prediction, validation loss against "
                                           "the bigram baseline, samples at the end.");
-  o.add_options("data")
-      ("data", "the text: a file of lines (one sequence each) or running text", cxxopts::value<std::string>()->default_value(d.data))
-      ("format", "lines (each line a sequence between <b> tokens) | text (random windows of a running text)",
-       cxxopts::value<std::string>()->default_value(d.format))
-      ("context", "tokens the model reads (0: lines -> the longest line + 1; text -> 64)", cxxopts::value<std::string>()->default_value("0"));
-  o.add_options("model")
-      ("d-model", "width of the residual stream", cxxopts::value<std::string>()->default_value(std::to_string(d.d_model)))
-      ("heads", "attention heads (must divide --d-model)", cxxopts::value<std::string>()->default_value(std::to_string(d.heads)))
-      ("layers", "transformer blocks", cxxopts::value<std::string>()->default_value(std::to_string(d.layers)))
-      ("dropout", "dropout probability", cxxopts::value<std::string>()->default_value("0"));
-  o.add_options("training")
-      ("steps", "optimizer steps", cxxopts::value<std::string>()->default_value(std::to_string(d.steps)))
-      ("batch-size", "sequences per step", cxxopts::value<std::string>()->default_value(std::to_string(d.batch_size)))
-      ("lr", "learning rate (AdamW, betas 0.9/0.99)", cxxopts::value<std::string>()->default_value("0.0005"))
-      ("schedule", "constant | cosine (linear warm-up, then cosine to 0 at --steps)", cxxopts::value<std::string>()->default_value(d.schedule))
-      ("warmup-steps", "linear warm-up steps for --schedule cosine", cxxopts::value<std::string>()->default_value("0"))
-      ("weight-decay", "AdamW's decoupled weight decay", cxxopts::value<std::string>()->default_value("0.01"))
-      ("clip-grad", "clip the global gradient norm to this (0: off)", cxxopts::value<std::string>()->default_value("0"))
-      ("seed", "seed of the split, the initial weights, the batches and dropout", cxxopts::value<std::string>()->default_value("0"))
-      ("threads", "threads; each runs shards of every batch on their own model replicas (0: OpenMP's default)",
-       cxxopts::value<std::string>()->default_value("0"))
-      ("shards", "each batch is cut into this many shards (a power of two), their gradients summed in a fixed tree: "
-       "the same weights on any number of threads or processes", cxxopts::value<std::string>()->default_value(std::to_string(d.shards)))
-      ("eval-every", "steps between evaluations (validation loss, metrics line, checkpoint)",
-       cxxopts::value<std::string>()->default_value(std::to_string(d.eval_every)));
+  cli::add_config_flags(o, config_table());
   o.add_options("output")
       ("save", "checkpoint written at every evaluation, and when Ctrl-C or SIGTERM stops the run (atomically)",
        cxxopts::value<std::string>())
@@ -89,16 +65,7 @@ TrainConfig train_config(const cxxopts::ParseResult& r) {
   TrainConfig c;
   const bool resume = r.count("resume") > 0;
   if (resume) c = read_checkpoint_config(r["resume"].as<std::string>());
-  auto set = [&](const char* flag, auto& field) {
-    if (resume && !r.count(flag)) return;
-    field = flag_value<std::remove_reference_t<decltype(field)>>(r, flag);
-  };
-  set("data", c.data), set("format", c.format), set("context", c.context), set("d-model", c.d_model);
-  set("heads", c.heads), set("layers", c.layers), set("dropout", c.dropout), set("steps", c.steps);
-  set("batch-size", c.batch_size), set("lr", c.lr), set("schedule", c.schedule), set("warmup-steps", c.warmup_steps);
-  set("weight-decay", c.weight_decay), set("clip-grad", c.clip_grad), set("seed", c.seed), set("threads", c.threads);
-  set("shards", c.shards);
-  set("eval-every", c.eval_every);
+  cli::apply_config_flags(r, config_table(), c);
   if (!resume || r.count("data")) {  // stored absolute, so sample and eval find it from any directory
     std::error_code ec;
     const auto absolute = std::filesystem::absolute(c.data, ec);
@@ -170,7 +137,8 @@ void print_header(Trainer& t) {
              t.config().data, t.config().format, n_train, lines ? "lines" : "characters", n_val, t.config().seed,
              c.tokenizer.size(), lines ? " (<b> and the characters)" : "", c.context, t.workers());
   fmt::print("model: GPT, {} parameters (d_model {}, {} layers, {} heads); {} tokens per step\n",
-             t.model().num_parameters(), t.config().d_model, t.config().layers, t.config().heads, t.tokens_per_step());
+             t.model().num_parameters(), t.config().model.n_embd, t.config().model.n_layer, t.config().model.n_head,
+             t.tokens_per_step());
   fmt::print("bigram baseline (counts, add-one smoothing): validation loss {:.4f} nats/token (perplexity {})\n",
              t.bigram_val_loss(), ppl(t.bigram_val_loss()));
   if (t.step() > 0) fmt::print("resumed at step {} of {}\n", t.step(), t.config().steps);

@@ -18,6 +18,7 @@
 #include <cxxopts.hpp>
 #include <iostream>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -25,6 +26,7 @@
 #include "core/atomic_file.h"
 #include "core/autograd.h"
 #include "core/ops/reduce.h"
+#include "cli/config_flags.h"
 #include "cli/processes.h"
 #include "cli/program.h"
 #include "cppgrad/version.h"
@@ -50,65 +52,6 @@ using cli::flag_value;
 using cli::UsageError;
 
 namespace {
-
-// ------------------------------------------------------------------------------------------- shared flags
-// In `sweep`, --heads and --attention take comma-separated lists (one run per combination).
-void add_config_flags(cxxopts::Options& o, bool sweep = false) {
-  const TrainConfig d;
-  o.add_options("data")
-      ("vocab", "vocabulary size: tokens 1..vocab-1, 0 is PAD", cxxopts::value<std::string>()->default_value(std::to_string(d.vocab)))
-      ("seq-len", "sequence length (fixed)", cxxopts::value<std::string>()->default_value(std::to_string(d.seq_len)))
-      ("min-len", "shortest sequence (variable lengths, with --max-len)", cxxopts::value<std::string>()->default_value("0"))
-      ("max-len", "longest sequence (variable lengths, with --min-len)", cxxopts::value<std::string>()->default_value("0"))
-      ("train-size", "training sequences", cxxopts::value<std::string>()->default_value(std::to_string(d.train_size)))
-      ("test-size", "test sequences (never in the training set)", cxxopts::value<std::string>()->default_value(std::to_string(d.test_size)));
-  o.add_options("model")
-      ("d-model", "model width", cxxopts::value<std::string>()->default_value(std::to_string(d.d_model)))
-      ("heads", sweep ? "comma-separated head counts to compare, e.g. 1,2,4,8" : "attention heads (must divide d-model)",
-       sweep ? cxxopts::value<std::string>()->default_value(std::to_string(d.heads))
-             : cxxopts::value<std::string>()->default_value(std::to_string(d.heads)))
-      ("encoder-layers", "encoder layers", cxxopts::value<std::string>()->default_value(std::to_string(d.encoder_layers)))
-      ("decoder-layers", "decoder layers", cxxopts::value<std::string>()->default_value(std::to_string(d.decoder_layers)))
-      ("d-ff", "feed-forward width", cxxopts::value<std::string>()->default_value(std::to_string(d.d_ff)))
-      ("positions", "rows of the learned position tables", cxxopts::value<std::string>()->default_value(std::to_string(d.positions)))
-      ("dropout", "dropout probability", cxxopts::value<std::string>()->default_value("0"))
-      ("arch", "transformer (the honest model) | tutorial (the seed tutorial's model, fed the target)",
-       cxxopts::value<std::string>()->default_value(d.arch))
-      ("attention", sweep ? "comma-separated cross-attention kinds to compare (scaled_dot,additive,multiplicative)"
-                          : "cross-attention: scaled_dot | additive | multiplicative",
-       cxxopts::value<std::string>()->default_value(d.attention));
-  o.add_options("training")
-      ("epochs", "epochs", cxxopts::value<std::string>()->default_value(std::to_string(d.epochs)))
-      ("batch-size", "batch size", cxxopts::value<std::string>()->default_value(std::to_string(d.batch_size)))
-      ("lr", "learning rate", cxxopts::value<std::string>()->default_value("0.001"))
-      ("optimizer", "adam | adamw | sgd", cxxopts::value<std::string>()->default_value(d.optimizer))
-      ("weight-decay", "weight decay (L2 for adam/sgd, decoupled for adamw)", cxxopts::value<std::string>()->default_value("0"))
-      ("schedule", "learning rate: constant | step (halve every 10 epochs) | cosine (warm-up then cosine)",
-       cxxopts::value<std::string>()->default_value(d.schedule))
-      ("warmup-steps", "linear warm-up steps for --schedule cosine", cxxopts::value<std::string>()->default_value("0"))
-      ("clip-grad", "clip the global gradient norm to this (0: off)", cxxopts::value<std::string>()->default_value("0"))
-      ("seed", "seed of the data, the initial weights and the shuffles", cxxopts::value<std::string>()->default_value(std::to_string(d.seed)))
-      ("threads", "threads; each runs shards of every batch on their own model replicas (0: OpenMP's default)", cxxopts::value<std::string>()->default_value("0"))
-      ("shards", "each batch is cut into this many shards (a power of two), their gradients summed in a fixed tree: the "
-       "same weights on any number of threads or processes (1: the whole batch on the model, the plain step)",
-       cxxopts::value<std::string>()->default_value(std::to_string(d.shards)));
-}
-
-// Copies flags into a config; with `only_explicit`, only those the user typed (resuming keeps the rest).
-void apply_config_flags(const cxxopts::ParseResult& r, TrainConfig& c, bool only_explicit, bool sweep = false) {
-  auto set = [&](const char* flag, auto& field) {
-    if (sweep && (std::string(flag) == "heads" || std::string(flag) == "attention")) return;  // lists in sweep
-    if (only_explicit && !r.count(flag)) return;
-    field = flag_value<std::remove_reference_t<decltype(field)>>(r, flag);
-  };
-  set("vocab", c.vocab), set("seq-len", c.seq_len), set("min-len", c.min_len), set("max-len", c.max_len);
-  set("train-size", c.train_size), set("test-size", c.test_size), set("d-model", c.d_model), set("heads", c.heads);
-  set("encoder-layers", c.encoder_layers), set("decoder-layers", c.decoder_layers), set("d-ff", c.d_ff);
-  set("positions", c.positions), set("dropout", c.dropout), set("attention", c.attention), set("epochs", c.epochs);
-  set("batch-size", c.batch_size), set("lr", c.lr), set("optimizer", c.optimizer), set("weight-decay", c.weight_decay);
-  set("schedule", c.schedule), set("warmup-steps", c.warmup_steps), set("clip-grad", c.clip_grad), set("seed", c.seed);
-  set("threads", c.threads), set("shards", c.shards), set("arch", c.arch);
-}
 
 std::string percent(double f) { return fmt::format("{:.1f}%", 100 * f); }
 
@@ -159,7 +102,7 @@ int train_tutorial(const TrainConfig& config, LinesOutput* metrics, const std::s
 
 cxxopts::Options train_flags() {
   cxxopts::Options o("cppgrad-reverse train", "Train the reversal transformer; accuracy is greedy decoding from BOS.");
-  add_config_flags(o);
+  cli::add_config_flags(o, config_table());
   o.add_options("output")
       ("save", "checkpoint written after every epoch, and mid-epoch when Ctrl-C or SIGTERM stops the run (atomically)",
        cxxopts::value<std::string>())
@@ -179,7 +122,7 @@ cxxopts::Options train_flags() {
 TrainConfig train_config(const cxxopts::ParseResult& r) {
   TrainConfig config;
   if (r.count("resume")) config = read_checkpoint_config(r["resume"].as<std::string>());
-  apply_config_flags(r, config, /*only_explicit=*/r.count("resume") > 0);
+  cli::apply_config_flags(r, config_table(), config);
   try {
     config.validate();
   } catch (const std::invalid_argument& e) {
@@ -496,14 +439,19 @@ int cmd_predict(int argc, char** argv) {
 
 int cmd_sweep(int argc, char** argv) {
   cxxopts::Options o("cppgrad-reverse sweep", "Train one model per setting and compare them.");
-  add_config_flags(o, /*sweep=*/true);
+  const std::set<std::string> lists = {"heads", "attention"};  // comma-separated: one run per combination
+  cli::add_config_flags(o, config_table(), lists);
   o.add_options("sweep")
+      ("heads", "comma-separated head counts to compare, e.g. 1,2,4,8",
+       cxxopts::value<std::string>()->default_value(std::to_string(TrainConfig{}.heads)))
+      ("attention", "comma-separated cross-attention kinds to compare (scaled_dot,additive,multiplicative)",
+       cxxopts::value<std::string>()->default_value(TrainConfig{}.attention))
       ("plot", "SVG of every run's loss curve", cxxopts::value<std::string>()->default_value("sweep.svg"))
       ("h,help", "this help");
   const auto r = cli::parse_flags(o, argc, argv);
   check_outputs_or_usage_error({{"--plot", r["plot"].as<std::string>()}});
   TrainConfig base;
-  apply_config_flags(r, base, false, /*sweep=*/true);
+  cli::apply_config_flags(r, config_table(), base, lists);
   std::vector<TrainConfig> runs;
   const auto kinds = split_list(r["attention"].as<std::string>());
   for (const auto& h : split_list(r["heads"].as<std::string>())) {
@@ -512,7 +460,11 @@ int cmd_sweep(int argc, char** argv) {
     for (const auto& a : kinds) {
       TrainConfig c = base;
       c.heads = *heads;
-      c.attention = a;
+      try {
+        config_table().set_flag(c, "attention", a);
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(e.what());
+      }
       runs.push_back(c);
     }
   }

@@ -137,11 +137,11 @@ double Trainer::train_step() {
   model().train();
   // Dropout: one draw per step from the model's generator (on every process), each shard's masks from it and the
   // shard's index, so they do not depend on which thread or process runs the shard.
-  const std::uint64_t step_seed = config_.dropout > 0 ? model().dropout_generator().next_u64() : 0;
+  const std::uint64_t step_seed = config_.model.dropout > 0 ? model().dropout_generator().next_u64() : 0;
   const std::vector<double> sums = parallel_->step(
       rows, [&](const std::vector<std::int64_t>& shard_rows) { return loss_terms(shard_rows); },
       [&](nn::GPT& replica, const train::Shard& shard) {
-        if (config_.dropout > 0) replica.dropout_generator().manual_seed(train::shard_seed(step_seed, shard.index));
+        if (config_.model.dropout > 0) replica.dropout_generator().manual_seed(train::shard_seed(step_seed, shard.index));
         const data::TokenBatch b = batch(shard.rows);
         const nn::GPTOutput o = replica.forward(b.idx, b.targets);  // logits [b, T, V], loss [] (mean over b.tokens)
         o.loss.backward(Tensor::scalar(shard.share, o.loss.dtype()));

@@ -8,6 +8,7 @@
 
 #include "data/reversal.h"
 #include "nn/seq2seq.h"
+#include "train/config_table.h"
 
 namespace cppgrad::reverse {
 
@@ -27,6 +28,8 @@ inline constexpr std::int64_t kMaxThreads = 256;
 inline constexpr std::int64_t kMaxShards = 64;
 inline constexpr std::int64_t kMaxWarmupSteps = 1'000'000'000;
 
+// The run's fields; each is declared once more, as a row of the table in config.cpp (its flag, help, bound and JSON
+// key), and nowhere else.
 struct TrainConfig {
   // data (the seed tutorial's setting by default)
   std::int64_t vocab = 10;
@@ -69,9 +72,15 @@ struct TrainConfig {
   std::int64_t estimated_activations() const;
 
   std::string to_json() const;
-  static TrainConfig from_json(const std::string& json);  // throws std::invalid_argument on a malformed config
+  // The defaults, with every key the JSON has (an older checkpoint lacks the fields added since); throws
+  // std::invalid_argument on a malformed config.
+  static TrainConfig from_json(const std::string& json);
   // The keys that must agree for a checkpoint to be resumed (everything but epochs and threads).
   std::vector<std::string> mismatched_for_resume(const TrainConfig& other) const;
 };
+
+// The table every field is declared in (config.cpp): the flags of `train` and `sweep`, their --help, the bounds, the
+// JSON.
+const train::ConfigTable<TrainConfig>& config_table();
 
 }  // namespace cppgrad::reverse

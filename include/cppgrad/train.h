@@ -15,8 +15,9 @@
 #include "core/atomic_file.h"  // write_file_atomically: checkpoints and plots are written whole
 #include "cppgrad/cppgrad.h"
 
-// checkpoints and resume, the metrics stream, output paths, the diverged-run guard, stopping on a signal, flag values
+// a program's config table (flags, bounds, JSON), checkpoints and resume, the metrics stream, output paths, the diverged-run guard, stopping on a signal, flag values
 #include "train/checkpoint.h"
+#include "train/config_table.h"
 #include "train/data_parallel.h"
 #include "train/diverged.h"
 #include "train/flags.h"
