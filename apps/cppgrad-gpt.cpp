@@ -134,7 +134,7 @@ void print_header(Trainer& t) {
   const auto n_train = lines ? c.train_lines.size() : c.train_tokens.size();
   const auto n_val = lines ? c.val_lines.size() : c.val_tokens.size();
   fmt::print("cppgrad-gpt: {} ({}): {} {} train, {} validation (seed {}); vocab {}{}; context {}; {} threads\n",
-             t.config().data, t.config().format, n_train, lines ? "lines" : "characters", n_val, t.config().seed,
+             t.config().data, train::choice_name(kFormats, t.config().format), n_train, lines ? "lines" : "characters", n_val, t.config().seed,
              c.tokenizer.size(), lines ? " (<b> and the characters)" : "", c.context, t.workers());
   fmt::print("model: GPT, {} parameters (d_model {}, {} layers, {} heads); {} tokens per step\n",
              t.model().num_parameters(), t.config().model.n_embd, t.config().model.n_layer, t.config().model.n_head,
@@ -336,13 +336,12 @@ int cmd_eval(int argc, char** argv) {
   }
   cli::set_threads(threads);
   const LoadedModel m = checkpoint_flag(r, "eval");
-  const data::TextFormat format = *data::parse_text_format(m.config.format);
   data::TextCorpus corpus;
   std::string what;
   if (r.count("data")) {
     const std::string path = r["data"].as<std::string>();
     corpus = data::make_text_corpus(data::read_text_file(path),
-                                    {.format = format, .context = m.context, .val_fraction = 0, .seed = 0}, m.tokenizer);
+                                    {.format = m.config.format, .context = m.context, .val_fraction = 0, .seed = 0}, m.tokenizer);
     what = path;
   } else {
     corpus = read_corpus(m.config, m.context);

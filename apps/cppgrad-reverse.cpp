@@ -239,11 +239,11 @@ int cmd_train(int argc, char** argv) {
   TrainOutputs out;
   if (rank0) open_train_outputs(r, config, out);
   else out.quiet = true, out.resume = r.count("resume") ? r["resume"].as<std::string>() : std::string();
-  if (processes && (config.arch == "tutorial" || config.shards == 1))
+  if (processes && (config.arch == Arch::tutorial || config.shards == 1))
     throw UsageError(fmt::format("{} processes need the transformer's sharded step: --arch transformer and --shards a "
-                                 "multiple of the processes, got --arch {} --shards {}", processes->size(), config.arch,
-                                 config.shards));
-  if (config.arch == "tutorial") {
+                                 "multiple of the processes, got --arch {} --shards {}", processes->size(),
+                                 train::choice_name(kArchs, config.arch), config.shards));
+  if (config.arch == Arch::tutorial) {
     if (!out.save.empty() || !out.resume.empty())
       throw UsageError("--save and --resume are not available with --arch tutorial");
     return train_tutorial(config, out.metrics ? &*out.metrics : nullptr, out.plot, out.quiet);
@@ -445,7 +445,7 @@ int cmd_sweep(int argc, char** argv) {
       ("heads", "comma-separated head counts to compare, e.g. 1,2,4,8",
        cxxopts::value<std::string>()->default_value(std::to_string(TrainConfig{}.heads)))
       ("attention", "comma-separated cross-attention kinds to compare (scaled_dot,additive,multiplicative)",
-       cxxopts::value<std::string>()->default_value(TrainConfig{}.attention))
+       cxxopts::value<std::string>()->default_value(train::choice_name(kAttentions, TrainConfig{}.attention)))
       ("plot", "SVG of every run's loss curve", cxxopts::value<std::string>()->default_value("sweep.svg"))
       ("h,help", "this help");
   const auto r = cli::parse_flags(o, argc, argv);
@@ -473,7 +473,8 @@ int cmd_sweep(int argc, char** argv) {
     try {
       c.validate();
     } catch (const std::invalid_argument& e) {
-      throw UsageError(fmt::format("setting heads={} attention={}: {}", c.heads, c.attention, e.what()));
+      throw UsageError(fmt::format("setting heads={} attention={}: {}", c.heads, train::choice_name(kAttentions, c.attention),
+                                    e.what()));
     }
   }
   cli::set_threads(base.threads);
@@ -485,7 +486,8 @@ int cmd_sweep(int argc, char** argv) {
     Trainer trainer(c);
     // On a terminal, a progress bar over the run's steps stands where its row will be (train/plot/progress_bar.h).
     const std::int64_t steps = trainer.steps_per_epoch() * c.epochs;
-    ProgressBar bar(stdout, fmt::format("run {}/{} heads={} {}", i + 1, runs.size(), c.heads, c.attention), steps);
+    const std::string& attention = train::choice_name(kAttentions, c.attention);
+    ProgressBar bar(stdout, fmt::format("run {}/{} heads={} {}", i + 1, runs.size(), c.heads, attention), steps);
     const auto start = std::chrono::steady_clock::now();
     try {
       while (trainer.epochs_done() < c.epochs) {
@@ -501,11 +503,11 @@ int cmd_sweep(int argc, char** argv) {
     }
     bar.finish();
     const FinalSummary s = summarize(trainer.history(), trainer.model().num_parameters());
-    fmt::print("{:>5}  {:<15}  {:>7}  {:>10.4f}  {:>9}  {:>10}  {:>7.1f}s\n", c.heads, c.attention, s.params,
+    fmt::print("{:>5}  {:<15}  {:>7}  {:>10.4f}  {:>9}  {:>10}  {:>7.1f}s\n", c.heads, attention, s.params,
                trainer.history().back().loss, percent(s.test_seq_acc), s.epoch_99 > 0 ? std::to_string(s.epoch_99) : "-",
                s.train_wall_s);
     std::fflush(stdout);
-    Curve curve{fmt::format("heads={} {}", c.heads, c.attention), {}};
+    Curve curve{fmt::format("heads={} {}", c.heads, attention), {}};
     for (const auto& m : trainer.history()) curve.values.push_back(m.loss);
     curves.push_back(std::move(curve));
   }

@@ -21,11 +21,12 @@ const train::ConfigTable<TrainConfig>& config_table() {
   using train::at, train::in_range, train::OnResume;
   using M = nn::GPTConfig;
   const auto row = [](auto&&... args) { return train::field<TrainConfig>(std::forward<decltype(args)>(args)...); };
+  const auto choice = [](auto&&... args) { return train::choice<TrainConfig>(std::forward<decltype(args)>(args)...); };
   static const train::ConfigTable<TrainConfig> table = {
       row("data", "data", "the text: a file of lines (one sequence each) or running text", at(&TrainConfig::data),
           train::not_empty("a file")),
-      row("format", "data", "lines (each line a sequence between <b> tokens) | text (random windows of a running text)",
-          at(&TrainConfig::format), train::one_of({"lines", "text"})),
+      choice("format", "data", "lines (each line a sequence between <b> tokens) | text (random windows of a running text)",
+             at(&TrainConfig::format), kFormats),
       row("context", "data", "tokens the model reads (0: lines -> the longest line + 1; text -> 64)",
           at(&TrainConfig::context), in_range(0, kMaxContext)),
       row("d-model", "model", "width of the residual stream", at(&TrainConfig::model, &M::n_embd), in_range(1, kMaxWidth)),
@@ -37,8 +38,8 @@ const train::ConfigTable<TrainConfig>& config_table() {
           OnResume::may_change),  // --steps may grow (train further); mismatched_for_resume: not under cosine
       row("batch-size", "training", "sequences per step", at(&TrainConfig::batch_size), in_range(1, kMaxBatch)),
       row("lr", "training", "learning rate (AdamW, betas 0.9/0.99)", at(&TrainConfig::lr), train::positive()),
-      row("schedule", "training", "constant | cosine (linear warm-up, then cosine to 0 at --steps)",
-          at(&TrainConfig::schedule), train::one_of({"constant", "cosine"})),
+      choice("schedule", "training", "constant | cosine (linear warm-up, then cosine to 0 at --steps)",
+             at(&TrainConfig::schedule), kSchedules),
       row("warmup-steps", "training", "linear warm-up steps for --schedule cosine", at(&TrainConfig::warmup_steps),
           in_range(0, kMaxSteps)),
       row("weight-decay", "training", "AdamW's decoupled weight decay", at(&TrainConfig::weight_decay),
@@ -111,7 +112,8 @@ TrainConfig TrainConfig::from_json(const std::string& text) { return config_tabl
 std::vector<std::string> TrainConfig::mismatched_for_resume(const TrainConfig& other) const {
   std::vector<std::string> keys = config_table().mismatched(*this, other);
   // --steps may grow (train further), except under a cosine schedule, whose rate at every step depends on it.
-  if ((schedule == "cosine" || other.schedule == "cosine") && steps != other.steps) {
+  const auto cosine = optim::Schedule::Kind::WarmupCosine;
+  if ((schedule == cosine || other.schedule == cosine) && steps != other.steps) {
     keys.push_back("steps");
     std::sort(keys.begin(), keys.end());
   }

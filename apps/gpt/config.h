@@ -5,7 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "data/text_corpus.h"
 #include "nn/gpt.h"
+#include "optim/schedule.h"
 #include "train/config_table.h"
 
 namespace cppgrad::gpt {
@@ -26,12 +28,18 @@ inline constexpr std::int64_t kMaxShards = 64;
 inline constexpr std::int64_t kMaxParameters = 200'000'000;     // without the vocabulary's rows (known after reading)
 inline constexpr std::int64_t kMaxActivations = 1'000'000'000;  // floats a step's graph holds, roughly (4 GB)
 
+// The names --format and --schedule take, and the values they stand for.
+inline const train::Choices<data::TextFormat> kFormats = {{"lines", data::TextFormat::lines},
+                                                          {"text", data::TextFormat::text}};
+inline const train::Choices<optim::Schedule::Kind> kSchedules = {{"constant", optim::Schedule::Kind::Constant},
+                                                                 {"cosine", optim::Schedule::Kind::WarmupCosine}};
+
 // The run's fields; each is declared once more, as a row of the table in config.cpp (its flag, help, bound and JSON
 // key), and nowhere else.
 struct TrainConfig {
   // data
   std::string data = kDefaultData;
-  std::string format = "lines";  // lines (one sequence per line) | text (a running text, random windows)
+  data::TextFormat format = data::TextFormat::lines;  // one sequence per line | a running text, random windows
   std::int64_t context = 0;      // 0: lines -> the longest line + 1; text -> 64
   // The model's sizes (the anchor config of ../shared/anchors/gpt/words_pytorch.py). block_size and vocab_size are
   // known after reading the data (model_config), dropout_seed follows from the seed.
@@ -40,7 +48,7 @@ struct TrainConfig {
   std::int64_t steps = 2000;
   std::int64_t batch_size = 32;
   double lr = 5e-4;
-  std::string schedule = "constant";  // constant | cosine (linear warm-up, then cosine to 0 at --steps)
+  optim::Schedule::Kind schedule = optim::Schedule::Kind::Constant;  // or linear warm-up, then cosine to 0 at --steps
   std::int64_t warmup_steps = 0;
   double weight_decay = 0.01;
   double clip_grad = 0.0;  // 0: no clipping

@@ -40,7 +40,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 data::TextCorpus read_corpus(const TrainConfig& config, std::int64_t context) {
   const std::string text = data::read_text_file(config.data);
-  return data::make_text_corpus(text, {.format = *data::parse_text_format(config.format),
+  return data::make_text_corpus(text, {.format = config.format,
                                        .context = context,
                                        .val_fraction = 0.1,
                                        .seed = config.seed});
@@ -82,7 +82,7 @@ Trainer::Trainer(const TrainConfig& config, train::ProcessLink* processes)
     : config_(config), processes_(processes), batch_gen_(config.seed + 2) {
   config_.validate();
   const std::int64_t context = config_.context > 0 ? config_.context
-                               : config_.format == "text" ? TrainConfig::kDefaultTextContext
+                               : config_.format == data::TextFormat::text ? TrainConfig::kDefaultTextContext
                                                           : 0;  // lines: the longest line + 1
   corpus_ = read_corpus(config_, context);
   config_.check_sizes(corpus_.tokenizer.size(), corpus_.context);
@@ -105,7 +105,7 @@ Trainer::Trainer(const TrainConfig& config, train::ProcessLink* processes)
     processes_->broadcast(model().parameters());
   }
   optimizer_ = make_optimizer(config_, model().named_parameters());
-  schedule_ = {.kind = optim::parse_schedule_kind(config_.schedule),
+  schedule_ = {.kind = config_.schedule,
                .base_lr = config_.lr,
                .warmup_steps = config_.warmup_steps,
                .total_steps = config_.steps};

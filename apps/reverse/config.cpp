@@ -29,13 +29,14 @@ nn::Seq2SeqOptions TrainConfig::model_options() const {
           .d_ff = d_ff,
           .max_len = positions,
           .dropout = dropout,
-          .cross_attention = nn::parse_cross_attention(attention),
+          .cross_attention = attention,
           .dropout_seed = seed + 1};
 }
 
 const train::ConfigTable<TrainConfig>& config_table() {
   using train::at, train::in_range, train::OnResume;
   const auto row = [](auto&&... args) { return train::field<TrainConfig>(std::forward<decltype(args)>(args)...); };
+  const auto choice = [](auto&&... args) { return train::choice<TrainConfig>(std::forward<decltype(args)>(args)...); };
   static const train::ConfigTable<TrainConfig> table = {
       row("vocab", "data", "vocabulary size: tokens 1..vocab-1, 0 is PAD", at(&TrainConfig::vocab), in_range(3, kMaxVocab)),
       row("seq-len", "data", "sequence length (fixed)", at(&TrainConfig::seq_len), in_range(1, kMaxSeqLen)),
@@ -54,21 +55,20 @@ const train::ConfigTable<TrainConfig>& config_table() {
       row("positions", "model", "rows of the learned position tables", at(&TrainConfig::positions),
           in_range(1, kMaxSeqLen + 2)),
       row("dropout", "model", "dropout probability", at(&TrainConfig::dropout), train::in_interval(0, 1, true)),
-      row("arch", "model", "transformer (the honest model) | tutorial (the seed tutorial's model, fed the target)",
-          at(&TrainConfig::arch), train::one_of({"transformer", "tutorial"})),
-      row("attention", "model", "cross-attention: scaled_dot | additive | multiplicative", at(&TrainConfig::attention),
-          train::one_of({"scaled_dot", "additive", "multiplicative"})),
+      choice("arch", "model", "transformer (the honest model) | tutorial (the seed tutorial's model, fed the target)",
+             at(&TrainConfig::arch), kArchs),
+      choice("attention", "model", "cross-attention: scaled_dot | additive | multiplicative", at(&TrainConfig::attention),
+             kAttentions),
       row("epochs", "training", "epochs", at(&TrainConfig::epochs), in_range(1, kMaxEpochs), OnResume::may_change),
       row("batch-size", "training", "batch size", at(&TrainConfig::batch_size), in_range(1, kMaxBatch)),
       row("lr", "training", "learning rate", at(&TrainConfig::lr), train::positive()),
-      row("optimizer", "training", "adam | adamw | sgd", at(&TrainConfig::optimizer),
-          train::one_of({"adam", "adamw", "sgd"})),
+      choice("optimizer", "training", "adam | adamw | sgd", at(&TrainConfig::optimizer), kOptimizers),
       row("momentum", "training", "momentum of --optimizer sgd", at(&TrainConfig::momentum),
           train::in_interval(0, 1, true)),
       row("weight-decay", "training", "weight decay (L2 for adam/sgd, decoupled for adamw)",
           at(&TrainConfig::weight_decay), train::non_negative()),
-      row("schedule", "training", "learning rate: constant | step (halve every 10 epochs) | cosine (warm-up then cosine)",
-          at(&TrainConfig::schedule), train::one_of({"constant", "step", "cosine"})),
+      choice("schedule", "training", "learning rate: constant | step (halve every 10 epochs) | cosine (warm-up then "
+             "cosine)", at(&TrainConfig::schedule), kSchedules),
       row("warmup-steps", "training", "linear warm-up steps for --schedule cosine", at(&TrainConfig::warmup_steps),
           in_range(0, kMaxWarmupSteps)),
       row("clip-grad", "training", "clip the global gradient norm to this (0: off)", at(&TrainConfig::clip_grad),

@@ -33,12 +33,12 @@ namespace {
 const train::CheckpointFormat kFormat{.program = "cppgrad-reverse", .format = "cppgrad-reverse-checkpoint-v1"};
 
 std::unique_ptr<optim::Optimizer> make_optimizer(const TrainConfig& c, nn::NamedTensors params) {
-  if (c.optimizer == "sgd")
+  if (c.optimizer == OptimizerKind::sgd)
     return std::make_unique<optim::SGD>(std::move(params), optim::SGDOptions{.lr = c.lr, .momentum = c.momentum,
                                                                              .weight_decay = c.weight_decay});
   return std::make_unique<optim::Adam>(std::move(params),
                                        optim::AdamOptions{.lr = c.lr, .weight_decay = c.weight_decay,
-                                                          .decoupled_weight_decay = c.optimizer == "adamw"});
+                                                          .decoupled_weight_decay = c.optimizer == OptimizerKind::adamw});
 }
 
 nlohmann::json history_json(const std::vector<EpochMetrics>& history) {
@@ -59,8 +59,9 @@ nlohmann::json progress_json(const Trainer::EpochProgress& p) {
 // The config, checked before anything is built from it.
 TrainConfig checked(TrainConfig c) {
   c.validate();
-  if (c.arch != "transformer")
-    throw std::invalid_argument("--arch " + c.arch + " is handled by the tutorial trainer, not this one");
+  if (c.arch != Arch::transformer)
+    throw std::invalid_argument("--arch " + train::choice_name(kArchs, c.arch) + " is handled by the tutorial trainer, "
+                                "not this one");
   return c;
 }
 
@@ -84,7 +85,7 @@ Trainer::Trainer(const TrainConfig& config, train::ProcessLink* processes)
     train::check_processes_agree(*processes_, "configuration", shared.to_json());
     processes_->broadcast(model().parameters());
   }
-  schedule_ = {.kind = optim::parse_schedule_kind(config_.schedule),
+  schedule_ = {.kind = config_.schedule,
                .base_lr = config_.lr,
                .step_size = steps_per_epoch() * 10,
                .gamma = 0.5,

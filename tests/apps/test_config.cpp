@@ -55,6 +55,22 @@ TEST(GptConfig, AWrongValueIsRefusedNamingTheFlag) {
   EXPECT_THROW_MSG(set_and_validate(t, "lr", "1e-3x"), std::invalid_argument, "--lr: '1e-3x' is not a number");
 }
 
+TEST(GptConfig, FormatsAndSchedulesAreParsedOnceIntoTheirEnums) {
+  gpt::TrainConfig c;
+  gpt::config_table().set_flag(c, "format", "text");
+  gpt::config_table().set_flag(c, "schedule", "cosine");
+  EXPECT_EQ(c.format, data::TextFormat::text);
+  EXPECT_EQ(c.schedule, optim::Schedule::Kind::WarmupCosine);
+  EXPECT_THROW_MSG(gpt::config_table().set_flag(c, "format", "poems"), std::invalid_argument,
+                   "--format must be lines or text, got 'poems'");  // at the flag, before any validation
+  nlohmann::json j = nlohmann::json::parse(c.to_json());
+  EXPECT_EQ(j["format"], "text");
+  EXPECT_EQ(j["schedule"], "cosine");
+  j["format"] = "poems";
+  EXPECT_THROW_MSG(gpt::TrainConfig::from_json(j.dump()), std::invalid_argument,
+                   "config 'format' must be lines or text, got 'poems'");
+}
+
 TEST(GptConfig, ResumeMayChangeStepsExceptUnderCosine) {
   gpt::TrainConfig a, b;
   b.steps = 4000, b.threads = 2, b.eval_every = 100;
