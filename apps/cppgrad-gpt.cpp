@@ -25,6 +25,7 @@
 #include "cli/program.h"
 #include "core/atomic_file.h"
 #include "core/autograd.h"
+#include "data/corpus_rows.h"
 #include "data/utf8.h"
 #include "gpt/trainer.h"
 #include "nn/generate.h"
@@ -130,12 +131,13 @@ void open_outputs(const cxxopts::ParseResult& r, TrainOutputs& out) {
 
 void print_header(Trainer& t) {
   const data::TextCorpus& c = t.corpus();
-  const bool lines = c.format == data::TextFormat::lines;
-  const auto n_train = lines ? c.train_lines.size() : c.train_tokens.size();
-  const auto n_val = lines ? c.val_lines.size() : c.val_tokens.size();
-  fmt::print("cppgrad-gpt: {} ({}): {} {} train, {} validation (seed {}); vocab {}{}; context {}; {} threads\n",
-             t.config().data, train::choice_name(kFormats, t.config().format), n_train, lines ? "lines" : "characters", n_val, t.config().seed,
-             c.tokenizer.size(), lines ? " (<b> and the characters)" : "", c.context, t.workers());
+  const std::string splits = std::visit([](const auto& s) {
+    return fmt::format("{} {} train, {} validation", data::split_size(s, data::Split::train), data::split_unit(s),
+                       data::split_size(s, data::Split::validation));
+  }, c.splits);
+  fmt::print("cppgrad-gpt: {} ({}): {} (seed {}); vocab {}{}; context {}; {} threads\n", t.config().data,
+             train::choice_name(kFormats, t.config().format), splits, t.config().seed, c.tokenizer.size(),
+             c.tokenizer.has_boundary() ? " (<b> and the characters)" : "", c.context, t.workers());
   fmt::print("model: GPT, {} parameters (d_model {}, {} layers, {} heads); {} tokens per step\n",
              t.model().num_parameters(), t.config().model.n_embd, t.config().model.n_layer, t.config().model.n_head,
              t.tokens_per_step());
@@ -305,8 +307,9 @@ int cmd_sample(int argc, char** argv) {
     const data::TextCorpus corpus = read_corpus(m.config, m.context);
     if (corpus.tokenizer.vocab() != m.tokenizer.vocab()) throw std::runtime_error("the vocabulary differs");
     std::set<std::string> train_set, val_set;
-    for (const auto& l : corpus.train_lines) train_set.insert(readable(m.tokenizer, l));
-    for (const auto& l : corpus.val_lines) val_set.insert(readable(m.tokenizer, l));
+    const data::Lines& lines = std::get<data::Lines>(corpus.splits);  // a tokenizer with <b>: a corpus of lines
+    for (const auto& l : lines.train) train_set.insert(readable(m.tokenizer, l));
+    for (const auto& l : lines.val) val_set.insert(readable(m.tokenizer, l));
     std::int64_t in_train = 0, in_val = 0;
     for (const auto& w : words) in_train += train_set.count(w) > 0, in_val += !train_set.count(w) && val_set.count(w);
     fmt::print("{} samples: {} are lines of the training split, {} of the validation split (never trained on), {} new\n",

@@ -17,6 +17,15 @@ nn::GPTConfig TrainConfig::model_config(std::int64_t vocab, std::int64_t context
   return c;
 }
 
+std::int64_t TrainConfig::corpus_context() const {
+  if (context > 0) return context;
+  switch (format) {
+    case data::TextFormat::lines: return 0;  // the longest line + 1
+    case data::TextFormat::text: return kDefaultTextContext;
+  }
+  return 0;
+}
+
 const train::ConfigTable<TrainConfig>& config_table() {
   using train::at, train::in_range, train::OnResume;
   using M = nn::GPTConfig;

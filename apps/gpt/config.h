@@ -59,6 +59,9 @@ struct TrainConfig {
 
   // The context for the text mode when --context is not given.
   static constexpr std::int64_t kDefaultTextContext = 64;
+  // --context, or when it is 0 the format's default: 0 for lines (make_text_corpus takes the longest line + 1),
+  // kDefaultTextContext for a running text.
+  std::int64_t corpus_context() const;
 
   nn::GPTConfig model_config(std::int64_t vocab, std::int64_t context) const;
   // Throws std::invalid_argument with a one-line reason naming the flag, for any value out of range.
