@@ -24,6 +24,7 @@
 #include "train/checkpoint.h"
 #include "train/data_parallel.h"
 #include "train/diverged.h"
+#include "train/history.h"
 #include "train/stop.h"
 
 namespace cppgrad::reverse {
@@ -272,24 +273,16 @@ void Trainer::save(const std::string& path) const {
 
 namespace {
 
-// The metrics history: a JSON array of objects whose fields are all finite numbers (epoch a count).
+// The metrics history (train/history.h): every field a finite number, entry N of epoch N.
 std::vector<EpochMetrics> parse_history(const std::string& text) {
-  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_array()) throw std::invalid_argument("metadata 'history' is not a JSON array");
+  const auto entries = train::parse_history(text, {{"loss"}, {"train_token_acc"}, {"test_seq_acc"}, {"test_token_acc"},
+                                                   {"lr"}, {"epoch_s"}, {"epoch"}}, /*non_negative=*/false);
   std::vector<EpochMetrics> history;
-  for (const auto& e : j) {
-    const std::string where = fmt::format("history entry {}", history.size() + 1);
-    if (!e.is_object()) throw std::invalid_argument(where + " is not an object");
-    auto number = [&](const char* key) {
-      if (!e.contains(key) || !e.at(key).is_number() || !std::isfinite(e.at(key).get<double>()))
-        throw std::invalid_argument(where + ": '" + key + "' must be a finite number");
-      return e.at(key).get<double>();
-    };
-    EpochMetrics m{.epoch = static_cast<std::int64_t>(history.size()) + 1, .loss = number("loss"),
-                   .train_token_acc = number("train_token_acc"), .test_seq_acc = number("test_seq_acc"),
-                   .test_token_acc = number("test_token_acc"), .lr = number("lr"), .epoch_s = number("epoch_s")};
-    if (number("epoch") != static_cast<double>(m.epoch))
-      throw std::invalid_argument(where + ": 'epoch' must be " + std::to_string(m.epoch));
+  for (const std::vector<double>& v : entries) {
+    const EpochMetrics m{.epoch = static_cast<std::int64_t>(history.size()) + 1, .loss = v[0], .train_token_acc = v[1],
+                         .test_seq_acc = v[2], .test_token_acc = v[3], .lr = v[4], .epoch_s = v[5]};
+    if (v[6] != static_cast<double>(m.epoch))
+      throw std::invalid_argument(fmt::format("history entry {}: 'epoch' must be {}", m.epoch, m.epoch));
     history.push_back(m);
   }
   return history;

@@ -20,6 +20,7 @@
 #include "train/config_table.h"
 #include "train/data_parallel.h"
 #include "train/diverged.h"
+#include "train/history.h"
 #include "train/flags.h"
 #include "train/lines_output.h"
 #include "train/outputs.h"
