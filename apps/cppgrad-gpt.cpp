@@ -156,7 +156,8 @@ bool run_training(Trainer& t, cli::TrainOutputs& out, train::ProcessLink* proces
   return true;
 }
 
-// The samples a run prints at its end, on one line: lines with a space between two; a running text's with a newline.
+// The samples a run prints at its end: lines on one line, a space between two; a running text as it is, a blank
+// line between two.
 std::string samples_block(const data::Lines&, const std::vector<std::string>& texts) {
   std::string s;
   for (const std::string& t : texts) s += " " + t;
@@ -165,7 +166,7 @@ std::string samples_block(const data::Lines&, const std::vector<std::string>& te
 
 std::string samples_block(const data::RunningText&, const std::vector<std::string>& texts) {
   std::string s;
-  for (std::size_t i = 0; i < texts.size(); ++i) s += (i == 0 ? " " : "\n") + texts[i];
+  for (std::size_t i = 0; i < texts.size(); ++i) s += (i == 0 ? "\n" : "\n\n") + texts[i];
   return s;
 }
 
@@ -222,13 +223,19 @@ LoadedModel checkpoint_flag(const cxxopts::ParseResult& r, const char* command) 
   return load_model(r["checkpoint"].as<std::string>());
 }
 
-// A prompt's tokens; a character outside the vocabulary is a usage error naming it.
+// A prompt's tokens; a character outside the model's vocabulary is a usage error naming it and the flag.
 std::vector<std::int64_t> prompt_tokens(const data::CharTokenizer& tok, const std::string& text) {
+  std::u32string chars;
   try {
-    return tok.encode(data::decode_utf8(text));
+    chars = data::decode_utf8(text);
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("--prompt: ") + e.what());
   }
+  for (const char32_t c : chars)
+    if (!tok.find(c))
+      throw UsageError(fmt::format("--prompt '{}': the character '{}' ({}) is not in this model's vocabulary", text,
+                                   data::encode_utf8(c), data::code_point_name(c)));
+  return tok.encode(chars);
 }
 
 // The five likeliest next tokens of an --explain line, with their probabilities.
@@ -311,10 +318,12 @@ int cmd_sample(int argc, char** argv) {
     fmt::print("  -> {:<5} model:{}\n        after filters:{}\n", cli::token_label(m.tokenizer, s.token),
                choices_str(m.tokenizer, s.raw_top), choices_str(m.tokenizer, s.filtered_top));
   };
+  // Each sample as it is: a line of a lines model on its own line; a running text's, with a blank line after it.
+  const char* after = m.tokenizer.has_boundary() ? "\n" : "\n\n";
   std::vector<std::string> words;
   for (const auto& s : draw_samples(*m.model, m.tokenizer, f.num, limit, f.sampling, prompt, gen, on_step)) {
     words.push_back(f.prompt + cli::token_text(m.tokenizer, s));
-    fmt::print("{}\n", words.back());
+    fmt::print("{}{}", words.back(), after);
   }
   if (!m.tokenizer.has_boundary()) return 0;  // a running text: its continuations are neither in the data nor new
   try {
@@ -404,13 +413,13 @@ int cmd_attention(int argc, char** argv) {
   cxxopts::Options o("cppgrad-gpt attention", "Every layer's and head's causal attention over a prompt.");
   o.add_options()("checkpoint", "checkpoint written by train --save", cxxopts::value<std::string>())
       ("prompt", "the text to read", cxxopts::value<std::string>())
-      ("svg", "SVG of every layer's and head's map", cxxopts::value<std::string>()->default_value("attention.svg"))
+      ("svg", "also write every layer's and head's map to this SVG file", cxxopts::value<std::string>())
       ("no-color", "plain characters only in the heatmap")
       ("h,help", "this help");
   const auto r = cli::parse_flags(o, argc, argv);
   if (!r.count("prompt")) throw UsageError("attention needs --prompt TEXT");
-  const std::string svg = r["svg"].as<std::string>(), prompt = r["prompt"].as<std::string>();
-  cli::check_outputs_or_usage_error({{"--svg", svg}});
+  const std::string svg = flag_path(r, "svg"), prompt = r["prompt"].as<std::string>();
+  if (r.count("svg")) cli::check_outputs_or_usage_error({{"--svg", svg}});
   const LoadedModel m = checkpoint_flag(r, "attention");
   std::vector<std::int64_t> ids = prompt_tokens(m.tokenizer, prompt);
   if (m.tokenizer.has_boundary()) ids.insert(ids.begin(), 0);
@@ -429,6 +438,7 @@ int cmd_attention(int argc, char** argv) {
   fmt::print("last layer's attention (mean over heads): rows = the position reading, columns = what it reads\n");
   std::cout << train::terminal_heatmap(maps.mean_last, labels, labels,
                                        !r.count("no-color") && train::ProgressBar::is_terminal(stdout));
+  if (svg.empty()) return 0;
   write_file_atomically(svg, train::attention_maps_svg(maps.panels, labels, labels,
                                                        "cppgrad-gpt: causal attention of " + prompt));
   fmt::print("wrote {} attention maps ({} layers x {} heads) to {}\n", maps.panels.size(), maps.layers,
@@ -443,7 +453,7 @@ const char* kUsage =
     "             d_model 64, 4 layers, 4 heads, batch 32, AdamW 5e-4, 2000 steps, seed 0)\n"
     "  sample     invent text with a trained model (--temperature, --top-k, --top-p, --explain)\n"
     "  eval       loss and perplexity on the validation split or a file\n"
-    "  attention  every layer's and head's causal attention map over a prompt (SVG and terminal)\n";
+    "  attention  every layer's and head's causal attention map over a prompt (terminal; --svg FILE also)\n";
 
 }  // namespace
 

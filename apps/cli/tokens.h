@@ -15,13 +15,10 @@ inline std::string token_label(const data::CharTokenizer& tok, std::int64_t id) 
   return t.empty() ? "<b>" : t == " " ? "␣" : t == "\n" ? "\\n" : t == "\t" ? "\\t" : t;
 }
 
-// Generated tokens as the user reads them: the boundary dropped, control characters shown as escapes.
+// Generated tokens as the text they stand for: the boundary dropped, every character as it is (newlines too).
 inline std::string token_text(const data::CharTokenizer& tok, const std::vector<std::int64_t>& ids) {
   std::string s;
-  for (const std::int64_t id : ids) {
-    const std::string c = tok.decode(id);
-    s += c == "\n" ? "\\n" : c == "\t" ? "\\t" : c;
-  }
+  for (const std::int64_t id : ids) s += tok.decode(id);
   return s;
 }
 
