@@ -4,7 +4,9 @@
 //
 // Two threads run the step as cppgrad-gpt's trainer does: the model and one replica sharing its parameters
 // (Module::share_parameters_with) each take half the batch on their own thread (core/parallel.h), their losses
-// weighted by their share of the targets, the replica's gradients summed into the model's, then AdamW.
+// weighted by their share of the targets, the replica's gradients summed into the model's, then AdamW. (The
+// trainer's own step, train/gpt_step.h, sums its shards over a fixed tree; this is the plain split the README's
+// speed table measured.)
 #include <benchmark/benchmark.h>
 
 #include <omp.h>
@@ -22,6 +24,20 @@
 namespace {
 
 using namespace cppgrad;
+
+// Adds the gradients of workers 1..n-1 into worker 0's, in worker order. In place: no allocation.
+void sum_replica_gradients(const std::vector<std::vector<Tensor>>& worker_params, int n) {
+  const std::vector<Tensor>& master = worker_params[0];
+  for (int w = 1; w < n; ++w) {
+    const std::vector<Tensor>& replica = worker_params[w];
+    for (std::size_t i = 0; i < master.size(); ++i) {
+      const Tensor g = replica[i].grad(), mine = master[i].grad();
+      if (!g.defined()) continue;
+      if (mine.defined()) mine.add_(g);
+      else master[i].set_grad(g.clone());
+    }
+  }
+}
 
 struct GptShape {
   std::int64_t vocab, d, layers, heads, context, batch;
@@ -81,7 +97,7 @@ class GptStep {
       const nn::GPTOutput o = workers_[w]->forward(idx_[w], targets_[w]);  // logits [b, T, V], loss []
       o.loss.backward(Tensor::scalar(shares_[w], o.loss.dtype()));
     });
-    train::sum_replica_gradients(worker_params_, n);
+    sum_replica_gradients(worker_params_, n);
     adamw_->step();
   }
 

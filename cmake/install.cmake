@@ -57,10 +57,12 @@ install(TARGETS cppgrad cppgrad_train EXPORT cppgradTargets
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # The public headers: the library's own tree and the training layer's, without the gradient-check registry (core/checks/, nn/checks/: its
 # library, cppgrad_checks, is not installed) and without the engine room (core/kernels/), except the loops the op
-# author's toolkit (core/ops/elementwise_helpers.h) is written with. check.sh compiles each installed header alone.
+# author's toolkit (core/ops/elementwise_helpers.h) is written with, and without train/mpi/ (its library,
+# cppgrad_train_mpi, is not installed, nor the distributed layer under it). check.sh compiles each installed header
+# alone.
 foreach(dir core nn optim data train)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/cppgrad/${dir}
-          FILES_MATCHING PATTERN "*.h" PATTERN "kernels" EXCLUDE PATTERN "checks" EXCLUDE)
+          FILES_MATCHING PATTERN "*.h" PATTERN "kernels" EXCLUDE PATTERN "checks" EXCLUDE PATTERN "mpi" EXCLUDE)
 endforeach()
 install(FILES ${PROJECT_SOURCE_DIR}/core/kernels/elementwise_loops.h ${PROJECT_SOURCE_DIR}/core/kernels/parallel_for.h
               ${PROJECT_SOURCE_DIR}/core/kernels/strided.h

@@ -1,12 +1,12 @@
 #pragma once
-// ProcessGroup: the processes one `mpirun -np N` starts, as one group that the collectives (distributed/collectives.h)
-// and the gradient averaging (distributed/gradients.h) run over. PyTorch calls its making
+// ProcessGroup: the processes one `mpirun -np N` starts, as one group that the collectives (distributed/collectives.h,
+// distributed/tree_sum.h, distributed/parameters.h) run over. PyTorch calls its making
 // torch.distributed.init_process_group(backend="mpi") and its end destroy_process_group(); here the object's lifetime
 // is the group's (RAII), and every collective takes the group it runs over (no hidden default group):
 //
 //   distributed::ProcessGroup group;              // MPI_Init_thread; rank and world size from mpirun
 //   distributed::broadcast_parameters(group, model.parameters());  // every rank starts from rank 0's weights
-//   ... each step: loss.backward(); distributed::average_gradients(group, model.parameters()); opt.step();
+//   ... each step: loss.backward(); distributed::tree_sum(group, gradients); opt.step();
 //
 // MPI can be initialised once per process, so make one group, on the thread that calls the collectives, and keep it
 // for the whole run. A group made where MPI is already initialised (by the program itself) uses it and leaves the

@@ -31,7 +31,7 @@ AttentionResult AdditiveAttention::attend(const Tensor& query, const Tensor& key
   Tensor scores = v_->forward(tanh(add(q, k))).squeeze(-1);  // [B, Lq, S]
   scores = apply_attention_mask(scores, without_head_dim(mask), "AdditiveAttention");
   Tensor weights = softmax(scores, -1);                    // [B, Lq, S]
-  return {remember_output(matmul(weights, value)), weights};  // [B, Lq, dv]
+  return {matmul(weights, value), weights};  // [B, Lq, dv]
 }
 
 }  // namespace cppgrad::nn

@@ -15,6 +15,6 @@ Dropout::Dropout(double p, std::shared_ptr<Generator> gen) : p_(p), gen_(std::mo
 
 std::string Dropout::extra_repr() const { return fmt::format("p={:g}", p_); }
 
-Tensor Dropout::forward(const Tensor& x) const { return remember_output(dropout(x, p_, is_training(), *gen_)); }
+Tensor Dropout::forward(const Tensor& x) const { return dropout(x, p_, is_training(), *gen_); }
 
 }  // namespace cppgrad::nn

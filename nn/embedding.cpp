@@ -18,6 +18,6 @@ Embedding::Embedding(std::int64_t num, std::int64_t dim, Generator& gen) : num_(
 std::string Embedding::extra_repr() const { return fmt::format("num={}, dim={}", num_, dim_); }
 
 // The range check (naming the id and the table size) lives in the embedding op.
-Tensor Embedding::forward(const Tensor& ids) const { return remember_output(embedding(weight_, ids)); }
+Tensor Embedding::forward(const Tensor& ids) const { return embedding(weight_, ids); }
 
 }  // namespace cppgrad::nn

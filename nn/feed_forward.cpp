@@ -33,7 +33,7 @@ Tensor FeedForward::forward(const Tensor& x) const {
   // [.., d_ff]; relu is fused into the first layer
   Tensor h = options_.activation == Activation::Relu ? lin1_->forward_relu(x) : gelu(lin1_->forward(x));
   if (dropout_) h = dropout_->forward(h);
-  return remember_output(lin2_->forward(h));  // [.., d_model]
+  return lin2_->forward(h);  // [.., d_model]
 }
 
 }  // namespace cppgrad::nn

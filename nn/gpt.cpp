@@ -1,3 +1,5 @@
+// The GPT, in the order of nanoGPT's model.py: the config's check, GPTAttention, MLP, Block, GPT. Shapes use
+// nanoGPT's names: B batch, T positions, C = n_embd, nh heads of hs = C / nh, V the vocabulary.
 #include "nn/gpt.h"
 
 #include <fmt/format.h>
@@ -6,11 +8,16 @@
 #include <stdexcept>
 
 #include "core/autograd.h"
+#include "core/ops/attention.h"
 #include "core/ops/elementwise.h"
+#include "core/ops/matmul.h"
 #include "core/ops/softmax.h"
+#include "core/ops/unary.h"
+#include "core/ops/views.h"
 
 namespace cppgrad::nn {
 
+// ------------------------------------------------------------------------------------------- GPTConfig
 void check_config(const GPTConfig& c) {
   auto positive = [](const char* name, std::int64_t v) {
     if (v <= 0) throw std::invalid_argument(fmt::format("GPTConfig: {} must be positive, got {}", name, v));
@@ -27,6 +34,111 @@ void check_config(const GPTConfig& c) {
     throw std::invalid_argument(fmt::format("GPTConfig: dropout must be in [0, 1), got {}", c.dropout));
 }
 
+// ------------------------------------------------------------------------------------------- GPTAttention
+GPTAttention::GPTAttention(const GPTConfig& config, Generator& gen, std::shared_ptr<Generator> dropout_gen)
+    : n_embd_(config.n_embd), n_head_(config.n_head) {
+  if (n_head_ <= 0 || n_embd_ % n_head_ != 0)
+    throw std::invalid_argument(
+        fmt::format("GPTAttention: n_embd ({}) must be a multiple of n_head ({})", n_embd_, n_head_));
+  const std::int64_t C = n_embd_;
+  c_attn_ = register_module("c_attn", std::make_shared<Linear>(LinearOptions{.in = C, .out = 3 * C}, gen));
+  c_proj_ = register_module("c_proj", std::make_shared<Linear>(LinearOptions{.in = C, .out = C}, gen));
+  if (config.dropout > 0) {
+    if (!dropout_gen) throw std::invalid_argument("GPTAttention: dropout > 0 needs a dropout generator");
+    attn_dropout_ = register_module("attn_dropout", std::make_shared<Dropout>(config.dropout, dropout_gen));
+    resid_dropout_ = register_module("resid_dropout", std::make_shared<Dropout>(config.dropout, dropout_gen));
+  }
+}
+
+std::string GPTAttention::extra_repr() const { return fmt::format("n_embd={}, n_head={}", n_embd_, n_head_); }
+
+AttentionResult GPTAttention::forward(const Tensor& x) const {
+  if (x.dim() != 3 || x.shape()[2] != n_embd_)
+    throw std::invalid_argument(fmt::format("GPTAttention: expected x [B, T, {}], got {}", n_embd_, shape_str(x.shape())));
+  const std::int64_t B = x.shape()[0], T = x.shape()[1], nh = n_head_, hs = n_embd_ / nh;
+  // q, k, v = c_attn(x).split(C, dim=2), each viewed as [B, nh, T, hs]: views of one [B, T, 3C] tensor, no copies
+  const Tensor qkv = c_attn_->forward(x).view({B, T, 3, nh, hs}).permute({2, 0, 3, 1, 4});  // [3, B, nh, T, hs]
+  const Tensor q = qkv.select(0, 0), k = qkv.select(0, 1), v = qkv.select(0, 2);           // [B, nh, T, hs]
+  const AttentionResult a = attend(q, k, v, qkv);      // y [B, nh, T, hs], att [B, nh, T, T]
+  Tensor y = c_proj_->forward(merge_heads(a.output));  // the heads side by side [B, T, C], mixed by c_proj
+  if (resid_dropout_) y = resid_dropout_->forward(y);
+  return {y, a.weights};
+}
+
+// Each head's attention, nanoGPT's "manual implementation":
+//   att = q k^T / sqrt(hs)              [B, nh, T, T]  how well position t's query matches each key
+//   att = where(causal, att, -inf)                     causal_mask(T) [T, T] is true where key j <= query t, so
+//                                                      position t sees positions 0..t only; e^-inf = 0 exactly
+//   att = softmax(att, over the keys)                  each row sums to 1
+//   y = dropout(att) v                  [B, nh, T, hs] a weighted average of the values
+// Written in ops below when training with dropout (dropout needs att in the graph). Otherwise exactly this math runs
+// as one op, fused_attention_stacked (core/ops/attention.cpp; faster, no [B, nh, T, T] graph nodes; no need to open
+// it to follow the model), which GPTAttention.TheFusedOpEqualsTheAttentionWrittenInOps holds equal to the ops.
+AttentionResult GPTAttention::attend(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& qkv) const {
+  const std::int64_t T = q.shape()[2], hs = q.shape()[3];
+  if (!(attn_dropout_ && is_training())) {
+    const FusedAttention f = fused_attention_stacked(qkv, causal_mask(T));  // the same four lines, fused
+    return {f.output, f.weights};
+  }
+  Tensor att = mul(matmul(q, k.transpose(-2, -1)), 1.0 / std::sqrt(static_cast<double>(hs)));  // [B, nh, T, T]
+  att = softmax(apply_attention_mask(att, causal_mask(T), "GPTAttention"), -1);
+  return {matmul(attn_dropout_->forward(att), v), att.detach()};  // [B, nh, T, hs]
+}
+
+// The new positions' q, k, v [B, nh, t, hs] as forward() computes them; k and v go into the caches, and q attends to
+// the cached positions 0..length+t-1 through the same fused op, so the two paths share every kernel.
+Tensor GPTAttention::forward_cached(const Tensor& x, const Tensor& k_cache, const Tensor& v_cache,
+                                    std::int64_t length) const {
+  check_cached_attention_inputs("GPTAttention::forward_cached", x, k_cache, v_cache, length, n_embd_, n_head_);
+  if (attn_dropout_ && is_training())
+    throw std::invalid_argument("GPTAttention::forward_cached: decoding applies no dropout; call eval() first");
+  NoGradGuard no_grad;
+  const std::int64_t B = x.shape()[0], t = x.shape()[1], nh = n_head_, hs = n_embd_ / nh;
+  const Tensor qkv = c_attn_->forward(x).view({B, t, 3, nh, hs}).permute({2, 0, 3, 1, 4});  // [3, B, nh, t, hs]
+  const Tensor q = qkv.select(0, 0), k = qkv.select(0, 1), v = qkv.select(0, 2);           // [B, nh, t, hs]
+  return c_proj_->forward(merge_heads(attend_cached(q, k, v, k_cache, v_cache, length)));  // [B, t, C]
+}
+
+// ------------------------------------------------------------------------------------------- MLP
+MLP::MLP(const GPTConfig& config, Generator& gen, std::shared_ptr<Generator> dropout_gen) {
+  const std::int64_t C = config.n_embd;
+  c_fc_ = register_module("c_fc", std::make_shared<Linear>(LinearOptions{.in = C, .out = 4 * C}, gen));
+  c_proj_ = register_module("c_proj", std::make_shared<Linear>(LinearOptions{.in = 4 * C, .out = C}, gen));
+  if (config.dropout > 0) dropout_ = register_module("dropout", std::make_shared<Dropout>(config.dropout, dropout_gen));
+}
+
+// gelu_tanh is one op (core/ops/unary.cpp) rather than its formula in five ops here: the [B, T, 4C] activation is
+// the model's largest, and one pass over it, one graph node, beats six of each.
+Tensor MLP::forward(const Tensor& x) const {
+  const Tensor h = gelu_tanh(c_fc_->forward(x));  // [B, T, 4C]
+  const Tensor y = c_proj_->forward(h);           // [B, T, C]
+  return dropout_ ? dropout_->forward(y) : y;
+}
+
+// ------------------------------------------------------------------------------------------- Block
+// Registered in nanoGPT's order (ln_1, attn, ln_2, mlp), so named_parameters() lists them as its state_dict does.
+Block::Block(const GPTConfig& config, Generator& gen, std::shared_ptr<Generator> dropout_gen) {
+  const std::int64_t C = config.n_embd;
+  ln_1_ = register_module("ln_1", std::make_shared<LayerNorm>(C));
+  attn_ = register_module("attn", std::make_shared<GPTAttention>(config, gen, dropout_gen));
+  ln_2_ = register_module("ln_2", std::make_shared<LayerNorm>(C));
+  mlp_ = register_module("mlp", std::make_shared<MLP>(config, gen, dropout_gen));
+}
+
+Tensor Block::forward(const Tensor& x) const {
+  const AttentionResult a = attn_->forward(ln_1_->forward(x));  // [B, T, C], weights [B, nh, T, T]
+  last_attention_ = a.weights;
+  const Tensor h = add(x, a.output);                            // x = x + attn(ln_1(x))   [B, T, C]
+  return add(h, mlp_->forward(ln_2_->forward(h)));              // x = x + mlp(ln_2(x))    [B, T, C]
+}
+
+Tensor Block::forward_cached(const Tensor& x, const KVCache::Layer& kv, std::int64_t length) const {
+  NoGradGuard no_grad;
+  const Tensor h = add(x, attn_->forward_cached(ln_1_->forward(x), kv.k, kv.v, length));  // [B, t, C]
+  return add(h, mlp_->forward(ln_2_->forward(h)));                                        // [B, t, C]
+}
+
+// ------------------------------------------------------------------------------------------- GPT
 namespace {
 
 const GPTConfig& checked(const GPTConfig& config) {
@@ -96,8 +208,11 @@ GPTOutput GPT::forward(const Tensor& idx, const Tensor& targets) const {
   Tensor x = t.drop->forward(add(tok_emb, pos_emb));            // [B, T, C]
   for (const auto& block : *t.h) x = block->forward(x);         // [B, T, C]
   const Tensor logits = lm_head_->forward(t.ln_f->forward(x));  // [B, T, V]
+  // The mean over the counted positions of -log softmax(logits)[target]. A target of -1 (padding after a short line)
+  // is not counted; its position needs no mask in the attention either: padding comes after a line's tokens, so the
+  // causal mask already hides it from every counted position.
   Tensor loss = targets.defined() ? cross_entropy(logits, targets, /*ignore_index=*/-1) : Tensor();
-  return {remember_output(logits), loss};
+  return {logits, loss};
 }
 
 KVCache GPT::make_cache(std::int64_t batch) const {
@@ -139,7 +254,7 @@ Tensor GPT::forward_cached(const Tensor& idx, KVCache& cache) const {
   for (std::size_t i = 0; i < cache.layers.size(); ++i)
     x = (*tr.h)[i].forward_cached(x, cache.layers[i], start);                              // [B, t, C]
   cache.length = start + t;
-  return remember_output(lm_head_->forward(tr.ln_f->forward(x)));                           // [B, t, V]
+  return lm_head_->forward(tr.ln_f->forward(x));                                            // [B, t, V]
 }
 
 std::vector<Tensor> GPT::attention_maps() const {

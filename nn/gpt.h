@@ -1,28 +1,117 @@
 #pragma once
-// A decoder-only language model, GPT-2's architecture, as nanoGPT's model.py writes it.
+// A decoder-only language model, GPT-2's architecture, in the order of nanoGPT's model.py: the config, the
+// attention, the MLP, the block, the model. This header and nn/gpt.cpp are the whole GPT; the third file to read is
+// nn/attention.h (scaled dot-product attention and the causal mask, written out in ops).
 //
 //   x = drop(wte(idx) + wpe(0..T-1))     [B, T, C]   a token's meaning plus its position
-//   x = h[i](x) for each block           [B, T, C]   (nn/gpt_block.h)
+//   x = x + attn(ln_1(x))                [B, T, C]   each block: positions read the positions up to them...
+//   x = x + mlp(ln_2(x))                 [B, T, C]   ...then each position thinks on its own
 //   logits = lm_head(ln_f(x))            [B, T, V]   the next token's scores at every position
+//   loss = cross_entropy(logits, targets)            the mean of -log p(the true next token)
 //
 // Names and shapes are nanoGPT's (transformer.wte.weight [V, C], transformer.h.0.attn.c_attn.weight [3C, C],
 // ..., lm_head.weight [V, C]), so state_dict() loads into nanoGPT's PyTorch model with load_state_dict. lm_head
 // reads wte's table (weight tying, https://paperswithcode.com/method/weight-tying): one parameter, which
 // named_parameters() lists once, as transformer.wte.weight, and state_dict() under both names, as PyTorch's do.
 // (nanoGPT on PyTorch < 2.0 also keeps a causal-mask buffer, attn.bias, in its state dict: load with
-// strict=False there.)
+// strict=False there.) Incremental decoding with a KV cache: nn/kv_cache.h; sampling: nn/generate.h.
+#include <cstdint>
 #include <memory>
 #include <vector>
 
+#include "nn/attention.h"
 #include "nn/dropout.h"
 #include "nn/embedding.h"
-#include "nn/gpt_block.h"
-#include "nn/gpt_config.h"
 #include "nn/kv_cache.h"
 #include "nn/layer_norm.h"
 #include "nn/linear.h"
 
 namespace cppgrad::nn {
+
+// The sizes of a GPT (nanoGPT's GPTConfig; its defaults are GPT-2 small's). Every Linear and LayerNorm has a bias,
+// as GPT-2's (nanoGPT's `bias = True`).
+struct GPTConfig {
+  std::int64_t block_size = 1024;  // the context: the longest sequence the model reads (wpe's rows)
+  std::int64_t vocab_size = 50304;
+  std::int64_t n_layer = 12;
+  std::int64_t n_head = 12;
+  std::int64_t n_embd = 768;
+  double dropout = 0.0;            // after the embeddings, on the attention weights, after each residual branch
+  std::uint64_t dropout_seed = 0;  // the dropout masks' own generator
+};
+
+// Throws std::invalid_argument naming the first size out of range (n_embd must be a multiple of n_head).
+void check_config(const GPTConfig& config);
+
+// Causal self-attention in GPT-2's layout (nanoGPT's CausalSelfAttention): q, k and v of every head from one
+// projection c_attn [3C, C], the heads' outputs side by side mixed by c_proj [C, C], both with bias. Position t
+// reads positions 0..t only. (The tutorial's layout, separate W_q, W_k, W_v: CausalSelfAttention, nn/self_attention.h.)
+class GPTAttention : public Module {
+ public:
+  // dropout_gen: the model's dropout generator, needed when config.dropout > 0
+  GPTAttention(const GPTConfig& config, Generator& gen, std::shared_ptr<Generator> dropout_gen = nullptr);
+  std::string type_name() const override { return "GPTAttention"; }
+  std::string extra_repr() const override;
+
+  // x: [B, T, C] -> output [B, T, C], weights [B, nh, T, T] (zero above the diagonal; detached, for reading)
+  AttentionResult forward(const Tensor& x) const;
+  // Incremental decoding (nn/kv_cache.h). x: [B, t, C], the t positions after the `length` already cached;
+  // k_cache, v_cache: [B, nh, capacity, hs]. Writes the new keys and values at length..length+t-1; position
+  // length+i attends to 0..length+i -> [B, t, C], equal to the last t rows of forward() on all length+t positions.
+  // Inference only: its own NoGradGuard (the caches are overwritten in place), no dropout (refuses training mode
+  // when dropout > 0).
+  Tensor forward_cached(const Tensor& x, const Tensor& k_cache, const Tensor& v_cache, std::int64_t length) const;
+
+  const std::shared_ptr<Linear>& c_attn() const { return c_attn_; }
+  const std::shared_ptr<Linear>& c_proj() const { return c_proj_; }  // ends a residual branch (GPT-2's init scales it)
+
+ private:
+  AttentionResult attend(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& qkv) const;
+
+  std::int64_t n_embd_, n_head_;
+  std::shared_ptr<Linear> c_attn_, c_proj_;
+  std::shared_ptr<Dropout> attn_dropout_, resid_dropout_;  // null when dropout == 0
+};
+
+// GPT-2's MLP (nanoGPT's MLP): c_fc widens to 4C, GELU in its tanh form, c_proj narrows back.
+class MLP : public Module {
+ public:
+  MLP(const GPTConfig& config, Generator& gen, std::shared_ptr<Generator> dropout_gen);
+  std::string type_name() const override { return "MLP"; }
+
+  Tensor forward(const Tensor& x) const;  // x: [B, T, C] -> [B, T, C]
+
+  const std::shared_ptr<Linear>& c_fc() const { return c_fc_; }
+  const std::shared_ptr<Linear>& c_proj() const { return c_proj_; }  // ends a residual branch (GPT-2's init scales it)
+
+ private:
+  std::shared_ptr<Linear> c_fc_, c_proj_;
+  std::shared_ptr<Dropout> dropout_;  // null when config.dropout == 0
+};
+
+// One transformer block (nanoGPT's Block), pre-LayerNorm: each branch reads a normalised copy of the residual
+// stream x and adds its result back.
+class Block : public Module {
+ public:
+  Block(const GPTConfig& config, Generator& gen, std::shared_ptr<Generator> dropout_gen);
+  std::string type_name() const override { return "Block"; }
+
+  Tensor forward(const Tensor& x) const;  // x: [B, T, C] -> [B, T, C]
+  // Incremental decoding: x [B, t, C] after the `length` positions `kv` holds -> [B, t, C] (GPTAttention's
+  // forward_cached). Inference only; leaves last_attention() alone.
+  Tensor forward_cached(const Tensor& x, const KVCache::Layer& kv, std::int64_t length) const;
+
+  const GPTAttention& attn() const { return *attn_; }
+  const MLP& mlp() const { return *mlp_; }
+  // The attention weights [B, nh, T, T] of the latest forward (detached), for attention maps.
+  const Tensor& last_attention() const { return last_attention_; }
+
+ private:
+  std::shared_ptr<LayerNorm> ln_1_, ln_2_;
+  std::shared_ptr<GPTAttention> attn_;
+  std::shared_ptr<MLP> mlp_;
+  mutable Tensor last_attention_;
+};
 
 struct GPTOutput {
   Tensor logits;  // [B, T, V]

@@ -34,4 +34,16 @@ struct KVCache {
   void clear() { length = 0; }
 };
 
+// What an attention layer's forward_cached needs (GPTAttention's, CausalSelfAttention's): x [B, t, C] with t >= 1,
+// and caches [B, nh, capacity, C / nh] of x's dtype with room for t more positions after `length`. Throws
+// std::invalid_argument naming `op` and every shape.
+void check_cached_attention_inputs(const char* op, const Tensor& x, const Tensor& k_cache, const Tensor& v_cache,
+                                   std::int64_t length, std::int64_t C, std::int64_t nh);
+
+// The step every cached attention shares: writes the new keys and values k, v [B, nh, t, hs] at positions
+// length..length+t-1 of the caches, then the new queries q [B, nh, t, hs] attend to positions 0..length+t-1
+// (causally among the new ones, so a whole prompt can be fed at once) -> [B, nh, t, hs]. Call under no_grad.
+Tensor attend_cached(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& k_cache, const Tensor& v_cache,
+                     std::int64_t length);
+
 }  // namespace cppgrad::nn

@@ -13,6 +13,6 @@ LayerNorm::LayerNorm(std::int64_t dim, double eps) : dim_(dim), eps_(eps) {
 
 std::string LayerNorm::extra_repr() const { return fmt::format("dim={}, eps={:g}", dim_, eps_); }
 
-Tensor LayerNorm::forward(const Tensor& x) const { return remember_output(layer_norm(x, weight_, bias_, eps_)); }
+Tensor LayerNorm::forward(const Tensor& x) const { return layer_norm(x, weight_, bias_, eps_); }
 
 }  // namespace cppgrad::nn

@@ -37,12 +37,12 @@ void Linear::check_input(const Tensor& x) const {
 
 Tensor Linear::forward(const Tensor& x) const {
   check_input(x);
-  return remember_output(linear(x, weight_, bias_));  // [.., in] @ [in, out] + [out] -> [.., out]
+  return linear(x, weight_, bias_);  // [.., in] @ [in, out] + [out] -> [.., out]
 }
 
 Tensor Linear::forward_relu(const Tensor& x) const {
   check_input(x);
-  return remember_output(linear_relu(x, weight_, bias_));
+  return linear_relu(x, weight_, bias_);
 }
 
 }  // namespace cppgrad::nn

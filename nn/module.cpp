@@ -170,12 +170,14 @@ namespace {
 
 void summary_rows(const Module& m, const std::string& name, int depth, std::vector<std::array<std::string, 4>>& rows) {
   std::int64_t own = 0;
-  for (const auto& [n, p] : m.named_parameters()) own += p.numel();
-  std::int64_t children = 0;
-  for (const auto& [n, c] : m.named_children()) children += c->num_parameters();
+  std::string shapes;  // "weight [64, 32], bias [64]": the parameters registered by m itself (no dot in the name)
+  for (const auto& [n, p] : m.named_parameters()) {
+    if (n.find('.') != std::string::npos) continue;
+    own += p.numel();
+    shapes += (shapes.empty() ? "" : ", ") + n + " " + shape_str(p.shape());
+  }
   const std::string label = std::string(2 * depth, ' ') + name + " (" + m.type_name() + ")";
-  const std::string shape = m.last_output_shape().empty() ? "-" : shape_str(m.last_output_shape());
-  rows.push_back({label, m.extra_repr(), shape, fmt::format("{}", own - children)});
+  rows.push_back({label, m.extra_repr(), shapes.empty() ? "-" : shapes, fmt::format("{}", own)});
   for (const auto& [n, c] : m.named_children()) summary_rows(*c, n, depth + 1, rows);
 }
 
@@ -185,7 +187,7 @@ std::string summary(const Module& model, const std::string& name) {
   std::vector<std::array<std::string, 4>> rows;
   summary_rows(model, name, 0, rows);
   std::array<std::size_t, 4> width{6, 6, 12, 10};
-  const std::array<std::string, 4> header{"Layer (type)", "Config", "Output shape", "Own params"};
+  const std::array<std::string, 4> header{"Layer (type)", "Config", "Parameters", "Own params"};
   for (std::size_t k = 0; k < 4; ++k) width[k] = std::max(width[k], header[k].size());
   for (const auto& r : rows)
     for (std::size_t k = 0; k < 4; ++k) width[k] = std::max(width[k], r[k].size());

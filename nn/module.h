@@ -67,9 +67,6 @@ class Module {
   // optimizer stepping `source` updates it too. Throws std::invalid_argument naming the first mismatch.
   void share_parameters_with(const Module& source);
 
-  // The output shape of the latest forward, for summaries (empty before any forward).
-  const Shape& last_output_shape() const { return last_output_shape_; }
-
  protected:
   Tensor register_parameter(const std::string& name, Tensor value);
   // Weight tying: `owner`, a parameter of another module (GPT's transformer.wte.weight), used by this one under
@@ -82,11 +79,6 @@ class Module {
     add_child(name, module);
     return module;
   }
-  // Modules call this on their result so summaries can show shapes.
-  const Tensor& remember_output(const Tensor& out) const {
-    last_output_shape_ = out.shape();
-    return out;
-  }
 
  private:
   void add_child(const std::string& name, std::shared_ptr<Module> module);
@@ -98,7 +90,6 @@ class Module {
   NamedTensors tied_;  // owned elsewhere, used here (register_tied_parameter)
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
   bool training_ = true;
-  mutable Shape last_output_shape_;
 };
 
 // A list of modules registered as "0", "1", ... (PyTorch's nn.ModuleList), so names read "encoder.0.norm1.weight".
@@ -116,8 +107,9 @@ class ModuleList : public Module {
   std::vector<std::shared_ptr<M>> items_;
 };
 
-// A torchinfo-style table: each submodule (indented by depth), its type, its output shape from the latest
-// forward where known, its own parameter count; then the totals.
+// A torchinfo-style table: each submodule (indented by depth), its type and configuration, the shapes of its own
+// parameters (weight [out, in], ...: what a layer maps from and to, known without running it) and their count; then
+// the totals.
 std::string summary(const Module& model, const std::string& name = "model");
 
 }  // namespace cppgrad::nn

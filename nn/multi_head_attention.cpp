@@ -82,7 +82,7 @@ AttentionResult MultiHeadAttention::attend_projected(const Tensor& query, const 
   Tensor q = split_heads(W_q_->forward(query), options_.n_heads);  // [B, H, Lq, dh]
   const Tensor m = mask.defined() && mask.dim() == 3 ? mask.unsqueeze(1) : mask;  // broadcast over heads
   const FusedAttention r = fused_attention(q, kv.k, kv.v, m);  // out [B, H, Lq, dh], weights [B, H, Lq, Lk]
-  return {remember_output(W_o_->forward(merge_heads(r.output))), r.weights};  // [B, Lq, D]
+  return {W_o_->forward(merge_heads(r.output)), r.weights};  // [B, Lq, D]
 }
 
 }  // namespace cppgrad::nn

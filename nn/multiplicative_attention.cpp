@@ -28,7 +28,7 @@ AttentionResult MultiplicativeAttention::attend(const Tensor& query, const Tenso
   Tensor scores = matmul(query, wk.transpose(-2, -1));           // [B, Lq, S]
   scores = apply_attention_mask(scores, without_head_dim(mask), "MultiplicativeAttention");
   Tensor weights = softmax(scores, -1);                          // [B, Lq, S]
-  return {remember_output(matmul(weights, value)), weights};     // [B, Lq, dv]
+  return {matmul(weights, value), weights};     // [B, Lq, dv]
 }
 
 }  // namespace cppgrad::nn

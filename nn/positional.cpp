@@ -22,7 +22,7 @@ std::string SinusoidalPositionalEncoding::extra_repr() const { return fmt::forma
 Tensor SinusoidalPositionalEncoding::forward(std::int64_t L) const {
   if (L > max_len_)
     throw std::invalid_argument(fmt::format("SinusoidalPositionalEncoding: length {} exceeds max_len {}", L, max_len_));
-  return remember_output(table_.slice(0, 0, L));
+  return table_.slice(0, 0, L);
 }
 
 }  // namespace cppgrad::nn

@@ -2,7 +2,6 @@
 #include <memory>
 
 #include "nn/attention.h"
-#include "nn/dropout.h"
 #include "nn/linear.h"
 
 namespace cppgrad::nn {
@@ -32,21 +31,15 @@ class SelfAttention : public Module {
 struct CausalSelfAttentionOptions {
   std::int64_t d_model = 0;
   std::int64_t n_heads = 1;
-  // GPT-2's layout, nanoGPT's CausalSelfAttention: q, k and v from one projection c_attn [3 d_model, d_model] and
-  // the heads mixed by an output projection c_proj [d_model, d_model], both with bias. Off: seed 003's layout.
-  bool fused_qkv = false;
-  double dropout = 0.0;  // fused_qkv only: on the attention weights and after c_proj (attn_dropout, resid_dropout)
 };
 
-// Self-attention where position i sees only positions <= i (a language model's, or a decoder's, view of its
-// own input). Two layouts (the options): seed 003's bias-free W_q, W_k, W_v of size d_model with the heads'
-// outputs concatenated (no output projection; wrap it with a Linear if you want one), or GPT-2's fused c_attn
-// and c_proj with bias.
+// Self-attention where position i sees only positions <= i (a language model's, or a decoder's, view of its own
+// input), in seed 003's layout: bias-free W_q, W_k, W_v of size d_model, the heads' outputs concatenated (no output
+// projection; wrap it with a Linear if you want one). GPT-2's layout, one fused c_attn and a c_proj with bias, is
+// GPTAttention (nn/gpt.h).
 class CausalSelfAttention : public Module {
  public:
-  // dropout_gen: the model's dropout generator, needed when dropout > 0
-  CausalSelfAttention(const CausalSelfAttentionOptions& options, Generator& gen,
-                      std::shared_ptr<Generator> dropout_gen = nullptr);
+  CausalSelfAttention(const CausalSelfAttentionOptions& options, Generator& gen);
   std::string type_name() const override { return "CausalSelfAttention"; }
   std::string extra_repr() const override;
 
@@ -58,21 +51,12 @@ class CausalSelfAttention : public Module {
   // Writes the new positions' keys and values at length..length+t-1, then position length+i attends to positions
   // 0..length+i (causal within the new ones too, so a whole prompt can be fed at once) -> [B, t, d_model], equal
   // to the last t rows of forward() on all length+t positions. Inference only: runs under its own NoGradGuard
-  // (the caches are overwritten in place, which a recorded graph could not survive) and applies no dropout, so it
-  // refuses training mode when dropout > 0.
+  // (the caches are overwritten in place, which a recorded graph could not survive).
   Tensor forward_cached(const Tensor& x, const Tensor& k_cache, const Tensor& v_cache, std::int64_t length) const;
 
-  // fused_qkv: the projections, for reading and initialising (GPT-2 scales c_proj); null in seed 003's layout
-  const std::shared_ptr<Linear>& c_attn() const { return c_attn_; }
-  const std::shared_ptr<Linear>& c_proj() const { return c_proj_; }
-
  private:
-  AttentionResult forward_fused_qkv(const Tensor& x) const;
-
   CausalSelfAttentionOptions options_;
-  std::shared_ptr<Linear> W_q_, W_k_, W_v_;  // seed 003's layout
-  std::shared_ptr<Linear> c_attn_, c_proj_;  // GPT-2's
-  std::shared_ptr<Dropout> attn_dropout_, resid_dropout_;  // GPT-2's, when dropout > 0
+  std::shared_ptr<Linear> W_q_, W_k_, W_v_;
 };
 
 }  // namespace cppgrad::nn

@@ -67,7 +67,7 @@ Tensor Seq2SeqTransformer::encode(const Tensor& src, const Tensor& src_mask) con
 Tensor Seq2SeqTransformer::decode(const Tensor& dec_in, const Tensor& memory, const Tensor& memory_mask) const {
   Tensor y = embed(*tgt_embed_, tgt_pos_.get(), dec_in);
   for (const auto& layer : *decoder_) y = layer->forward(y, memory, Tensor(), memory_mask);
-  return remember_output(out_->forward(y));  // [B, T, out_vocab]
+  return out_->forward(y);  // [B, T, out_vocab]
 }
 
 Seq2SeqTransformer::DecodeState Seq2SeqTransformer::start_decoding(const Tensor& memory, const Tensor& memory_mask) const {

@@ -73,7 +73,7 @@ Tensor TransformerEncoderLayer::forward(const Tensor& x, const Tensor& src_mask)
     y = norm1_->forward(add(x, attend(x)));
     y = norm2_->forward(add(y, residual_dropout(ffn_->forward(y))));
   }
-  return remember_output(y);
+  return y;
 }
 
 // ------------------------------------------------------------------------------------------- decoder
@@ -137,7 +137,7 @@ Tensor TransformerDecoderLayer::forward(const Tensor& x, const Tensor& memory, c
     last_cross_weights_ = r.weights.detach();
     return residual_dropout(r.output);
   };
-  return remember_output(sublayers(x, self_block, cross_block));
+  return sublayers(x, self_block, cross_block);
 }
 
 TransformerDecoderLayer::StepCache TransformerDecoderLayer::start_decoding(const Tensor& memory) const {

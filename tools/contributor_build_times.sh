@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Times a contributor's builds at one commit, as README.md's Contributing section reports them: a clean clone, CMake's
+# Times a contributor's builds at one commit, as docs/performance.md's build-time table reports them: a clean clone, CMake's
 # default generator (make), Release, -j2, no compiler cache.
 #   bash tools/contributor_build_times.sh [COMMIT]        (default: HEAD; run from the repository; takes ~10 minutes)
 #   CPPGRAD_GENERATOR=Ninja bash tools/contributor_build_times.sh    (the Contributing section's generator)

@@ -55,11 +55,6 @@ bool any_process(ProcessLink& processes, bool mine) {
   return false;
 }
 
-void tree_sum(std::vector<double>& values, int n) {
-  for (int stride = 1; stride < n; stride *= 2)
-    for (int s = 0; s + stride < n; s += 2 * stride) values[s] += values[s + stride];
-}
-
 void tree_sum_gradients(const std::vector<std::vector<Tensor>>& shard_params, int threads) {
   const int n = static_cast<int>(shard_params.size());
   if (n == 0) return;
@@ -79,24 +74,9 @@ void tree_sum_gradients(const std::vector<std::vector<Tensor>>& shard_params, in
   run_in_parallel(t_count, [&](int t) {
     for (std::size_t i = static_cast<std::size_t>(t); i < count; i += static_cast<std::size_t>(t_count)) {
       if (!reached[i]) continue;
-      for (int stride = 1; stride < n; stride *= 2)
-        for (int s = 0; s + stride < n; s += 2 * stride)
-          shard_params[s][i].grad().add_(shard_params[s + stride][i].grad());
+      tree_sum(n, [&](int into, int from) { shard_params[into][i].grad().add_(shard_params[from][i].grad()); });
     }
   });
-}
-
-void sum_replica_gradients(const std::vector<std::vector<Tensor>>& worker_params, int n) {
-  const std::vector<Tensor>& master = worker_params[0];
-  for (int w = 1; w < n; ++w) {
-    const std::vector<Tensor>& replica = worker_params[w];
-    for (std::size_t i = 0; i < master.size(); ++i) {
-      const Tensor g = replica[i].grad(), mine = master[i].grad();
-      if (!g.defined()) continue;
-      if (mine.defined()) mine.add_(g);
-      else master[i].set_grad(g.clone());
-    }
-  }
 }
 
 }  // namespace cppgrad::train

@@ -1,29 +1,38 @@
 #pragma once
 // The data-parallel step: a batch cut into a fixed number of shards, each shard's forward and backward run on a
-// replica of the model (the replicas run on this process's threads), and the shards' gradients summed over a fixed
-// binary tree: ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)) for 8 shards. The shards and the tree depend only on
-// the batch and the shard count, so 1 or 2 threads, and 1, 2, 4 or 8 processes (each running a contiguous block of
-// shards, a whole subtree, and the blocks summed over the same tree by a ProcessLink), give bit-identical gradients.
-// A small model cannot split one op between two cores, but two shards are two whole passes. A program uses it so:
+// replica of the model (the replicas run on this process's threads), and the shards' gradients and numbers summed
+// over one fixed binary tree (train/tree.h): ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)) for 8 shards. The
+// shards and the tree depend only on the batch and the shard count, so 1 or 2 threads, and 1, 2, 4 or 8 processes
+// (each running a contiguous block of shards, a whole subtree, and the blocks summed over the same tree by a
+// ProcessLink), give bit-identical gradients. A small model cannot split one op between two cores, but two shards are
+// two whole passes. train/gpt_step.h is the GPT's step built on it; a program with its own model uses it so:
 //
-//   train::DataParallel<nn::GPT> parallel({.threads = 2, .shards = 8}, [&] { return std::make_unique<nn::GPT>(config, init); });
-//   optim::AdamW opt(parallel.model().named_parameters(), ...);
+//   struct Sums {                       // what a shard reports (train/shard_sums.h), summed like the gradients
+//     double loss = 0;                  // share * the shard's mean loss: summed, the batch's mean loss
+//     auto fields() { return std::tie(loss); }
+//   };
+//   train::DataParallel<nn::Linear> parallel({.threads = 2, .shards = 8},
+//                                            [&] { return std::make_unique<nn::Linear>(options, init); });
+//   optim::Adam opt(parallel.model().named_parameters(), ...);
 //   ... each step: opt.zero_grad();
-//   const std::vector<double> sums = parallel.step(rows, [&](nn::GPT& m, const train::Shard& shard) {
-//     Tensor loss = m.forward(inputs(shard.rows), targets(shard.rows)).loss;  // the mean over the shard
-//     loss.backward(Tensor::scalar(shard.share, loss.dtype()));              // share * loss: the batch's mean, summed
-//     return std::vector<double>{shard.share * loss.item()}; });             // sums[0]: the batch's loss
-//   opt.step();
+//   const Sums sums = parallel.step(rows, [&](nn::Linear& m, const train::Shard& shard) {
+//     Tensor loss = loss_of(m, shard.rows);                      // the mean over the shard's rows
+//     loss.backward(Tensor::scalar(shard.share, loss.dtype()));  // share * loss: the batch's mean, summed
+//     return Sums{shard.share * loss.item()}; });
+//   opt.step();                                                  // sums.loss: the batch's loss
 #include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/parallel.h"
 #include "core/tensor.h"
+#include "train/shard_sums.h"
+#include "train/tree.h"
 
 namespace cppgrad::train {
 
@@ -35,17 +44,10 @@ std::vector<std::int64_t> worker_slice(const std::vector<std::int64_t>& rows, in
 // the mean over its own terms, weighted by its share, gives summed gradients equal to those of the batch's mean loss.
 std::vector<double> loss_shares(const std::vector<std::int64_t>& counts);
 
-// values[0] = the tree sum of values[0..n): level by level, values[s] += values[s + stride] for s a multiple of
-// 2 * stride, stride 1, 2, 4, ... The order of every addition is fixed by n alone. n a power of two.
-void tree_sum(std::vector<double>& values, int n);
-// The same tree over gradients: shard_params[s][i] is shard s's i-th parameter; the sum lands in shard 0's
+// The tree (train/tree.h) over gradients: shard_params[s][i] is shard s's i-th parameter; the sum lands in shard 0's
 // gradients, in place. A missing gradient counts as zeros (made on first need), so every shard adds alike. The
 // parameters are shared among `threads` threads; the additions of each element are the same on any number.
 void tree_sum_gradients(const std::vector<std::vector<Tensor>>& shard_params, int threads = 1);
-
-// Adds the gradients of workers 1..n-1 into worker 0's, in worker order (the benchmark's plain split,
-// bench/bench_gpt.cpp). In place: no allocation.
-void sum_replica_gradients(const std::vector<std::vector<Tensor>>& worker_params, int n);
 
 // The other processes of a run (distributed/ provides one over MPI; this layer does not depend on MPI).
 class ProcessLink {
@@ -55,9 +57,11 @@ class ProcessLink {
   virtual int size() const = 0;
   // Every process passes tensors of the same shapes (an undefined one, no gradient, everywhere or nowhere); each
   // replaces its own, in place, with the sum over processes in the tree over ranks, ((r0 + r1) + (r2 + r3)): the
-  // upper levels of the shards' tree when each process holds its block's sum.
+  // upper levels of the shards' tree (train/tree.h) when each process holds its block's sum. A step calls it once:
+  // the gradients and, as one more float64 tensor, the shards' numbers (train/shard_sums.h).
   virtual void tree_sum(const std::vector<Tensor>& tensors) = 0;
-  // Every process's values, in rank order; each process passes as many.
+  // Every process's values, in rank order; each process passes as many. Not used by a step (check_processes_agree,
+  // any_process).
   virtual std::vector<double> all_gather(const std::vector<double>& values) = 0;
   // Rank 0's values of the tensors, byte for byte, on every process (all start from one model).
   virtual void broadcast(const std::vector<Tensor>& tensors) = 0;
@@ -131,77 +135,76 @@ class DataParallel {
 
   // One step's forward and backward, as loss.backward() on the whole batch: the gradients of the batch's loss are
   // left in the model's (zero them before, as for one model). per_shard(replica, shard) runs forward and backward of
-  // shard.share * (its rows' mean loss) and returns numbers to add up (the same count from every shard); step
+  // shard.share * (its rows' mean loss) and returns its numbers, a ShardSums struct (train/shard_sums.h); step
   // returns their sums over the batch's shards, in the tree's order. The loss terms of a shard are its rows, or
   // what loss_terms(rows) counts (e.g. the target tokens that are not padding, when the loss is a mean over them).
   template <class PerShard>
-  std::vector<double> step(const std::vector<std::int64_t>& rows, PerShard&& per_shard) {
+  auto step(const std::vector<std::int64_t>& rows, PerShard&& per_shard) {
     return step(rows, [](const std::vector<std::int64_t>& r) { return static_cast<std::int64_t>(r.size()); },
                 per_shard);
   }
   template <class LossTerms, class PerShard>
-  std::vector<double> step(const std::vector<std::int64_t>& rows, LossTerms&& loss_terms, PerShard&& per_shard) {
-    const int S = options_.shards, local = static_cast<int>(replicas_.size());
-    std::vector<std::vector<std::int64_t>> shard_rows;
-    std::vector<std::int64_t> counts;
-    for (int s = 0; s < S; ++s) {  // every shard of the batch, on every process: the shares are global
-      shard_rows.push_back(worker_slice(rows, s, S));
-      counts.push_back(shard_rows.back().empty() ? 0 : loss_terms(shard_rows.back()));
-    }
-    const std::vector<double> share = loss_shares(counts);
+  auto step(const std::vector<std::int64_t>& rows, LossTerms&& loss_terms, PerShard&& per_shard) {
+    using Sums = std::invoke_result_t<PerShard&, Model&, const Shard&>;
+    static_assert(ShardSums<Sums>, "per_shard returns a struct with fields() (train/shard_sums.h)");
+    const std::vector<Shard> shards = cut(rows, loss_terms);
+    const int local = static_cast<int>(replicas_.size());
     for (auto& r : replicas_) r->train(model_->is_training());
-    std::vector<std::vector<double>> results(static_cast<std::size_t>(local));
+    std::vector<Sums> results(static_cast<std::size_t>(local));  // an empty shard's: zeros
     // Thread t runs local shards t, t + threads, ...: the same replicas on the same thread every step.
     const int threads = std::min(options_.threads, local);
     run_in_parallel(threads, [&](int t) {
       for (int l = t; l < local; l += threads) {
         replicas_[l]->zero_grad();  // on the thread that owns this replica's gradient memory
-        const int s = first_shard_ + l;
-        if (shard_rows[s].empty()) continue;
-        results[l] = per_shard(*replicas_[l], Shard{s, shard_rows[s], share[s]});
+        const Shard& shard = shards[static_cast<std::size_t>(first_shard_ + l)];
+        if (!shard.rows.empty()) results[l] = per_shard(*replicas_[l], shard);
       }
     });
-    tree_sum_gradients(shard_params_, threads);  // this process's block: a subtree
-    std::vector<Tensor> sums;           // the block's sum, in the first replica's gradients
-    for (const Tensor& p : shard_params_[0]) sums.push_back(p.grad());
-    if (options_.processes) options_.processes->tree_sum(sums);  // the tree's upper levels, over the processes
+    // This process's block: a subtree, for the gradients (into the first replica's) and for the numbers.
+    tree_sum_gradients(shard_params_, threads);
+    tree_sum(local, [&](int into, int from) { add_sums(results[into], results[from]); });
+    std::vector<Tensor> grads;
+    for (const Tensor& p : shard_params_[0]) grads.push_back(p.grad());
+    if (options_.processes) results[0] = sum_over_processes(grads, results[0]);
     for (std::size_t i = 0; i < params_.size(); ++i) {
-      if (!sums[i].defined()) continue;
-      if (params_[i].grad().defined()) params_[i].grad().add_(sums[i]);  // accumulating, as backward would
-      else params_[i].set_grad(sums[i]);  // the sum's tensor itself: no copy (the replica lets go of it next step)
+      if (!grads[i].defined()) continue;
+      if (params_[i].grad().defined()) params_[i].grad().add_(grads[i]);  // accumulating, as backward would
+      else params_[i].set_grad(grads[i]);  // the sum's tensor itself: no copy (the replica lets go of it next step)
     }
-    return sum_results(results);
+    return results[0];
   }
 
  private:
-  // The per-shard numbers summed over the tree (a process's empty or missing shards count as zeros), and the
-  // gradients summed over processes.
-  std::vector<double> sum_results(const std::vector<std::vector<double>>& results) {
-    std::size_t width = 0;
-    for (const auto& r : results) width = std::max(width, r.size());
-    std::vector<double> flat;  // local shard l's numbers at [l * width, (l + 1) * width)
-    for (const auto& r : results) {
-      if (!r.empty() && r.size() != width)
-        throw std::logic_error("DataParallel::step: per_shard returned " + std::to_string(r.size()) + " numbers for one "
-                               "shard and " + std::to_string(width) + " for another");
-      flat.insert(flat.end(), r.begin(), r.end());
-      flat.resize(flat.size() + (width - r.size()), 0.0);
+  // Every shard of the batch, on every process (the shares are global): its rows and its share of the loss terms.
+  template <class LossTerms>
+  std::vector<Shard> cut(const std::vector<std::int64_t>& rows, LossTerms& loss_terms) const {
+    std::vector<Shard> shards;
+    std::vector<std::int64_t> counts;
+    for (int s = 0; s < options_.shards; ++s) {
+      shards.push_back({.index = s, .rows = worker_slice(rows, s, options_.shards)});
+      counts.push_back(shards.back().rows.empty() ? 0 : loss_terms(shards.back().rows));
     }
-    if (options_.processes) {
-      const std::vector<double> widths = options_.processes->all_gather({static_cast<double>(width)});
-      width = static_cast<std::size_t>(*std::max_element(widths.begin(), widths.end()));
-      flat.resize(results.size() * width, 0.0);
-      flat = options_.processes->all_gather(flat);
+    const std::vector<double> share = loss_shares(counts);
+    for (std::size_t s = 0; s < shards.size(); ++s) shards[s].share = share[s];
+    return shards;
+  }
+
+  // The tree's upper levels over the processes, for the block's gradients (in place) and numbers (returned), in one
+  // ProcessLink::tree_sum: the numbers ride with the gradients as one more float64 tensor of a width fixed at compile
+  // time, so a step exchanges no other message.
+  template <class Sums>
+  Sums sum_over_processes(const std::vector<Tensor>& grads, Sums block) {
+    if constexpr (sums_width<Sums> == 0) {
+      options_.processes->tree_sum(grads);
+      return block;
+    } else {
+      const Tensor numbers =
+          Tensor::from_vector<double>(sums_to_doubles(block), {static_cast<std::int64_t>(sums_width<Sums>)});
+      std::vector<Tensor> tensors = grads;
+      tensors.push_back(numbers);
+      options_.processes->tree_sum(tensors);
+      return sums_from_doubles<Sums>(numbers.data<double>());
     }
-    std::vector<double> sums(width);
-    const int S = static_cast<int>(flat.size() / std::max<std::size_t>(width, 1));
-    for (std::size_t k = 0; k < width; ++k) {
-      std::vector<double> column(static_cast<std::size_t>(S));
-      for (int s = 0; s < S; ++s) column[s] = flat[s * width + k];
-      tree_sum(column, S);
-      sums[k] = column[0];
-    }
-    return sums;
   }
 
   DataParallelOptions options_;

@@ -1,8 +1,9 @@
 #pragma once
 // The processes of a run that mpirun started (issue 26): `mpirun -np 4 cppgrad-gpt train ...`. A program asks for
 // them once, at the start of training; without mpirun there are none and nothing here touches MPI. With them the
-// trainer's train::DataParallel runs each process's block of shards and sums the blocks over the ranks
-// (distributed/tree_sum.h), every process starts from rank 0's weights, and only rank 0 writes and prints.
+// trainer's train::DataParallel runs each process's block of shards and sums the blocks over the ranks (the link is
+// train/mpi/mpi_link.h, on distributed/tree_sum.h), every process starts from rank 0's weights, and only rank 0
+// writes and prints.
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -10,9 +11,7 @@
 #include "cli/program.h"
 #include "train/data_parallel.h"
 #ifdef CPPGRAD_WITH_MPI
-#include "distributed/collectives.h"
-#include "distributed/gradients.h"
-#include "distributed/tree_sum.h"
+#include "train/mpi/mpi_link.h"
 #endif
 
 namespace cppgrad::cli {
@@ -25,30 +24,13 @@ inline int mpirun_world_size() {
   return 0;
 }
 
-#ifdef CPPGRAD_WITH_MPI
-// train::ProcessLink over a distributed::ProcessGroup (MPI initialised for the link's lifetime).
-class Processes final : public train::ProcessLink {
- public:
-  int rank() const override { return group_.rank(); }
-  int size() const override { return group_.world_size(); }
-  void tree_sum(const std::vector<Tensor>& tensors) override { distributed::tree_sum(group_, tensors); }
-  std::vector<double> all_gather(const std::vector<double>& values) override {
-    return distributed::all_gather(group_, values);
-  }
-  void broadcast(const std::vector<Tensor>& tensors) override { distributed::broadcast_parameters(group_, tensors, 0); }
-
- private:
-  distributed::ProcessGroup group_;
-};
-#endif
-
 // The run's processes: none (nullptr) when mpirun did not start this process, a link otherwise. A build without MPI
 // started by mpirun on several processes is a usage error: each process would train alone and write the same files.
 inline std::unique_ptr<train::ProcessLink> join_processes([[maybe_unused]] const std::string& program) {
   const int size = mpirun_world_size();
   if (size <= 0) return nullptr;
 #ifdef CPPGRAD_WITH_MPI
-  return std::make_unique<Processes>();
+  return train::join_mpi_processes();
 #else
   if (size > 1)
     throw UsageError(program + " was built without MPI, so it cannot train on the " + std::to_string(size) +

@@ -20,6 +20,7 @@
 #include "train/checkpoint.h"
 #include "train/data_parallel.h"
 #include "train/diverged.h"
+#include "train/gpt_step.h"
 #include "train/stop.h"
 
 namespace cppgrad::gpt {
@@ -132,30 +133,13 @@ std::int64_t Trainer::random_row_count() const {
   return std::visit([&](const auto& s) { return data::random_row_count(s, corpus_.context); }, corpus_.splits);
 }
 
-// The training step: forward, loss, backward, update. The batch's rows are cut into shards (train/data_parallel.h);
-// each shard's loss is the mean over its targets, weighted by its share of the batch's targets, so the summed
-// gradients are those of the batch's mean loss.
+// The training step: a random batch, then forward, loss, backward on its shards, their sum, clipping and AdamW
+// (train/gpt_step.h: sharded_step, beside the plain_step it equals at one shard).
 double Trainer::train_step() {
   const std::vector<std::int64_t> rows = data::random_rows(random_row_count(), config_.batch_size, batch_gen_);
   optimizer_->set_lr(schedule_.lr_at(step_));
-  optimizer_->zero_grad();
-  model().train();
-  // Dropout: one draw per step from the model's generator (on every process), each shard's masks from it and the
-  // shard's index, so they do not depend on which thread or process runs the shard.
-  const std::uint64_t step_seed = config_.model.dropout > 0 ? model().dropout_generator().next_u64() : 0;
-  const std::vector<double> sums = parallel_->step(
-      rows, [&](const std::vector<std::int64_t>& shard_rows) { return loss_terms(shard_rows); },
-      [&](nn::GPT& replica, const train::Shard& shard) {
-        if (config_.model.dropout > 0) replica.dropout_generator().manual_seed(train::shard_seed(step_seed, shard.index));
-        const data::TokenBatch b = batch(shard.rows);
-        const nn::GPTOutput o = replica.forward(b.idx, b.targets);  // logits [b, T, V], loss [] (mean over b.tokens)
-        o.loss.backward(Tensor::scalar(shard.share, o.loss.dtype()));
-        return std::vector<double>{shard.share * o.loss.item()};
-      });
-  const double loss = sums.at(0);  // the batch's mean loss: the shards' shares of it, summed in the tree's order
-  train::check_loss_finite(loss, /*epoch=*/0, step_ + 1, config_.steps);  // before the update: the weights stay good
-  if (config_.clip_grad > 0) optim::clip_grad_norm(parallel_->parameters(), config_.clip_grad);
-  optimizer_->step();
+  const double loss = train::sharded_step(*parallel_, batch(rows), *optimizer_, config_.clip_grad);
+  train::check_loss_finite(loss, /*epoch=*/0, step_ + 1, config_.steps);  // the step skipped its update if not finite
   ++step_;
   return loss;
 }

@@ -190,6 +190,17 @@ void Trainer::update() {
   ++global_step_;
 }
 
+namespace {
+
+// What a shard of the batch reports, summed over the shards in the gradients' tree (train/shard_sums.h).
+struct ReversalSums {
+  double loss = 0;        // share * the shard's mean loss: summed, the batch's mean loss
+  AccuracyCounts counts;  // teacher-forced right and all tokens and rows: summed, the batch's
+  auto fields() { return std::tie(loss, counts.tokens, counts.right_tokens, counts.rows, counts.right_rows); }
+};
+
+}  // namespace
+
 Trainer::StepResult Trainer::train_step(const std::vector<std::int64_t>& rows) {
   const bool variable = config_.data_config().variable_length();
   if (config_.shards == 1) return plain_step(data::gather_batch(data_.train, rows, variable));
@@ -209,26 +220,16 @@ Trainer::StepResult Trainer::train_step(const std::vector<std::int64_t>& rows) {
   };
   begin_step();
   const std::uint64_t step_seed = config_.dropout > 0 ? model().dropout_generator().next_u64() : 0;
-  const std::vector<double> sums = parallel_.step(
+  const ReversalSums sums = parallel_.step(
       rows, target_tokens, [&](nn::Seq2SeqTransformer& m, const train::Shard& shard) {
         if (config_.dropout > 0) m.dropout_generator().manual_seed(train::shard_seed(step_seed, shard.index));
         const StepResult r = forward_backward(m, data::gather_batch(data_.train, shard.rows, variable), shard.share,
                                               /*trace=*/shard.index == 0);
-        // the batch's loss is the sum of the shards' shares of it; the token counts add up
-        return std::vector<double>{shard.share * r.loss, static_cast<double>(r.teacher_forced.tokens),
-                                   static_cast<double>(r.teacher_forced.right_tokens),
-                                   static_cast<double>(r.teacher_forced.rows),
-                                   static_cast<double>(r.teacher_forced.right_rows)};
+        return ReversalSums{.loss = shard.share * r.loss, .counts = r.teacher_forced};
       });
   update();
 
-  StepResult result;
-  result.loss = sums[0];
-  result.teacher_forced.tokens = static_cast<std::int64_t>(sums[1]);
-  result.teacher_forced.right_tokens = static_cast<std::int64_t>(sums[2]);
-  result.teacher_forced.rows = static_cast<std::int64_t>(sums[3]);
-  result.teacher_forced.right_rows = static_cast<std::int64_t>(sums[4]);
-  return result;
+  return {.loss = sums.loss, .teacher_forced = sums.counts};
 }
 
 Accuracy Trainer::evaluate() {

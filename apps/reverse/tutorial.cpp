@@ -35,7 +35,7 @@ Tensor TutorialModel::forward(const Tensor& src, const Tensor& dec) const {
     x = (*enc_norm_)[i].forward(add(x, (*enc_attn_)[i].forward(x, x, x).output));
   Tensor y = add(tgt_embed_->forward(dec), tgt_pos_->forward(dec_positions));  // [B, L, D]
   y = dec_norm_->forward(add(y, cross_attn_->forward(y, x, x).output));
-  return remember_output(fc_out_->forward(y));  // [B, L, vocab]
+  return fc_out_->forward(y);  // [B, L, vocab]
 }
 
 TutorialTrainer::TutorialTrainer(const TrainConfig& config) : config_(config) {

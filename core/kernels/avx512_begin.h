@@ -22,3 +22,14 @@
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")
 #endif
+
+namespace cppgrad::kernels {
+namespace {
+// 16 floats, one AVX-512 register: the lane type of every region's loops (gemm_tiled.h's Tile, gelu_loops.h).
+// -Wpsabi: GCC notes that passing such a vector by value changes ABI with AVX-512; it never crosses the region.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+using f32x16 = float __attribute__((vector_size(64)));
+#pragma GCC diagnostic pop
+}  // namespace
+}  // namespace cppgrad::kernels

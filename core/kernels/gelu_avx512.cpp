@@ -18,13 +18,6 @@
 
 namespace cppgrad::kernels {
 
-namespace {
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpsabi"
-using f32x16 = float __attribute__((vector_size(64)));
-#pragma GCC diagnostic pop
-}  // namespace
-
 void gelu_tanh_forward_avx512(const float* x, float* y, std::int64_t n) { gelu_forward_loop<f32x16>(x, y, n); }
 
 void gelu_tanh_backward_avx512(const float* g, const float* x, float* dx, std::int64_t n) {

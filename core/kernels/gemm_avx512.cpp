@@ -21,10 +21,6 @@
 namespace cppgrad::kernels {
 
 namespace {
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpsabi"
-using f32x16 = float __attribute__((vector_size(64)));
-#pragma GCC diagnostic pop
 using WideTile = Tile<float, f32x16>;
 static_assert(WideTile::NR == kAvx512PanelWidth);
 }  // namespace

@@ -12,7 +12,8 @@ namespace cppgrad {
 Tensor softmax(const Tensor& x, std::int64_t dim = -1, std::source_location where = std::source_location::current());
 Tensor log_softmax(const Tensor& x, std::int64_t dim = -1, std::source_location where = std::source_location::current());
 // Mean negative log-likelihood of class indices. logits: (.., C) float; target: (..) int64 in [0, C) or
-// ignore_index. Returns a scalar; the mean is over non-ignored targets (0 when every target is ignored).
+// ignore_index. Returns a scalar; the mean is over non-ignored targets (NaN when every target is ignored, as
+// PyTorch's: 0 / 0).
 // Note: the class dim is LAST (PyTorch puts it at dim 1 for inputs of rank > 2).
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, std::int64_t ignore_index = -100, std::source_location where = std::source_location::current());
 

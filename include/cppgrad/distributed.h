@@ -1,12 +1,13 @@
 #pragma once
 // cppgrad's distributed layer in one include, beside <cppgrad/cppgrad.h>: processes started by mpirun as one group,
-// torch.distributed's collectives over it, and data-parallel training's two calls (DDP's weight broadcast and bucketed
-// gradient averaging). Built only where MPI is found; link cppgrad::distributed. Run with `mpirun -np N program`.
+// torch.distributed's collectives over it, the sum over ranks in a fixed tree, and DDP's weight broadcast. Built only
+// where MPI is found; link cppgrad::distributed. Run with `mpirun -np N program`.
 //
 //   distributed::ProcessGroup group;
 //   distributed::broadcast_parameters(group, model.parameters());
-//   ... each step: loss.backward(); distributed::average_gradients(group, model.parameters()); opt.step();
+//   ... each step: loss.backward(); distributed::tree_sum(group, gradients); opt.step();
 #include "cppgrad/cppgrad.h"
 #include "distributed/collectives.h"
-#include "distributed/gradients.h"
+#include "distributed/parameters.h"
 #include "distributed/process_group.h"
+#include "distributed/tree_sum.h"

@@ -145,10 +145,9 @@ void attention_module_cases(const CaseAdder& check) {
     return module_case(attn, Inputs{leaf({2, 3, 4}, seed + 22)},
                        [=](const Inputs& in) { return attn->forward(in[0]).output; });
   });
-  check("CausalSelfAttentionFusedQkv", [](std::uint64_t seed) {
+  check("GPTAttention", [](std::uint64_t seed) {
     Generator gen(seed + 53);
-    auto attn = std::make_shared<CausalSelfAttention>(
-        CausalSelfAttentionOptions{.d_model = 4, .n_heads = 2, .fused_qkv = true}, gen);  // nn.Linear's init
+    auto attn = std::make_shared<GPTAttention>(GPTConfig{.n_head = 2, .n_embd = 4}, gen);  // nn.Linear's init
     return module_case(attn, Inputs{leaf({2, 3, 4}, seed + 53)},
                        [=](const Inputs& in) { return attn->forward(in[0]).output; });
   });

@@ -1,10 +1,12 @@
 // distributed/tree_sum.h: the sum over ranks in the fixed tree ((r0 + r1) + (r2 + r3)), and all_gather. The values
 // are chosen so that float32 rounds the tree's order and a sequential (or MPI's) order differently: a wrong pairing
-// gives other bits than the ones worked out here.
+// gives other bits than the ones worked out here, in the shards' tree's order (train/tree.h: header-only, so this
+// binary needs no training layer).
 #include "distributed/tree_sum.h"
 
 #include "test_util.h"
 #include "tests/distributed/group.h"
+#include "train/tree.h"
 
 namespace cppgrad {
 namespace {
@@ -17,12 +19,11 @@ float value_of(int r, int i) {
   return r % 4 == 0 ? big : r % 4 == 2 ? -big : 1.0f;
 }
 
-// The tree's sum of the n ranks' values, worked out here in the same order.
+// The sum of the n ranks' values in the shards' tree (train::tree_sum), with one value per rank.
 float tree_of(int n, int i) {
   std::vector<float> v;
   for (int r = 0; r < n; ++r) v.push_back(value_of(r, i));
-  for (int stride = 1; stride < n; stride *= 2)
-    for (int s = 0; s + stride < n; s += 2 * stride) v[s] = v[s] + v[s + stride];
+  train::tree_sum(n, [&](int into, int from) { v[into] = v[into] + v[from]; });
   return v[0];
 }
 

@@ -1,7 +1,7 @@
 // The GPT (nn/gpt.h): nanoGPT's parameter names and shapes (a contract: checkpoints load into nanoGPT), the tied
 // lm_head, GPT-2's init, the padded-batch loss, the fused-qkv attention's two paths, and refusals.
 // PyTorch parity of values, gradients and AdamW steps: tests/parity (gpt.safetensors); gradient checks: the
-// registry (GPTBlock, GPTPaddedBatch, CausalSelfAttentionFusedQkv).
+// registry (GPTBlock, GPTPaddedBatch, GPTAttention).
 #include <cmath>
 #include <utility>
 #include <vector>
@@ -185,10 +185,11 @@ TEST(GPT, RefusesMisuseNamingIt) {
                    std::invalid_argument, "targets [1, 3] must be shaped like idx [1, 4]");
 }
 
-TEST(CausalSelfAttention, FusedQkvHasGPT2sNamesAndItsDropoutPathEqualsTheFusedOne) {
+// The attention written in ops (GPTAttention::attend, taken when training with dropout) and the fused op (taken
+// otherwise) are one computation: with p = 1e-12 dropout drops nothing, so the two paths must agree.
+TEST(GPTAttention, TheFusedOpEqualsTheAttentionWrittenInOps) {
   Generator gen(7);
-  CausalSelfAttention attn({.d_model = 6, .n_heads = 3, .fused_qkv = true, .dropout = 1e-12}, gen,
-                           std::make_shared<Generator>(0));
+  GPTAttention attn(GPTConfig{.n_head = 3, .n_embd = 6, .dropout = 1e-12}, gen, std::make_shared<Generator>(0));
   std::vector<std::pair<std::string, Shape>> names;
   for (const auto& [name, p] : attn.named_parameters()) names.emplace_back(name, p.shape());
   EXPECT_EQ(names, (std::vector<std::pair<std::string, Shape>>{

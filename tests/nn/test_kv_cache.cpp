@@ -5,10 +5,12 @@
 #include <cmath>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/autograd.h"
 #include "nn/gpt.h"
+#include "nn/self_attention.h"
 #include "nn_test_util.h"
 
 namespace cppgrad {
@@ -156,26 +158,33 @@ TEST(KVCache, RefusesMisuseNamingIt) {
   EXPECT_EQ(dropped.forward_cached(test::random_ids({1, 1}, 0, 11, 6), c).shape(), (Shape{1, 1, 11}));
 }
 
-// The cached path of CausalSelfAttention serves seed 003's layout too (W_q, W_k, W_v, no output projection).
-TEST(KVCache, CausalSelfAttentionCachedEqualsForwardInBothLayouts) {
-  for (const bool fused : {false, true}) {
-    Generator gen(8);
-    CausalSelfAttention attn({.d_model = 6, .n_heads = 3, .fused_qkv = fused}, gen);
-    attn.to(DType::Float64);
-    const Tensor x = Tensor::randn({2, 5, 6}, gen, DType::Float64);
-    Tensor want;
-    {
-      NoGradGuard no_grad;
-      want = attn.forward(x).output;  // [2, 5, 6]
-    }
-    const Tensor k = Tensor::empty({2, 3, 7, 2}, DType::Float64), v = Tensor::empty({2, 3, 7, 2}, DType::Float64);
-    Tensor got = Tensor::zeros({2, 5, 6}, DType::Float64);
-    got.slice(1, 0, 3).copy_(attn.forward_cached(x.slice(1, 0, 3), k, v, 0));
-    got.slice(1, 3, 5).copy_(attn.forward_cached(x.slice(1, 3, 5), k, v, 3));
-    EXPECT_LE(max_abs_diff(got, want), 1e-14) << (fused ? "fused" : "seed 003");
-    EXPECT_THROW_MSG(attn.forward_cached(x.slice(1, 0, 3), k, v, 5), std::invalid_argument,
-                     "CausalSelfAttention::forward_cached: cannot add 3 positions to 5 cached, the caches hold 7");
+// The cached path of each causal attention layout equals its forward: GPT-2's (GPTAttention) and seed 003's
+// (CausalSelfAttention: W_q, W_k, W_v, no output projection).
+template <class Attention>
+void expect_cached_equals_forward(const Attention& attn, Generator& gen, const std::string& name) {
+  const Tensor x = Tensor::randn({2, 5, 6}, gen, DType::Float64);
+  Tensor want;
+  {
+    NoGradGuard no_grad;
+    want = attn.forward(x).output;  // [2, 5, 6]
   }
+  const Tensor k = Tensor::empty({2, 3, 7, 2}, DType::Float64), v = Tensor::empty({2, 3, 7, 2}, DType::Float64);
+  Tensor got = Tensor::zeros({2, 5, 6}, DType::Float64);
+  got.slice(1, 0, 3).copy_(attn.forward_cached(x.slice(1, 0, 3), k, v, 0));
+  got.slice(1, 3, 5).copy_(attn.forward_cached(x.slice(1, 3, 5), k, v, 3));
+  EXPECT_LE(max_abs_diff(got, want), 1e-14) << name;
+  EXPECT_THROW_MSG(attn.forward_cached(x.slice(1, 0, 3), k, v, 5), std::invalid_argument,
+                   name + "::forward_cached: cannot add 3 positions to 5 cached, the caches hold 7");
+}
+
+TEST(KVCache, CachedAttentionEqualsForwardInBothLayouts) {
+  Generator gen(8);
+  GPTAttention gpt_attn(GPTConfig{.n_head = 3, .n_embd = 6}, gen);
+  gpt_attn.to(DType::Float64);
+  expect_cached_equals_forward(gpt_attn, gen, "GPTAttention");
+  CausalSelfAttention seed_attn({.d_model = 6, .n_heads = 3}, gen);
+  seed_attn.to(DType::Float64);
+  expect_cached_equals_forward(seed_attn, gen, "CausalSelfAttention");
 }
 
 }  // namespace

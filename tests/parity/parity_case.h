@@ -37,7 +37,7 @@ struct Tolerance {
   double atol;
 };
 
-// float64 runs must agree to ~1e-10 relative (README); float32 runs cast the inputs and agree to ~1e-4.
+// float64 runs must agree to ~1e-10 relative (docs/parity.md); float32 runs cast the inputs and agree to ~1e-4.
 inline Tolerance tolerance_for(DType run_dtype) {
   return run_dtype == DType::Float64 ? Tolerance{1e-9, 1e-10} : Tolerance{1e-4, 1e-5};
 }

@@ -1,5 +1,6 @@
-// train/data_parallel.h: the batch's shards, the loss shares, the fixed tree that sums the shards' gradients, and the
-// step that puts them together, bit-identical on any number of threads.
+// train/data_parallel.h: the batch's shards, the loss shares, the fixed tree (train/tree.h) that sums the shards'
+// gradients and numbers (train/shard_sums.h), and the step that puts them together, bit-identical on any number of
+// threads.
 #include "train/data_parallel.h"
 
 #include <algorithm>
@@ -37,12 +38,40 @@ TEST(DataParallel, TheTreeAddsNeighboursFirst) {
   // Float addition is not associative: ((a + b) + (c + d)) and (((a + b) + c) + d) differ here, so a sequential sum
   // (or a tree over other pairs) fails this.
   std::vector<double> v = {1e16, 1.0, -1e16, 1.0};
-  train::tree_sum(v, 4);
+  train::tree_sum(4, [&](int into, int from) { v[into] += v[from]; });
   EXPECT_EQ(v[0], (1e16 + 1.0) + (-1e16 + 1.0));
   EXPECT_NE(v[0], ((1e16 + 1.0) + -1e16) + 1.0);
   std::vector<double> eight = {1, 2, 3, 4, 5, 6, 7, 8};
-  train::tree_sum(eight, 8);
+  train::tree_sum(8, [&](int into, int from) { eight[into] += eight[from]; });
   EXPECT_EQ(eight[0], 36);
+  std::vector<std::pair<int, int>> pairs;  // the additions, in order: level by level
+  train::tree_sum(8, [&](int into, int from) { pairs.emplace_back(into, from); });
+  EXPECT_EQ(pairs, (std::vector<std::pair<int, int>>{{0, 1}, {2, 3}, {4, 5}, {6, 7}, {0, 2}, {4, 6}, {0, 4}}));
+}
+
+// A shard's numbers, as a program names them.
+struct TwoSums {
+  double loss = 0, share = 0;
+  std::int64_t rows = 0;
+  auto fields() { return std::tie(loss, share, rows); }
+};
+struct NoSums {
+  auto fields() { return std::tie(); }
+};
+
+TEST(DataParallel, ShardSumsAddMemberByMemberAndCrossAsDoubles) {
+  static_assert(train::sums_width<TwoSums> == 3 && train::sums_width<NoSums> == 0);
+  TwoSums a{.loss = 0.5, .share = 0.25, .rows = 3};
+  train::add_sums(a, TwoSums{.loss = 1.0, .share = 0.5, .rows = 4});
+  EXPECT_EQ(a.loss, 1.5);
+  EXPECT_EQ(a.share, 0.75);
+  EXPECT_EQ(a.rows, 7);
+  EXPECT_EQ(train::sums_to_doubles(a), (std::vector<double>{1.5, 0.75, 7.0}));
+  const std::vector<double> back = {2.0, 3.0, 9007199254740992.0};  // 2^53: a count still exact
+  const TwoSums b = train::sums_from_doubles<TwoSums>(back.data());
+  EXPECT_EQ(b.loss, 2.0);
+  EXPECT_EQ(b.share, 3.0);
+  EXPECT_EQ(b.rows, std::int64_t{1} << 53);
 }
 
 TEST(DataParallel, ShardGradientsAreSummedInTheTreeIntoTheFirstShard) {
@@ -77,13 +106,13 @@ struct LinearRun {
     const Tensor y = m.forward(index_select(x, 0, Tensor::from_vector<std::int64_t>(rows, {std::ssize(rows)})));
     return mean(mul(y, y));
   }
-  // One step's gradients in the model; returns the batch's loss and the shards' shares, summed in the tree.
-  std::vector<double> step(const std::vector<std::int64_t>& rows) {
+  // One step's gradients in the model; returns the batch's loss, the shards' shares and rows, summed in the tree.
+  TwoSums step(const std::vector<std::int64_t>& rows) {
     parallel.model().zero_grad();
     return parallel.step(rows, [&](nn::Linear& m, const train::Shard& shard) {
       const Tensor l = loss(m, shard.rows);
       l.backward(Tensor::scalar(shard.share, DType::Float32));
-      return std::vector<double>{shard.share * l.item(), shard.share};
+      return TwoSums{.loss = shard.share * l.item(), .share = shard.share, .rows = std::ssize(shard.rows)};
     });
   }
 };
@@ -97,15 +126,16 @@ std::vector<std::vector<float>> grads(const std::vector<Tensor>& params) {
 TEST(DataParallel, StepLeavesTheWholeBatchsGradientsInTheModel) {
   LinearRun run(2);
   const std::vector<std::int64_t> rows = {6, 0, 3, 5, 1, 2, 4, 8, 7};
-  const std::vector<double> sums = run.step(rows);
-  EXPECT_DOUBLE_EQ(sums[1], 1.0);  // the shares of 2, 2, 2 and 3 rows
+  const TwoSums sums = run.step(rows);
+  EXPECT_DOUBLE_EQ(sums.share, 1.0);  // the shares of 2, 2, 2 and 3 rows
+  EXPECT_EQ(sums.rows, 9);
   const auto parallel = grads(run.parallel.parameters());
 
   nn::Linear& model = run.parallel.model();  // the same loss on the whole batch, one model
   model.zero_grad();
   const Tensor whole_loss = run.loss(model, rows);
   whole_loss.backward();
-  EXPECT_NEAR(sums[0], whole_loss.item(), 1e-6);
+  EXPECT_NEAR(sums.loss, whole_loss.item(), 1e-6);
   const auto whole = grads(model.parameters());
   for (std::size_t i = 0; i < whole.size(); ++i)
     for (std::size_t j = 0; j < whole[i].size(); ++j) EXPECT_NEAR(parallel[i][j], whole[i][j], 1e-6);
@@ -118,11 +148,11 @@ TEST(DataParallel, StepLeavesTheWholeBatchsGradientsInTheModel) {
 TEST(DataParallel, AnyThreadCountGivesBitIdenticalGradientsAndSums) {
   const std::vector<std::int64_t> rows = {6, 0, 3, 5, 1, 2, 4, 8, 7};
   LinearRun one(1);
-  const std::vector<double> sums = one.step(rows);
+  const std::vector<double> sums = train::sums_to_doubles(one.step(rows));
   const auto reference = grads(one.parallel.parameters());
   for (const int threads : {2, 3, 4, 8}) {
     LinearRun run(threads);
-    EXPECT_EQ(run.step(rows), sums) << threads << " threads";
+    EXPECT_EQ(train::sums_to_doubles(run.step(rows)), sums) << threads << " threads";
     EXPECT_EQ(grads(run.parallel.parameters()), reference) << threads << " threads";
   }
   LinearRun other_shards(1, 2);  // the shard count, unlike the threads, may round differently
@@ -140,7 +170,7 @@ TEST(DataParallel, StepSharesFollowTheLossTermsAndReplicasFollowTheModel) {
                       EXPECT_FALSE(m.is_training());
                       EXPECT_NE(&m, &run.parallel.model());  // shards run on replicas, the model holds the sum
                       shares[shard.index] = shard.share;
-                      return std::vector<double>{};
+                      return NoSums{};
                     });
   EXPECT_EQ(shares, (std::vector<double>{1.0 / 5, 4.0 / 5}));
 
@@ -148,7 +178,7 @@ TEST(DataParallel, StepSharesFollowTheLossTermsAndReplicasFollowTheModel) {
   std::vector<int> ran;
   small.parallel.step(std::vector<std::int64_t>{4, 1}, [&](nn::Linear&, const train::Shard& shard) {
     ran.push_back(shard.index);
-    return std::vector<double>{shard.share};
+    return NoSums{};
   });
   std::sort(ran.begin(), ran.end());
   EXPECT_EQ(ran, (std::vector<int>{1, 3}));
