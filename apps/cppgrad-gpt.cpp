@@ -20,10 +20,14 @@
 #include <optional>
 #include <set>
 
+#include "cli/config_flags.h"
 #include "cli/processes.h"
+#include "cli/tokens.h"
+#include "cli/train_outputs.h"
 #include "cli/program.h"
 #include "core/atomic_file.h"
 #include "core/autograd.h"
+#include "data/corpus_rows.h"
 #include "data/utf8.h"
 #include "gpt/trainer.h"
 #include "nn/generate.h"
@@ -43,44 +47,16 @@ namespace {
 
 // ------------------------------------------------------------------------------------------- train
 cxxopts::Options train_flags() {
-  const TrainConfig d;
   cxxopts::Options o("cppgrad-gpt train", "Train a GPT on text: next-character prediction, validation loss against "
                                           "the bigram baseline, samples at the end.");
-  o.add_options("data")
-      ("data", "the text: a file of lines (one sequence each) or running text", cxxopts::value<std::string>()->default_value(d.data))
-      ("format", "lines (each line a sequence between <b> tokens) | text (random windows of a running text)",
-       cxxopts::value<std::string>()->default_value(d.format))
-      ("context", "tokens the model reads (0: lines -> the longest line + 1; text -> 64)", cxxopts::value<std::string>()->default_value("0"));
-  o.add_options("model")
-      ("d-model", "width of the residual stream", cxxopts::value<std::string>()->default_value(std::to_string(d.d_model)))
-      ("heads", "attention heads (must divide --d-model)", cxxopts::value<std::string>()->default_value(std::to_string(d.heads)))
-      ("layers", "transformer blocks", cxxopts::value<std::string>()->default_value(std::to_string(d.layers)))
-      ("dropout", "dropout probability", cxxopts::value<std::string>()->default_value("0"));
-  o.add_options("training")
-      ("steps", "optimizer steps", cxxopts::value<std::string>()->default_value(std::to_string(d.steps)))
-      ("batch-size", "sequences per step", cxxopts::value<std::string>()->default_value(std::to_string(d.batch_size)))
-      ("lr", "learning rate (AdamW, betas 0.9/0.99)", cxxopts::value<std::string>()->default_value("0.0005"))
-      ("schedule", "constant | cosine (linear warm-up, then cosine to 0 at --steps)", cxxopts::value<std::string>()->default_value(d.schedule))
-      ("warmup-steps", "linear warm-up steps for --schedule cosine", cxxopts::value<std::string>()->default_value("0"))
-      ("weight-decay", "AdamW's decoupled weight decay", cxxopts::value<std::string>()->default_value("0.01"))
-      ("clip-grad", "clip the global gradient norm to this (0: off)", cxxopts::value<std::string>()->default_value("0"))
-      ("seed", "seed of the split, the initial weights, the batches and dropout", cxxopts::value<std::string>()->default_value("0"))
-      ("threads", "threads; each runs shards of every batch on their own model replicas (0: OpenMP's default)",
-       cxxopts::value<std::string>()->default_value("0"))
-      ("shards", "each batch is cut into this many shards (a power of two), their gradients summed in a fixed tree: "
-       "the same weights on any number of threads or processes", cxxopts::value<std::string>()->default_value(std::to_string(d.shards)))
-      ("eval-every", "steps between evaluations (validation loss, metrics line, checkpoint)",
-       cxxopts::value<std::string>()->default_value(std::to_string(d.eval_every)));
-  o.add_options("output")
-      ("save", "checkpoint written at every evaluation, and when Ctrl-C or SIGTERM stops the run (atomically)",
-       cxxopts::value<std::string>())
-      ("resume", "continue a checkpoint (its config; flags you give must agree, --steps may grow)", cxxopts::value<std::string>())
-      ("metrics-out", "JSON Lines: one object per evaluation, then a final one", cxxopts::value<std::string>())
-      ("plot", "SVG of training and validation loss against steps", cxxopts::value<std::string>())
-      ("samples", "samples printed at the end", cxxopts::value<std::string>()->default_value("12"))
-      ("detect-anomaly", "stop at the first NaN/Inf in a forward result or gradient, naming the op and its line")
-      ("quiet", "only the final summary")
-      ("h,help", "this help");
+  cli::add_config_flags(o, config_table());
+  cli::add_output_flags(o, {.save = "checkpoint written at every evaluation, and when Ctrl-C or SIGTERM stops the run "
+                                    "(atomically)",
+                            .resume = "continue a checkpoint (its config; flags you give must agree, --steps may grow)",
+                            .metrics = "JSON Lines: one object per evaluation, then a final one",
+                            .plot = "SVG of training and validation loss against steps"});
+  o.add_options("output")("samples", "samples printed at the end", cxxopts::value<std::string>()->default_value("12"));
+  cli::add_run_flags(o);
   return o;
 }
 
@@ -89,16 +65,7 @@ TrainConfig train_config(const cxxopts::ParseResult& r) {
   TrainConfig c;
   const bool resume = r.count("resume") > 0;
   if (resume) c = read_checkpoint_config(r["resume"].as<std::string>());
-  auto set = [&](const char* flag, auto& field) {
-    if (resume && !r.count(flag)) return;
-    field = flag_value<std::remove_reference_t<decltype(field)>>(r, flag);
-  };
-  set("data", c.data), set("format", c.format), set("context", c.context), set("d-model", c.d_model);
-  set("heads", c.heads), set("layers", c.layers), set("dropout", c.dropout), set("steps", c.steps);
-  set("batch-size", c.batch_size), set("lr", c.lr), set("schedule", c.schedule), set("warmup-steps", c.warmup_steps);
-  set("weight-decay", c.weight_decay), set("clip-grad", c.clip_grad), set("seed", c.seed), set("threads", c.threads);
-  set("shards", c.shards);
-  set("eval-every", c.eval_every);
+  cli::apply_config_flags(r, config_table(), c);
   if (!resume || r.count("data")) {  // stored absolute, so sample and eval find it from any directory
     std::error_code ec;
     const auto absolute = std::filesystem::absolute(c.data, ec);
@@ -113,16 +80,6 @@ TrainConfig train_config(const cxxopts::ParseResult& r) {
 }
 
 std::string ppl(double loss) { return fmt::format("{:.2f}", std::exp(loss)); }
-
-// A sample as the user reads it: the boundary dropped, control characters shown as escapes.
-std::string readable(const data::CharTokenizer& tok, const std::vector<std::int64_t>& ids) {
-  std::string s;
-  for (const std::int64_t id : ids) {
-    const std::string c = tok.decode(id);
-    s += c == "\n" ? "\\n" : c == "\t" ? "\\t" : c;
-  }
-  return s;
-}
 
 // Samples from a model: in lines mode, sequences from <b> to the next <b>; in text mode, a continuation of a newline
 // (or of the first character of the vocabulary).
@@ -144,44 +101,89 @@ std::vector<std::int64_t> default_prompt(const data::CharTokenizer& tok) {
   return {0};
 }
 
-// Where a training run writes, every path checked before anything is trained or written (train/outputs.h).
-struct TrainOutputs {
-  std::string save, plot, resume;
-  std::optional<train::LinesOutput> metrics;
-  bool quiet = false;
-};
-
-void open_outputs(const cxxopts::ParseResult& r, TrainOutputs& out) {
-  out.save = flag_path(r, "save"), out.plot = flag_path(r, "plot"), out.resume = flag_path(r, "resume");
-  out.quiet = r.count("quiet") > 0;
-  std::vector<train::OutputFlag> outputs;
-  for (const auto& [flag, stream] : {std::pair{"save", false}, {"metrics-out", true}, {"plot", false}})
-    if (r.count(flag)) outputs.push_back({std::string("--") + flag, r[flag].as<std::string>(), stream});
-  cli::check_outputs_or_usage_error(outputs, out.resume);
-  if (r.count("metrics-out")) out.metrics.emplace(r["metrics-out"].as<std::string>(), train::LinesOutput::Kind::Whole);
-}
-
 void print_header(Trainer& t) {
   const data::TextCorpus& c = t.corpus();
-  const bool lines = c.format == data::TextFormat::lines;
-  const auto n_train = lines ? c.train_lines.size() : c.train_tokens.size();
-  const auto n_val = lines ? c.val_lines.size() : c.val_tokens.size();
-  fmt::print("cppgrad-gpt: {} ({}): {} {} train, {} validation (seed {}); vocab {}{}; context {}; {} threads\n",
-             t.config().data, t.config().format, n_train, lines ? "lines" : "characters", n_val, t.config().seed,
-             c.tokenizer.size(), lines ? " (<b> and the characters)" : "", c.context, t.workers());
+  const std::string splits = std::visit([](const auto& s) {
+    return fmt::format("{} {} train, {} validation", data::split_size(s, data::Split::train), data::split_unit(s),
+                       data::split_size(s, data::Split::validation));
+  }, c.splits);
+  fmt::print("cppgrad-gpt: {} ({}): {} (seed {}); vocab {}{}; context {}; {} threads\n", t.config().data,
+             train::choice_name(kFormats, t.config().format), splits, t.config().seed, c.tokenizer.size(),
+             c.tokenizer.has_boundary() ? " (<b> and the characters)" : "", c.context, t.workers());
   fmt::print("model: GPT, {} parameters (d_model {}, {} layers, {} heads); {} tokens per step\n",
-             t.model().num_parameters(), t.config().d_model, t.config().layers, t.config().heads, t.tokens_per_step());
+             t.model().num_parameters(), t.config().model.n_embd, t.config().model.n_layer, t.config().model.n_head,
+             t.tokens_per_step());
   fmt::print("bigram baseline (counts, add-one smoothing): validation loss {:.4f} nats/token (perplexity {})\n",
              t.bigram_val_loss(), ppl(t.bigram_val_loss()));
   if (t.step() > 0) fmt::print("resumed at step {} of {}\n", t.step(), t.config().steps);
   std::fflush(stdout);
 }
 
-int stop_training(Trainer& t, const TrainOutputs& out) {
+int stop_training(Trainer& t, const cli::TrainOutputs& out) {
   return cli::stopped_by_signal("cppgrad-gpt",
                                 fmt::format("stopped by {} after step {} of {}", train::stop_signal_name(), t.step(),
                                             t.config().steps),
                                 out.save, [&](const std::string& path) { t.save(path); });
+}
+
+// Trains to --steps: a progress bar, a line per evaluation, and every output written at each evaluation. Returns
+// false when Ctrl-C or SIGTERM stopped the run.
+bool run_training(Trainer& t, cli::TrainOutputs& out, train::ProcessLink* processes) {
+  train::ProgressBar bar(stdout, "step", t.config().steps, "tokens/s");
+  const auto on_step = [&](std::int64_t step, double loss, double tokens_per_s) {
+    if (!out.quiet) bar.update(step, loss, tokens_per_s);
+  };
+  const auto on_eval = [&](const Evaluation& e) {
+    bar.finish();
+    if (!out.quiet)
+      fmt::print("step {:>6}/{}  train {:.4f}  val {:.4f} (perplexity {})  lr {:.2e}  {:.0f} tokens/s\n", e.step,
+                 t.config().steps, e.train_loss, e.val_loss, ppl(e.val_loss), e.lr, e.tokens_per_s);
+    std::fflush(stdout);
+    if (out.metrics) out.metrics->write(metrics_jsonl(t.history(), nullptr));
+    if (!out.plot.empty()) write_file_atomically(out.plot, loss_chart(t.history(), t.bigram_val_loss(), "cppgrad-gpt"));
+    if (!out.save.empty()) t.save(out.save);
+  };
+  train::catch_stop_signals();  // from here Ctrl-C and SIGTERM stop at the next step boundary (train/stop.h)
+  try {
+    t.run(on_step, on_eval, [&] { return cli::stop_requested(processes); });
+  } catch (const train::TrainingStopped&) {
+    bar.finish();
+    return false;
+  } catch (...) {
+    bar.finish();
+    throw;
+  }
+  return true;
+}
+
+// The samples a run prints at its end: lines on one line, a space between two; a running text as it is, a blank
+// line between two.
+std::string samples_block(const data::Lines&, const std::vector<std::string>& texts) {
+  std::string s;
+  for (const std::string& t : texts) s += " " + t;
+  return s;
+}
+
+std::string samples_block(const data::RunningText&, const std::vector<std::string>& texts) {
+  std::string s;
+  for (std::size_t i = 0; i < texts.size(); ++i) s += (i == 0 ? "\n" : "\n\n") + texts[i];
+  return s;
+}
+
+void print_final(Trainer& t, cli::TrainOutputs& out, std::int64_t samples) {
+  const FinalSummary final{.val_loss = t.history().back().val_loss, .bigram_val_loss = t.bigram_val_loss(),
+                           .steps = t.step(), .params = t.model().num_parameters(),
+                           .train_wall_s = t.history().back().elapsed_s};
+  if (out.metrics) out.metrics->write(metrics_jsonl(t.history(), &final));
+  fmt::print("done: {} steps, validation loss {:.4f} nats/token (perplexity {}) against the bigram's {:.4f}; {:.1f}s "
+             "training\n", final.steps, final.val_loss, ppl(final.val_loss), final.bigram_val_loss, final.train_wall_s);
+  if (samples == 0) return;
+  Generator gen(t.config().seed);
+  const data::CharTokenizer& tok = t.corpus().tokenizer;
+  std::vector<std::string> texts;
+  for (const auto& s : draw_samples(t.model(), tok, samples, t.corpus().context - 1, {}, default_prompt(tok), gen))
+    texts.push_back(cli::token_text(tok, s));
+  fmt::print("samples:{}\n", std::visit([&](const auto& s) { return samples_block(s, texts); }, t.corpus().splits));
 }
 
 int cmd_train(int argc, char** argv) {
@@ -193,9 +195,8 @@ int cmd_train(int argc, char** argv) {
   // Under mpirun: every process trains its block of each batch's shards; rank 0 alone writes and prints.
   const std::unique_ptr<train::ProcessLink> processes = cli::join_processes("cppgrad-gpt");
   const bool rank0 = !processes || processes->rank() == 0;
-  TrainOutputs out;
-  if (rank0) open_outputs(r, out);
-  else out.quiet = true, out.resume = flag_path(r, "resume");
+  cli::TrainOutputs out;
+  cli::open_train_outputs(r, rank0, out);
   cli::set_threads(config.threads);
   if (config.data == kDefaultData && !std::filesystem::exists(config.data))
     throw UsageError(fmt::format("the default data {} is missing: install Debian's word list (sudo apt-get install "
@@ -207,50 +208,11 @@ int cmd_train(int argc, char** argv) {
                                  "to do (give --steps above {} to train further)", out.resume, t.step(), config.steps,
                                  t.step()));
   if (!out.quiet) print_header(t);
-
-  train::ProgressBar bar(stdout, "step", config.steps, "tokens/s");
-  const auto on_step = [&](std::int64_t step, double loss, double tokens_per_s) {
-    if (!out.quiet) bar.update(step, loss, tokens_per_s);
-  };
-  const auto on_eval = [&](const Evaluation& e) {
-    bar.finish();
-    if (!out.quiet)
-      fmt::print("step {:>6}/{}  train {:.4f}  val {:.4f} (perplexity {})  lr {:.2e}  {:.0f} tokens/s\n", e.step,
-                 config.steps, e.train_loss, e.val_loss, ppl(e.val_loss), e.lr, e.tokens_per_s);
-    std::fflush(stdout);
-    if (out.metrics) out.metrics->write(metrics_jsonl(t.history(), nullptr));
-    if (!out.plot.empty()) write_file_atomically(out.plot, loss_chart(t.history(), t.bigram_val_loss(), "cppgrad-gpt"));
-    if (!out.save.empty()) t.save(out.save);
-  };
   std::optional<DetectAnomalyGuard> anomaly;
   if (r.count("detect-anomaly")) anomaly.emplace();
-  train::catch_stop_signals();  // from here Ctrl-C and SIGTERM stop at the next step boundary (train/stop.h)
-  try {
-    t.run(on_step, on_eval, [&] { return cli::stop_requested(processes.get()); });
-  } catch (const train::TrainingStopped&) {
-    bar.finish();
-    if (!rank0) return train::stop_status();  // rank 0 saves and says how to resume
-    return stop_training(t, out);
-  } catch (...) {
-    bar.finish();
-    throw;
-  }
-  const FinalSummary final{.val_loss = t.history().back().val_loss, .bigram_val_loss = t.bigram_val_loss(),
-                           .steps = t.step(), .params = t.model().num_parameters(),
-                           .train_wall_s = t.history().back().elapsed_s};
-  if (!rank0) return 0;
-  if (out.metrics) out.metrics->write(metrics_jsonl(t.history(), &final));
-  fmt::print("done: {} steps, validation loss {:.4f} nats/token (perplexity {}) against the bigram's {:.4f}; {:.1f}s "
-             "training\n", final.steps, final.val_loss, ppl(final.val_loss), final.bigram_val_loss, final.train_wall_s);
-  if (samples > 0) {
-    Generator gen(config.seed);
-    const auto drawn = draw_samples(t.model(), t.corpus().tokenizer, samples, t.corpus().context - 1, {},
-                                    default_prompt(t.corpus().tokenizer), gen);
-    std::string line;
-    for (const auto& s : drawn) line += (line.empty() ? "" : t.corpus().tokenizer.has_boundary() ? " " : "\n") +
-                                        readable(t.corpus().tokenizer, s);
-    fmt::print("samples: {}\n", line);
-  }
+  if (!run_training(t, out, processes.get()))
+    return rank0 ? stop_training(t, out) : train::stop_status();  // rank 0 saves and says how to resume
+  if (rank0) print_final(t, out, samples);
   return 0;
 }
 
@@ -261,26 +223,39 @@ LoadedModel checkpoint_flag(const cxxopts::ParseResult& r, const char* command) 
   return load_model(r["checkpoint"].as<std::string>());
 }
 
-// A prompt's tokens; a character outside the vocabulary is a usage error naming it.
+// A prompt's tokens; a character outside the model's vocabulary is a usage error naming it and the flag.
 std::vector<std::int64_t> prompt_tokens(const data::CharTokenizer& tok, const std::string& text) {
+  std::u32string chars;
   try {
-    return tok.encode(data::decode_utf8(text));
+    chars = data::decode_utf8(text);
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("--prompt: ") + e.what());
   }
+  for (const char32_t c : chars)
+    if (!tok.find(c))
+      throw UsageError(fmt::format("--prompt '{}': the character '{}' ({}) is not in this model's vocabulary", text,
+                                   data::encode_utf8(c), data::code_point_name(c)));
+  return tok.encode(chars);
 }
 
+// The five likeliest next tokens of an --explain line, with their probabilities.
 std::string choices_str(const data::CharTokenizer& tok, const std::vector<nn::TokenChoice>& choices) {
   std::string s;
-  for (const auto& c : choices) {
-    if (c.prob <= 0) continue;  // fewer than five survived the filters
-    const std::string t = tok.decode(c.id);
-    s += fmt::format("  {:>5} {:.3f}", t.empty() ? "<b>" : t == "\n" ? "\\n" : t == " " ? "' '" : t, c.prob);
-  }
+  for (const auto& c : choices)
+    if (c.prob > 0) s += fmt::format("  {:>5} {:.3f}", cli::token_label(tok, c.id), c.prob);  // fewer may survive
   return s;
 }
 
-int cmd_sample(int argc, char** argv) {
+struct SampleFlags {
+  std::string checkpoint;
+  std::int64_t num = 0, max_new = 0;
+  nn::SamplingConfig sampling;
+  std::uint64_t seed = 0;
+  std::string prompt;
+  bool explain = false;
+};
+
+SampleFlags sample_flags(int argc, char** argv) {
   cxxopts::Options o("cppgrad-gpt sample", "Invent text with a trained model (a KV cache makes each token one step).");
   o.add_options()("checkpoint", "checkpoint written by train --save", cxxopts::value<std::string>())
       ("num", "samples", cxxopts::value<std::string>()->default_value("10"))
@@ -293,56 +268,68 @@ int cmd_sample(int argc, char** argv) {
       ("explain", "for every token: the five likeliest next tokens before and after temperature and the filters")
       ("h,help", "this help");
   const auto r = cli::parse_flags(o, argc, argv);
-  const std::int64_t num = flag_value<std::int64_t>(r, "num"), max_new = flag_value<std::int64_t>(r, "max-new-tokens");
-  const nn::SamplingConfig sampling{.temperature = flag_value<double>(r, "temperature"),
-                                    .top_k = flag_value<std::int64_t>(r, "top-k"),
-                                    .top_p = flag_value<double>(r, "top-p")};
-  const std::uint64_t seed = flag_value<std::uint64_t>(r, "seed");
-  if (num < 1 || num > 100000) throw UsageError("--num must be in 1..100000");
-  if (max_new < 0 || max_new > 1'000'000) throw UsageError("--max-new-tokens must be in 0..1000000");
+  SampleFlags f{.checkpoint = flag_path(r, "checkpoint"), .num = flag_value<std::int64_t>(r, "num"), .max_new = flag_value<std::int64_t>(r, "max-new-tokens"),
+                .sampling = {.temperature = flag_value<double>(r, "temperature"),
+                             .top_k = flag_value<std::int64_t>(r, "top-k"),
+                             .top_p = flag_value<double>(r, "top-p")},
+                .seed = flag_value<std::uint64_t>(r, "seed"), .prompt = r["prompt"].as<std::string>(),
+                .explain = r.count("explain") > 0};
+  if (f.num < 1 || f.num > 100000) throw UsageError("--num must be in 1..100000");
+  if (f.max_new < 0 || f.max_new > 1'000'000) throw UsageError("--max-new-tokens must be in 0..1000000");
   try {
-    nn::check_sampling(sampling);
+    nn::check_sampling(f.sampling);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
-  const LoadedModel m = checkpoint_flag(r, "sample");
+  if (f.checkpoint.empty()) throw UsageError("sample needs --checkpoint PATH (written by train --save)");
+  return f;
+}
+
+// A lines model's samples against its data: how many are lines of the training split, of the validation split, or
+// new (a running text's continuations are neither: nothing to say).
+void print_origins(const data::Lines& lines, const LoadedModel& m, const std::vector<std::string>& words) {
+  std::set<std::string> train_set, val_set;
+  for (const auto& l : lines.train) train_set.insert(cli::token_text(m.tokenizer, l));
+  for (const auto& l : lines.val) val_set.insert(cli::token_text(m.tokenizer, l));
+  std::int64_t in_train = 0, in_val = 0;
+  for (const auto& w : words) in_train += train_set.count(w) > 0, in_val += !train_set.count(w) && val_set.count(w);
+  fmt::print("{} samples: {} are lines of the training split, {} of the validation split (never trained on), {} new\n",
+             words.size(), in_train, in_val, std::ssize(words) - in_train - in_val);
+}
+
+void print_origins(const data::RunningText&, const LoadedModel&, const std::vector<std::string>&) {}
+
+int cmd_sample(int argc, char** argv) {
+  const SampleFlags f = sample_flags(argc, argv);
+  const LoadedModel m = load_model(f.checkpoint);
   std::vector<std::int64_t> prompt = default_prompt(m.tokenizer);
-  const std::string prompt_text = r["prompt"].as<std::string>();
-  if (!prompt_text.empty()) {
-    const auto ids = prompt_tokens(m.tokenizer, prompt_text);
+  if (!f.prompt.empty()) {
+    const auto ids = prompt_tokens(m.tokenizer, f.prompt);
     if (m.tokenizer.has_boundary()) prompt.insert(prompt.end(), ids.begin(), ids.end());
     else prompt = ids;
   }
   if (std::ssize(prompt) >= m.context && m.tokenizer.has_boundary())
     throw UsageError(fmt::format("--prompt has {} characters; this model's lines hold at most {}", prompt.size() - 1,
                                  m.context - 1));
-  const std::int64_t limit = max_new > 0 ? max_new : m.context - (m.tokenizer.has_boundary() ? std::ssize(prompt) : 0);
-  Generator gen(seed);
-  const bool explain = r.count("explain") > 0;
+  const std::int64_t limit = f.max_new > 0 ? f.max_new : m.context - (m.tokenizer.has_boundary() ? std::ssize(prompt) : 0);
+  Generator gen(f.seed);
   const auto on_step = [&](const nn::GenerateStep& s) {
-    if (!explain) return;
-    const std::string t = m.tokenizer.decode(s.token);
-    fmt::print("  -> {:<5} model:{}\n        after filters:{}\n", t.empty() ? "<b>" : t, choices_str(m.tokenizer, s.raw_top),
-               choices_str(m.tokenizer, s.filtered_top));
+    if (!f.explain) return;
+    fmt::print("  -> {:<5} model:{}\n        after filters:{}\n", cli::token_label(m.tokenizer, s.token),
+               choices_str(m.tokenizer, s.raw_top), choices_str(m.tokenizer, s.filtered_top));
   };
-  const auto drawn = draw_samples(*m.model, m.tokenizer, num, limit, sampling, prompt, gen, on_step);
+  // Each sample as it is: a line of a lines model on its own line; a running text's, with a blank line after it.
+  const char* after = m.tokenizer.has_boundary() ? "\n" : "\n\n";
   std::vector<std::string> words;
-  for (const auto& s : drawn) {
-    words.push_back(prompt_text + readable(m.tokenizer, s));
-    fmt::print("{}\n", words.back());
+  for (const auto& s : draw_samples(*m.model, m.tokenizer, f.num, limit, f.sampling, prompt, gen, on_step)) {
+    words.push_back(f.prompt + cli::token_text(m.tokenizer, s));
+    fmt::print("{}{}", words.back(), after);
   }
-  if (!m.tokenizer.has_boundary()) return 0;
-  // Lines mode: how many samples are lines of the training split, of the validation split, or new.
+  if (!m.tokenizer.has_boundary()) return 0;  // a running text: its continuations are neither in the data nor new
   try {
     const data::TextCorpus corpus = read_corpus(m.config, m.context);
     if (corpus.tokenizer.vocab() != m.tokenizer.vocab()) throw std::runtime_error("the vocabulary differs");
-    std::set<std::string> train_set, val_set;
-    for (const auto& l : corpus.train_lines) train_set.insert(readable(m.tokenizer, l));
-    for (const auto& l : corpus.val_lines) val_set.insert(readable(m.tokenizer, l));
-    std::int64_t in_train = 0, in_val = 0;
-    for (const auto& w : words) in_train += train_set.count(w) > 0, in_val += !train_set.count(w) && val_set.count(w);
-    fmt::print("{} samples: {} are lines of the training split, {} of the validation split (never trained on), {} new\n",
-               words.size(), in_train, in_val, std::ssize(words) - in_train - in_val);
+    std::visit([&](const auto& s) { print_origins(s, m, words); }, corpus.splits);
   } catch (const std::exception& e) {
     fmt::print("(cannot tell which samples are in the data: {}: {})\n", m.config.data, e.what());
   }
@@ -368,13 +355,12 @@ int cmd_eval(int argc, char** argv) {
   }
   cli::set_threads(threads);
   const LoadedModel m = checkpoint_flag(r, "eval");
-  const data::TextFormat format = *data::parse_text_format(m.config.format);
   data::TextCorpus corpus;
   std::string what;
   if (r.count("data")) {
     const std::string path = r["data"].as<std::string>();
     corpus = data::make_text_corpus(data::read_text_file(path),
-                                    {.format = format, .context = m.context, .val_fraction = 0, .seed = 0}, m.tokenizer);
+                                    {.format = m.config.format, .context = m.context, .val_fraction = 0, .seed = 0}, m.tokenizer);
     what = path;
   } else {
     corpus = read_corpus(m.config, m.context);
@@ -392,19 +378,50 @@ int cmd_eval(int argc, char** argv) {
 }
 
 // ------------------------------------------------------------------------------------------- attention
+// Every layer's and head's map of the latest forward as an SVG panel, and the last layer's mean over its heads.
+struct AttentionMaps {
+  std::vector<train::AttentionPanel> panels;
+  std::vector<std::vector<double>> mean_last;  // [T][T]
+  std::size_t layers = 0;
+};
+
+AttentionMaps read_attention(const nn::GPT& model, std::size_t T) {
+  AttentionMaps out;
+  out.mean_last.assign(T, std::vector<double>(T, 0.0));
+  const auto maps = model.attention_maps();  // per layer [1, nh, T, T]
+  out.layers = maps.size();
+  for (std::size_t layer = 0; layer < maps.size(); ++layer) {
+    const Tensor w = maps[layer].select(0, 0);  // [nh, T, T]
+    const std::int64_t H = w.shape()[0];
+    for (std::int64_t h = 0; h < H; ++h) {
+      train::AttentionPanel p{fmt::format("layer {} head {}", layer, h), {}};
+      for (std::size_t i = 0; i < T; ++i) {
+        p.weights.emplace_back();
+        for (std::size_t j = 0; j < T; ++j) {
+          const double v = w.at({h, static_cast<std::int64_t>(i), static_cast<std::int64_t>(j)});
+          p.weights.back().push_back(v);
+          if (layer + 1 == maps.size()) out.mean_last[i][j] += v / static_cast<double>(H);
+        }
+      }
+      out.panels.push_back(std::move(p));
+    }
+  }
+  return out;
+}
+
 int cmd_attention(int argc, char** argv) {
   cxxopts::Options o("cppgrad-gpt attention", "Every layer's and head's causal attention over a prompt.");
   o.add_options()("checkpoint", "checkpoint written by train --save", cxxopts::value<std::string>())
       ("prompt", "the text to read", cxxopts::value<std::string>())
-      ("svg", "SVG of every layer's and head's map", cxxopts::value<std::string>()->default_value("attention.svg"))
+      ("svg", "also write every layer's and head's map to this SVG file", cxxopts::value<std::string>())
       ("no-color", "plain characters only in the heatmap")
       ("h,help", "this help");
   const auto r = cli::parse_flags(o, argc, argv);
   if (!r.count("prompt")) throw UsageError("attention needs --prompt TEXT");
-  const std::string svg = r["svg"].as<std::string>();
-  cli::check_outputs_or_usage_error({{"--svg", svg}});
+  const std::string svg = flag_path(r, "svg"), prompt = r["prompt"].as<std::string>();
+  if (r.count("svg")) cli::check_outputs_or_usage_error({{"--svg", svg}});
   const LoadedModel m = checkpoint_flag(r, "attention");
-  std::vector<std::int64_t> ids = prompt_tokens(m.tokenizer, r["prompt"].as<std::string>());
+  std::vector<std::int64_t> ids = prompt_tokens(m.tokenizer, prompt);
   if (m.tokenizer.has_boundary()) ids.insert(ids.begin(), 0);
   if (ids.empty()) throw UsageError("--prompt is empty");
   if (std::ssize(ids) > m.context)
@@ -416,36 +433,16 @@ int cmd_attention(int argc, char** argv) {
     m.model->forward(idx);
   }
   std::vector<std::string> labels;
-  for (const std::int64_t id : ids) {
-    const std::string t = m.tokenizer.decode(id);
-    labels.push_back(t.empty() ? "<b>" : t == " " ? "␣" : t == "\n" ? "\\n" : t);
-  }
-  std::vector<train::AttentionPanel> panels;
-  const auto maps = m.model->attention_maps();  // per layer [1, nh, T, T]
-  std::vector<std::vector<double>> mean_last(ids.size(), std::vector<double>(ids.size(), 0.0));
-  for (std::size_t layer = 0; layer < maps.size(); ++layer) {
-    const Tensor w = maps[layer].select(0, 0);  // [nh, T, T]
-    const std::int64_t H = w.shape()[0];
-    for (std::int64_t h = 0; h < H; ++h) {
-      train::AttentionPanel p{fmt::format("layer {} head {}", layer, h), {}};
-      for (std::size_t i = 0; i < ids.size(); ++i) {
-        p.weights.emplace_back();
-        for (std::size_t j = 0; j < ids.size(); ++j) {
-          const double v = w.at({h, static_cast<std::int64_t>(i), static_cast<std::int64_t>(j)});
-          p.weights.back().push_back(v);
-          if (layer + 1 == maps.size()) mean_last[i][j] += v / static_cast<double>(H);
-        }
-      }
-      panels.push_back(std::move(p));
-    }
-  }
+  for (const std::int64_t id : ids) labels.push_back(cli::token_label(m.tokenizer, id));
+  const AttentionMaps maps = read_attention(*m.model, ids.size());
   fmt::print("last layer's attention (mean over heads): rows = the position reading, columns = what it reads\n");
-  std::cout << train::terminal_heatmap(mean_last, labels, labels,
+  std::cout << train::terminal_heatmap(maps.mean_last, labels, labels,
                                        !r.count("no-color") && train::ProgressBar::is_terminal(stdout));
-  write_file_atomically(svg, train::attention_maps_svg(panels, labels, labels,
-                                                       "cppgrad-gpt: causal attention of " + r["prompt"].as<std::string>()));
-  fmt::print("wrote {} attention maps ({} layers x {} heads) to {}\n", panels.size(), maps.size(),
-             panels.size() / std::max<std::size_t>(1, maps.size()), svg);
+  if (svg.empty()) return 0;
+  write_file_atomically(svg, train::attention_maps_svg(maps.panels, labels, labels,
+                                                       "cppgrad-gpt: causal attention of " + prompt));
+  fmt::print("wrote {} attention maps ({} layers x {} heads) to {}\n", maps.panels.size(), maps.layers,
+             maps.panels.size() / std::max<std::size_t>(1, maps.layers), svg);
   return 0;
 }
 
@@ -456,7 +453,7 @@ const char* kUsage =
     "             d_model 64, 4 layers, 4 heads, batch 32, AdamW 5e-4, 2000 steps, seed 0)\n"
     "  sample     invent text with a trained model (--temperature, --top-k, --top-p, --explain)\n"
     "  eval       loss and perplexity on the validation split or a file\n"
-    "  attention  every layer's and head's causal attention map over a prompt (SVG and terminal)\n";
+    "  attention  every layer's and head's causal attention map over a prompt (terminal; --svg FILE also)\n";
 
 }  // namespace
 

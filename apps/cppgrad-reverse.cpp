@@ -18,6 +18,7 @@
 #include <cxxopts.hpp>
 #include <iostream>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -25,7 +26,9 @@
 #include "core/atomic_file.h"
 #include "core/autograd.h"
 #include "core/ops/reduce.h"
+#include "cli/config_flags.h"
 #include "cli/processes.h"
+#include "cli/train_outputs.h"
 #include "cli/program.h"
 #include "cppgrad/version.h"
 #include "reverse/greedy.h"
@@ -50,65 +53,6 @@ using cli::flag_value;
 using cli::UsageError;
 
 namespace {
-
-// ------------------------------------------------------------------------------------------- shared flags
-// In `sweep`, --heads and --attention take comma-separated lists (one run per combination).
-void add_config_flags(cxxopts::Options& o, bool sweep = false) {
-  const TrainConfig d;
-  o.add_options("data")
-      ("vocab", "vocabulary size: tokens 1..vocab-1, 0 is PAD", cxxopts::value<std::string>()->default_value(std::to_string(d.vocab)))
-      ("seq-len", "sequence length (fixed)", cxxopts::value<std::string>()->default_value(std::to_string(d.seq_len)))
-      ("min-len", "shortest sequence (variable lengths, with --max-len)", cxxopts::value<std::string>()->default_value("0"))
-      ("max-len", "longest sequence (variable lengths, with --min-len)", cxxopts::value<std::string>()->default_value("0"))
-      ("train-size", "training sequences", cxxopts::value<std::string>()->default_value(std::to_string(d.train_size)))
-      ("test-size", "test sequences (never in the training set)", cxxopts::value<std::string>()->default_value(std::to_string(d.test_size)));
-  o.add_options("model")
-      ("d-model", "model width", cxxopts::value<std::string>()->default_value(std::to_string(d.d_model)))
-      ("heads", sweep ? "comma-separated head counts to compare, e.g. 1,2,4,8" : "attention heads (must divide d-model)",
-       sweep ? cxxopts::value<std::string>()->default_value(std::to_string(d.heads))
-             : cxxopts::value<std::string>()->default_value(std::to_string(d.heads)))
-      ("encoder-layers", "encoder layers", cxxopts::value<std::string>()->default_value(std::to_string(d.encoder_layers)))
-      ("decoder-layers", "decoder layers", cxxopts::value<std::string>()->default_value(std::to_string(d.decoder_layers)))
-      ("d-ff", "feed-forward width", cxxopts::value<std::string>()->default_value(std::to_string(d.d_ff)))
-      ("positions", "rows of the learned position tables", cxxopts::value<std::string>()->default_value(std::to_string(d.positions)))
-      ("dropout", "dropout probability", cxxopts::value<std::string>()->default_value("0"))
-      ("arch", "transformer (the honest model) | tutorial (the seed tutorial's model, fed the target)",
-       cxxopts::value<std::string>()->default_value(d.arch))
-      ("attention", sweep ? "comma-separated cross-attention kinds to compare (scaled_dot,additive,multiplicative)"
-                          : "cross-attention: scaled_dot | additive | multiplicative",
-       cxxopts::value<std::string>()->default_value(d.attention));
-  o.add_options("training")
-      ("epochs", "epochs", cxxopts::value<std::string>()->default_value(std::to_string(d.epochs)))
-      ("batch-size", "batch size", cxxopts::value<std::string>()->default_value(std::to_string(d.batch_size)))
-      ("lr", "learning rate", cxxopts::value<std::string>()->default_value("0.001"))
-      ("optimizer", "adam | adamw | sgd", cxxopts::value<std::string>()->default_value(d.optimizer))
-      ("weight-decay", "weight decay (L2 for adam/sgd, decoupled for adamw)", cxxopts::value<std::string>()->default_value("0"))
-      ("schedule", "learning rate: constant | step (halve every 10 epochs) | cosine (warm-up then cosine)",
-       cxxopts::value<std::string>()->default_value(d.schedule))
-      ("warmup-steps", "linear warm-up steps for --schedule cosine", cxxopts::value<std::string>()->default_value("0"))
-      ("clip-grad", "clip the global gradient norm to this (0: off)", cxxopts::value<std::string>()->default_value("0"))
-      ("seed", "seed of the data, the initial weights and the shuffles", cxxopts::value<std::string>()->default_value(std::to_string(d.seed)))
-      ("threads", "threads; each runs shards of every batch on their own model replicas (0: OpenMP's default)", cxxopts::value<std::string>()->default_value("0"))
-      ("shards", "each batch is cut into this many shards (a power of two), their gradients summed in a fixed tree: the "
-       "same weights on any number of threads or processes (1: the whole batch on the model, the plain step)",
-       cxxopts::value<std::string>()->default_value(std::to_string(d.shards)));
-}
-
-// Copies flags into a config; with `only_explicit`, only those the user typed (resuming keeps the rest).
-void apply_config_flags(const cxxopts::ParseResult& r, TrainConfig& c, bool only_explicit, bool sweep = false) {
-  auto set = [&](const char* flag, auto& field) {
-    if (sweep && (std::string(flag) == "heads" || std::string(flag) == "attention")) return;  // lists in sweep
-    if (only_explicit && !r.count(flag)) return;
-    field = flag_value<std::remove_reference_t<decltype(field)>>(r, flag);
-  };
-  set("vocab", c.vocab), set("seq-len", c.seq_len), set("min-len", c.min_len), set("max-len", c.max_len);
-  set("train-size", c.train_size), set("test-size", c.test_size), set("d-model", c.d_model), set("heads", c.heads);
-  set("encoder-layers", c.encoder_layers), set("decoder-layers", c.decoder_layers), set("d-ff", c.d_ff);
-  set("positions", c.positions), set("dropout", c.dropout), set("attention", c.attention), set("epochs", c.epochs);
-  set("batch-size", c.batch_size), set("lr", c.lr), set("optimizer", c.optimizer), set("weight-decay", c.weight_decay);
-  set("schedule", c.schedule), set("warmup-steps", c.warmup_steps), set("clip-grad", c.clip_grad), set("seed", c.seed);
-  set("threads", c.threads), set("shards", c.shards), set("arch", c.arch);
-}
 
 std::string percent(double f) { return fmt::format("{:.1f}%", 100 * f); }
 
@@ -159,19 +103,17 @@ int train_tutorial(const TrainConfig& config, LinesOutput* metrics, const std::s
 
 cxxopts::Options train_flags() {
   cxxopts::Options o("cppgrad-reverse train", "Train the reversal transformer; accuracy is greedy decoding from BOS.");
-  add_config_flags(o);
+  cli::add_config_flags(o, config_table());
+  cli::add_output_flags(o, {.save = "checkpoint written after every epoch, and mid-epoch when Ctrl-C or SIGTERM stops "
+                                    "the run (atomically)",
+                            .resume = "continue a checkpoint (its config; flags you give must agree)",
+                            .metrics = "JSON Lines: one object per epoch, then a final one",
+                            .plot = "SVG of loss and accuracy per epoch"});
   o.add_options("output")
-      ("save", "checkpoint written after every epoch, and mid-epoch when Ctrl-C or SIGTERM stops the run (atomically)",
-       cxxopts::value<std::string>())
-      ("resume", "continue a checkpoint (its config; flags you give must agree)", cxxopts::value<std::string>())
-      ("metrics-out", "JSON Lines: one object per epoch, then a final one", cxxopts::value<std::string>())
-      ("plot", "SVG of loss and accuracy per epoch", cxxopts::value<std::string>())
       ("trace-graph", "Graphviz DOT of the first step's autograd graph, with gradient norms", cxxopts::value<std::string>())
       ("grad-log", "JSON Lines: per parameter gradient norm, weight norm, update/weight ratio", cxxopts::value<std::string>())
-      ("grad-log-every", "steps between --grad-log lines", cxxopts::value<std::string>()->default_value("10"))
-      ("detect-anomaly", "stop at the first NaN/Inf in a forward result or gradient, naming the op and its line")
-      ("quiet", "only the final summary")
-      ("h,help", "this help");
+      ("grad-log-every", "steps between --grad-log lines", cxxopts::value<std::string>()->default_value("10"));
+  cli::add_run_flags(o);
   return o;
 }
 
@@ -179,7 +121,7 @@ cxxopts::Options train_flags() {
 TrainConfig train_config(const cxxopts::ParseResult& r) {
   TrainConfig config;
   if (r.count("resume")) config = read_checkpoint_config(r["resume"].as<std::string>());
-  apply_config_flags(r, config, /*only_explicit=*/r.count("resume") > 0);
+  cli::apply_config_flags(r, config_table(), config);
   try {
     config.validate();
   } catch (const std::invalid_argument& e) {
@@ -188,28 +130,14 @@ TrainConfig train_config(const cxxopts::ParseResult& r) {
   return config;
 }
 
-// Where the run writes, every path checked before anything is trained or written (train/outputs.h).
-struct TrainOutputs {
-  std::string save, plot, resume;
-  std::optional<LinesOutput> metrics;
-  bool quiet = false;
-};
-
-void open_train_outputs(const cxxopts::ParseResult& r, const TrainConfig& config, TrainOutputs& out) {
-  auto flag_path = [&](const char* flag) { return r.count(flag) ? r[flag].as<std::string>() : std::string(); };
-  out.save = flag_path("save"), out.plot = flag_path("plot"), out.resume = flag_path("resume");
-  out.quiet = r.count("quiet") > 0;
-  std::vector<OutputFlag> outputs;
-  for (const auto& [flag, stream] : {std::pair{"save", false}, {"metrics-out", true}, {"plot", false},
-                                     {"trace-graph", false}, {"grad-log", true}})
-    if (r.count(flag)) outputs.push_back({std::string("--") + flag, r[flag].as<std::string>(), stream});
-  check_outputs_or_usage_error(outputs, out.resume);
-  if (!out.resume.empty())
+// Where the run writes (apps/cli/train_outputs.h), and a resumed checkpoint with epochs left to train.
+void open_train_outputs(const cxxopts::ParseResult& r, const TrainConfig& config, bool rank0, cli::TrainOutputs& out) {
+  cli::open_train_outputs(r, rank0, out, {{"trace-graph", false}, {"grad-log", true}});
+  if (rank0 && !out.resume.empty())
     if (const std::int64_t done = read_checkpoint_epoch(out.resume); config.epochs <= done)
       throw UsageError(fmt::format("--resume {}: the checkpoint has trained {} epochs already and --epochs is {}: "
                                    "nothing to do (give --epochs above {} to train further)",
                                    out.resume, done, config.epochs, done));
-  if (r.count("metrics-out")) out.metrics.emplace(r["metrics-out"].as<std::string>(), LinesOutput::Kind::Whole);
 }
 
 // What the run is, and the model's summary (after one forward in eval mode, so it can show output shapes).
@@ -234,7 +162,7 @@ void print_run_header(Trainer& trainer, const TrainConfig& config, const std::st
 }
 
 // One epoch with a progress bar, its line, and every output written; returns the steps run.
-std::int64_t train_one_epoch(Trainer& trainer, const TrainConfig& config, TrainOutputs& out,
+std::int64_t train_one_epoch(Trainer& trainer, const TrainConfig& config, cli::TrainOutputs& out,
                             const Trainer::StopCheck& stop) {
   std::int64_t steps = 0;
   ProgressBar bar(stdout, fmt::format("epoch {:>3}/{}", trainer.epochs_done() + 1, config.epochs),
@@ -266,7 +194,7 @@ std::int64_t train_one_epoch(Trainer& trainer, const TrainConfig& config, TrainO
   return steps;
 }
 
-void print_final(Trainer& trainer, TrainOutputs& out, double session_s, std::int64_t steps_run) {
+void print_final(Trainer& trainer, cli::TrainOutputs& out, double session_s, std::int64_t steps_run) {
   const FinalSummary final = summarize(trainer.history(), trainer.model().num_parameters());
   if (out.metrics) out.metrics->write(metrics_jsonl(trainer.history(), &final));
   fmt::print("done: {} epochs, greedy test accuracy {} (tokens {}), best {} at epoch {}; first >= 99% at epoch {}\n",
@@ -278,7 +206,7 @@ void print_final(Trainer& trainer, TrainOutputs& out, double session_s, std::int
 
 // A run stopped by Ctrl-C or SIGTERM between two steps: saved with --save (mid-epoch too), one line saying how to
 // go on, and the status a signal gives (130, 143).
-int stop_training(Trainer& trainer, const TrainOutputs& out, const train::TrainingStopped& stopped) {
+int stop_training(Trainer& trainer, const cli::TrainOutputs& out, const train::TrainingStopped& stopped) {
   return cli::stopped_by_signal("cppgrad-reverse",
                                 fmt::format("stopped by {} in epoch {} after step {} of {}", train::stop_signal_name(),
                                             stopped.epoch, stopped.step, stopped.steps),
@@ -293,14 +221,13 @@ int cmd_train(int argc, char** argv) {
   // Under mpirun: every process trains its block of each batch's shards; rank 0 alone writes and prints.
   const std::unique_ptr<train::ProcessLink> processes = cli::join_processes("cppgrad-reverse");
   const bool rank0 = !processes || processes->rank() == 0;
-  TrainOutputs out;
-  if (rank0) open_train_outputs(r, config, out);
-  else out.quiet = true, out.resume = r.count("resume") ? r["resume"].as<std::string>() : std::string();
-  if (processes && (config.arch == "tutorial" || config.shards == 1))
+  cli::TrainOutputs out;
+  open_train_outputs(r, config, rank0, out);
+  if (processes && (config.arch == Arch::tutorial || config.shards == 1))
     throw UsageError(fmt::format("{} processes need the transformer's sharded step: --arch transformer and --shards a "
-                                 "multiple of the processes, got --arch {} --shards {}", processes->size(), config.arch,
-                                 config.shards));
-  if (config.arch == "tutorial") {
+                                 "multiple of the processes, got --arch {} --shards {}", processes->size(),
+                                 train::choice_name(kArchs, config.arch), config.shards));
+  if (config.arch == Arch::tutorial) {
     if (!out.save.empty() || !out.resume.empty())
       throw UsageError("--save and --resume are not available with --arch tutorial");
     return train_tutorial(config, out.metrics ? &*out.metrics : nullptr, out.plot, out.quiet);
@@ -494,16 +421,8 @@ int cmd_predict(int argc, char** argv) {
   return 0;
 }
 
-int cmd_sweep(int argc, char** argv) {
-  cxxopts::Options o("cppgrad-reverse sweep", "Train one model per setting and compare them.");
-  add_config_flags(o, /*sweep=*/true);
-  o.add_options("sweep")
-      ("plot", "SVG of every run's loss curve", cxxopts::value<std::string>()->default_value("sweep.svg"))
-      ("h,help", "this help");
-  const auto r = cli::parse_flags(o, argc, argv);
-  check_outputs_or_usage_error({{"--plot", r["plot"].as<std::string>()}});
-  TrainConfig base;
-  apply_config_flags(r, base, false, /*sweep=*/true);
+// One run per combination of the --heads and --attention lists, each on `base`'s other settings; validated.
+std::vector<TrainConfig> sweep_runs(const cxxopts::ParseResult& r, const TrainConfig& base) {
   std::vector<TrainConfig> runs;
   const auto kinds = split_list(r["attention"].as<std::string>());
   for (const auto& h : split_list(r["heads"].as<std::string>())) {
@@ -512,7 +431,11 @@ int cmd_sweep(int argc, char** argv) {
     for (const auto& a : kinds) {
       TrainConfig c = base;
       c.heads = *heads;
-      c.attention = a;
+      try {
+        config_table().set_flag(c, "attention", a);
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(e.what());
+      }
       runs.push_back(c);
     }
   }
@@ -521,42 +444,66 @@ int cmd_sweep(int argc, char** argv) {
     try {
       c.validate();
     } catch (const std::invalid_argument& e) {
-      throw UsageError(fmt::format("setting heads={} attention={}: {}", c.heads, c.attention, e.what()));
+      throw UsageError(fmt::format("setting heads={} attention={}: {}", c.heads,
+                                   train::choice_name(kAttentions, c.attention), e.what()));
     }
   }
+  return runs;
+}
+
+// Trains one setting of a sweep to its end, prints its row, and returns its loss curve.
+Curve run_setting(const TrainConfig& c, const std::string& run) {
+  Trainer trainer(c);
+  // On a terminal, a progress bar over the run's steps stands where its row will be (train/plot/progress_bar.h).
+  const std::int64_t steps = trainer.steps_per_epoch() * c.epochs;
+  const std::string& attention = train::choice_name(kAttentions, c.attention);
+  ProgressBar bar(stdout, fmt::format("{} heads={} {}", run, c.heads, attention), steps);
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    while (trainer.epochs_done() < c.epochs) {
+      const std::int64_t before = trainer.epochs_done() * trainer.steps_per_epoch();
+      trainer.run_epoch([&](std::int64_t done, std::int64_t, double loss) {
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        bar.update(before + done, loss, static_cast<double>(before + done) / std::max(s, 1e-9));
+      });
+    }
+  } catch (...) {
+    bar.finish();
+    throw;
+  }
+  bar.finish();
+  const FinalSummary s = summarize(trainer.history(), trainer.model().num_parameters());
+  fmt::print("{:>5}  {:<15}  {:>7}  {:>10.4f}  {:>9}  {:>10}  {:>7.1f}s\n", c.heads, attention, s.params,
+             trainer.history().back().loss, percent(s.test_seq_acc), s.epoch_99 > 0 ? std::to_string(s.epoch_99) : "-",
+             s.train_wall_s);
+  std::fflush(stdout);
+  Curve curve{fmt::format("heads={} {}", c.heads, attention), {}};
+  for (const auto& m : trainer.history()) curve.values.push_back(m.loss);
+  return curve;
+}
+
+int cmd_sweep(int argc, char** argv) {
+  cxxopts::Options o("cppgrad-reverse sweep", "Train one model per setting and compare them.");
+  const std::set<std::string> lists = {"heads", "attention"};  // comma-separated: one run per combination
+  cli::add_config_flags(o, config_table(), lists);
+  o.add_options("sweep")
+      ("heads", "comma-separated head counts to compare, e.g. 1,2,4,8",
+       cxxopts::value<std::string>()->default_value(std::to_string(TrainConfig{}.heads)))
+      ("attention", "comma-separated cross-attention kinds to compare (scaled_dot,additive,multiplicative)",
+       cxxopts::value<std::string>()->default_value(train::choice_name(kAttentions, TrainConfig{}.attention)))
+      ("plot", "SVG of every run's loss curve", cxxopts::value<std::string>()->default_value("sweep.svg"))
+      ("h,help", "this help");
+  const auto r = cli::parse_flags(o, argc, argv);
+  check_outputs_or_usage_error({{"--plot", r["plot"].as<std::string>()}});
+  TrainConfig base;
+  cli::apply_config_flags(r, config_table(), base, lists);
+  const std::vector<TrainConfig> runs = sweep_runs(r, base);
   cli::set_threads(base.threads);
   std::vector<Curve> curves;
   fmt::print("{:>5}  {:<15}  {:>7}  {:>10}  {:>9}  {:>10}  {:>8}\n", "heads", "attention", "params", "final loss",
              "greedy", "epochs→99%", "time");
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    const TrainConfig& c = runs[i];
-    Trainer trainer(c);
-    // On a terminal, a progress bar over the run's steps stands where its row will be (train/plot/progress_bar.h).
-    const std::int64_t steps = trainer.steps_per_epoch() * c.epochs;
-    ProgressBar bar(stdout, fmt::format("run {}/{} heads={} {}", i + 1, runs.size(), c.heads, c.attention), steps);
-    const auto start = std::chrono::steady_clock::now();
-    try {
-      while (trainer.epochs_done() < c.epochs) {
-        const std::int64_t before = trainer.epochs_done() * trainer.steps_per_epoch();
-        trainer.run_epoch([&](std::int64_t done, std::int64_t, double loss) {
-          const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-          bar.update(before + done, loss, static_cast<double>(before + done) / std::max(s, 1e-9));
-        });
-      }
-    } catch (...) {
-      bar.finish();
-      throw;
-    }
-    bar.finish();
-    const FinalSummary s = summarize(trainer.history(), trainer.model().num_parameters());
-    fmt::print("{:>5}  {:<15}  {:>7}  {:>10.4f}  {:>9}  {:>10}  {:>7.1f}s\n", c.heads, c.attention, s.params,
-               trainer.history().back().loss, percent(s.test_seq_acc), s.epoch_99 > 0 ? std::to_string(s.epoch_99) : "-",
-               s.train_wall_s);
-    std::fflush(stdout);
-    Curve curve{fmt::format("heads={} {}", c.heads, c.attention), {}};
-    for (const auto& m : trainer.history()) curve.values.push_back(m.loss);
-    curves.push_back(std::move(curve));
-  }
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    curves.push_back(run_setting(runs[i], fmt::format("run {}/{}", i + 1, runs.size())));
   write_file_atomically(r["plot"].as<std::string>(), loss_curves_svg(curves, "cppgrad-reverse sweep: training loss"));
   fmt::print("wrote the loss curves to {}\n", r["plot"].as<std::string>());
   return 0;

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <variant>
 
 namespace cppgrad::data {
 
@@ -68,17 +69,23 @@ std::vector<std::int64_t> with_boundaries(const std::vector<std::int64_t>& line)
   return out;
 }
 
-double bigram_val_loss(const TextCorpus& corpus) {
-  BigramModel model(corpus.tokenizer.size());
-  if (corpus.format == TextFormat::text) {
-    model.count(corpus.train_tokens);
-    return model.mean_nll_stream(corpus.val_tokens);
-  }
-  for (const auto& line : corpus.train_lines) model.count(with_boundaries(line));
+double bigram_val_loss(std::int64_t vocab, const RunningText& splits) {
+  BigramModel model(vocab);
+  model.count(splits.train);
+  return model.mean_nll_stream(splits.val);
+}
+
+double bigram_val_loss(std::int64_t vocab, const Lines& splits) {
+  BigramModel model(vocab);
+  for (const auto& line : splits.train) model.count(with_boundaries(line));
   std::vector<std::vector<std::int64_t>> val;
-  val.reserve(corpus.val_lines.size());
-  for (const auto& line : corpus.val_lines) val.push_back(with_boundaries(line));
+  val.reserve(splits.val.size());
+  for (const auto& line : splits.val) val.push_back(with_boundaries(line));
   return model.mean_nll(val);
+}
+
+double bigram_val_loss(const TextCorpus& corpus) {
+  return std::visit([&](const auto& s) { return bigram_val_loss(corpus.tokenizer.size(), s); }, corpus.splits);
 }
 
 }  // namespace cppgrad::data

@@ -36,8 +36,11 @@ class BigramModel {
 
 std::vector<std::int64_t> with_boundaries(const std::vector<std::int64_t>& line);  // [0, line..., 0]
 
-// The bigram's validation loss on a corpus: fitted on train_*, scored on val_*, at the positions the GPT's loss
-// counts (lines: every target including the closing <b>; text: every next token of the validation stream).
-double bigram_val_loss(const TextCorpus& corpus);
+// The bigram's validation loss: fitted on the training split, scored on the validation split, at the positions the
+// GPT's loss counts (lines: every target including the closing <b>; running text: every next token of the stream).
+// vocab: the tokenizer's size.
+double bigram_val_loss(std::int64_t vocab, const Lines& splits);
+double bigram_val_loss(std::int64_t vocab, const RunningText& splits);
+double bigram_val_loss(const TextCorpus& corpus);  // of the shape it holds
 
 }  // namespace cppgrad::data

@@ -83,7 +83,7 @@ TextCorpus make_lines(std::u32string_view text, const TextCorpusConfig& c, const
     throw std::invalid_argument(fmt::format("make_text_corpus: lines mode needs at least {} non-empty line{}, the file has {}",
                                             all_val ? 1 : 2, all_val ? "" : "s (one to train on, one to validate)", N));
   TextCorpus corpus;
-  corpus.format = TextFormat::lines;
+  Lines& split = corpus.splits.emplace<Lines>();
   if (fixed) {
     if (!fixed->has_boundary())
       throw std::invalid_argument("make_text_corpus: lines mode needs a tokenizer whose id 0 is the boundary <b>");
@@ -93,8 +93,8 @@ TextCorpus make_lines(std::u32string_view text, const TextCorpusConfig& c, const
     for (const Line& l : lines) chars += l.text;
     corpus.tokenizer = CharTokenizer::from_text(chars, /*with_boundary=*/true);
   }
-  for (const Line& l : lines) corpus.longest_line = std::max(corpus.longest_line, static_cast<std::int64_t>(l.text.size()));
-  corpus.context = c.context == 0 ? corpus.longest_line + 1 : c.context;
+  for (const Line& l : lines) split.longest_line = std::max(split.longest_line, static_cast<std::int64_t>(l.text.size()));
+  corpus.context = c.context == 0 ? split.longest_line + 1 : c.context;
   for (const Line& l : lines)  // in file order, so the first line too long is the one named
     if (static_cast<std::int64_t>(l.text.size()) > corpus.context - 1)
       throw std::invalid_argument(fmt::format(
@@ -109,14 +109,14 @@ TextCorpus make_lines(std::u32string_view text, const TextCorpusConfig& c, const
   for (std::int64_t i = N - 1; i > 0; --i) std::swap(encoded[i], encoded[gen.randint(0, i + 1)]);
   const std::int64_t n_val =
       all_val ? N : std::clamp<std::int64_t>(std::llround(static_cast<double>(N) * c.val_fraction), 1, N - 1);
-  corpus.val_lines.assign(std::make_move_iterator(encoded.begin()), std::make_move_iterator(encoded.begin() + n_val));
-  corpus.train_lines.assign(std::make_move_iterator(encoded.begin() + n_val), std::make_move_iterator(encoded.end()));
+  split.val.assign(std::make_move_iterator(encoded.begin()), std::make_move_iterator(encoded.begin() + n_val));
+  split.train.assign(std::make_move_iterator(encoded.begin() + n_val), std::make_move_iterator(encoded.end()));
   return corpus;
 }
 
 TextCorpus make_text(std::u32string_view text, const TextCorpusConfig& c, const CharTokenizer* fixed) {
   TextCorpus corpus;
-  corpus.format = TextFormat::text;
+  RunningText& split = corpus.splits.emplace<RunningText>();
   corpus.context = c.context;
   if (fixed && fixed->has_boundary())
     throw std::invalid_argument("make_text_corpus: text mode needs a tokenizer without the boundary <b>");
@@ -136,9 +136,9 @@ TextCorpus make_text(std::u32string_view text, const TextCorpusConfig& c, const 
   };
   if (c.val_fraction != 0.0) check("training", n_train);
   check("validation", N - n_train);
-  corpus.val_tokens.assign(ids.begin() + n_train, ids.end());
+  split.val.assign(ids.begin() + n_train, ids.end());
   ids.resize(static_cast<std::size_t>(n_train));
-  corpus.train_tokens = std::move(ids);  // moved, not copied: the stream may be a gigabyte of text
+  split.train = std::move(ids);  // moved, not copied: the stream may be a gigabyte of text
   return corpus;
 }
 

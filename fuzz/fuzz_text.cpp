@@ -13,6 +13,8 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "data/bigram.h"
@@ -30,33 +32,40 @@ void check_ids(const std::vector<std::int64_t>& ids, const data::CharTokenizer& 
     if (id < first || id >= tok.size()) bug(std::string(what) + ": an id outside the vocabulary");
 }
 
+void check_splits(const data::Lines& s, const data::CharTokenizer& tok, std::int64_t T) {
+  if (!tok.has_boundary() || s.train.empty() || s.val.empty()) bug("lines mode: no boundary or an empty split");
+  for (const auto* split : {&s.train, &s.val}) {
+    std::vector<std::int64_t> rows;
+    for (std::size_t i = 0; i < split->size(); ++i) {
+      check_ids((*split)[i], tok, 1, "lines mode");
+      if (static_cast<std::int64_t>((*split)[i].size()) > T - 1) bug("lines mode: a line longer than context - 1");
+      rows.push_back(static_cast<std::int64_t>(i));
+    }
+    (void)data::lines_batch(*split, rows, T);
+  }
+}
+
+void check_splits(const data::RunningText& s, const data::CharTokenizer& tok, std::int64_t T) {
+  if (tok.has_boundary()) bug("text mode: a boundary token");
+  for (const auto* split : {&s.train, &s.val}) {
+    check_ids(*split, tok, 0, "text mode");
+    if (static_cast<std::int64_t>(split->size()) <= T) bug("text mode: a split without a window");
+    (void)data::text_batch(*split, data::eval_window_starts(static_cast<std::int64_t>(split->size()), T), T);
+  }
+}
+
+bool same_splits(const data::Lines& a, const data::Lines& b) { return a.train == b.train && a.val == b.val; }
+bool same_splits(const data::RunningText& a, const data::RunningText& b) { return a.train == b.train && a.val == b.val; }
+
 void check_corpus(std::string_view text, const data::TextCorpusConfig& config, const data::TextCorpus& c) {
   const data::CharTokenizer& tok = c.tokenizer;
   if (data::CharTokenizer::from_vocab_json(tok.vocab_json()).vocab() != tok.vocab()) bug("vocab_json does not round-trip");
   const auto again = data::make_text_corpus(text, config, tok);  // a checkpoint's tokenizer: the same split
-  if (again.train_lines != c.train_lines || again.val_lines != c.val_lines || again.train_tokens != c.train_tokens ||
-      again.val_tokens != c.val_tokens || again.context != c.context)
-    bug("the corpus made with its own tokenizer differs from the corpus");
-  const std::int64_t T = c.context;
-  if (c.format == data::TextFormat::lines) {
-    if (!tok.has_boundary() || c.train_lines.empty() || c.val_lines.empty()) bug("lines mode: no boundary or an empty split");
-    for (const auto* split : {&c.train_lines, &c.val_lines}) {
-      std::vector<std::int64_t> rows;
-      for (std::size_t i = 0; i < split->size(); ++i) {
-        check_ids((*split)[i], tok, 1, "lines mode");
-        if (static_cast<std::int64_t>((*split)[i].size()) > T - 1) bug("lines mode: a line longer than context - 1");
-        rows.push_back(static_cast<std::int64_t>(i));
-      }
-      (void)data::lines_batch(*split, rows, T);
-    }
-  } else {
-    if (tok.has_boundary()) bug("text mode: a boundary token");
-    for (const auto* split : {&c.train_tokens, &c.val_tokens}) {
-      check_ids(*split, tok, 0, "text mode");
-      if (static_cast<std::int64_t>(split->size()) <= T) bug("text mode: a split without a window");
-      (void)data::text_batch(*split, data::eval_window_starts(static_cast<std::int64_t>(split->size()), T), T);
-    }
-  }
+  const bool same = again.splits.index() == c.splits.index() && again.context == c.context &&
+                    std::visit([&](const auto& s) { return same_splits(s, std::get<std::decay_t<decltype(s)>>(again.splits)); },
+                               c.splits);
+  if (!same) bug("the corpus made with its own tokenizer differs from the corpus");
+  std::visit([&](const auto& s) { check_splits(s, tok, c.context); }, c.splits);
   if (!std::isfinite(data::bigram_val_loss(c))) bug("a bigram loss that is not finite");
 }
 

@@ -6,35 +6,68 @@
 #include <bit>
 #include <cmath>
 #include <limits>
-#include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "cli/json_fields.h"
 
 namespace cppgrad::gpt {
 
-using nlohmann::json;
-
 nn::GPTConfig TrainConfig::model_config(std::int64_t vocab, std::int64_t context_size) const {
-  return {.block_size = context_size,
-          .vocab_size = vocab,
-          .n_layer = layers,
-          .n_head = heads,
-          .n_embd = d_model,
-          .dropout = dropout,
-          .dropout_seed = seed + 1};
+  nn::GPTConfig c = model;
+  c.block_size = context_size, c.vocab_size = vocab, c.dropout_seed = seed + 1;
+  return c;
+}
+
+std::int64_t TrainConfig::corpus_context() const {
+  if (context > 0) return context;
+  switch (format) {
+    case data::TextFormat::lines: return 0;  // the longest line + 1
+    case data::TextFormat::text: return kDefaultTextContext;
+  }
+  return 0;
+}
+
+const train::ConfigTable<TrainConfig>& config_table() {
+  using train::at, train::in_range, train::OnResume;
+  using M = nn::GPTConfig;
+  const auto row = [](auto&&... args) { return train::field<TrainConfig>(std::forward<decltype(args)>(args)...); };
+  const auto choice = [](auto&&... args) { return train::choice<TrainConfig>(std::forward<decltype(args)>(args)...); };
+  static const train::ConfigTable<TrainConfig> table = {
+      row("data", "data", "the text: a file of lines (one sequence each) or running text", at(&TrainConfig::data),
+          train::not_empty("a file")),
+      choice("format", "data", "lines (each line a sequence between <b> tokens) | text (random windows of a running text)",
+             at(&TrainConfig::format), kFormats),
+      row("context", "data", "tokens the model reads (0: lines -> the longest line + 1; text -> 64)",
+          at(&TrainConfig::context), in_range(0, kMaxContext)),
+      row("d-model", "model", "width of the residual stream", at(&TrainConfig::model, &M::n_embd), in_range(1, kMaxWidth)),
+      row("heads", "model", "attention heads (must divide --d-model)", at(&TrainConfig::model, &M::n_head),
+          in_range(1, kMaxHeads)),
+      row("layers", "model", "transformer blocks", at(&TrainConfig::model, &M::n_layer), in_range(1, kMaxLayers)),
+      row("dropout", "model", "dropout probability", at(&TrainConfig::model, &M::dropout), train::in_interval(0, 1, true)),
+      row("steps", "training", "optimizer steps", at(&TrainConfig::steps), in_range(1, kMaxSteps),
+          OnResume::may_change),  // --steps may grow (train further); mismatched_for_resume: not under cosine
+      row("batch-size", "training", "sequences per step", at(&TrainConfig::batch_size), in_range(1, kMaxBatch)),
+      row("lr", "training", "learning rate (AdamW, betas 0.9/0.99)", at(&TrainConfig::lr), train::positive()),
+      choice("schedule", "training", "constant | cosine (linear warm-up, then cosine to 0 at --steps)",
+             at(&TrainConfig::schedule), kSchedules),
+      row("warmup-steps", "training", "linear warm-up steps for --schedule cosine", at(&TrainConfig::warmup_steps),
+          in_range(0, kMaxSteps)),
+      row("weight-decay", "training", "AdamW's decoupled weight decay", at(&TrainConfig::weight_decay),
+          train::in_interval(0, 1e6, false)),
+      row("clip-grad", "training", "clip the global gradient norm to this (0: off)", at(&TrainConfig::clip_grad),
+          train::in_interval(0, 1e30, false)),
+      row("seed", "training", "seed of the split, the initial weights, the batches and dropout", at(&TrainConfig::seed)),
+      row("threads", "training", "threads; each runs shards of every batch on their own model replicas (0: OpenMP's "
+          "default)", at(&TrainConfig::threads), in_range(0, kMaxThreads), OnResume::may_change),
+      row("shards", "training", "each batch is cut into this many shards (a power of two), their gradients summed in a "
+          "fixed tree: the same weights on any number of threads or processes", at(&TrainConfig::shards),
+          train::power_of_two_in(1, kMaxShards)),
+      row("eval-every", "training", "steps between evaluations (validation loss, metrics line, checkpoint)",
+          at(&TrainConfig::eval_every), in_range(1, kMaxSteps), OnResume::may_change),
+  };
+  return table;
 }
 
 namespace {
-
-void check_range(const char* flag, std::int64_t v, std::int64_t lo, std::int64_t hi) {
-  if (v < lo || v > hi) throw std::invalid_argument(fmt::format("--{} must be in {}..{}, got {}", flag, lo, hi, v));
-}
-
-void check_number(const char* flag, double v, double lo, double hi, bool hi_open) {
-  if (!std::isfinite(v) || v < lo || (hi_open ? v >= hi : v > hi))
-    throw std::invalid_argument(fmt::format("--{} must be in [{:g}, {:g}{}, got {:g}", flag, lo, hi, hi_open ? ")" : "]", v));
-}
 
 // a * b, saturating at INT64_MAX (inputs are range-checked and non-negative).
 std::int64_t mul_sat(std::int64_t a, std::int64_t b) {
@@ -50,38 +83,20 @@ std::int64_t add_sat(std::int64_t a, std::int64_t b) {
 }  // namespace
 
 void TrainConfig::validate() const {
-  if (data.empty()) throw std::invalid_argument("--data must name a file");
-  if (format != "lines" && format != "text")
-    throw std::invalid_argument("--format must be lines or text, got '" + format + "'");
-  check_range("context", context, 0, kMaxContext);
-  check_range("d-model", d_model, 1, kMaxWidth);
-  check_range("heads", heads, 1, kMaxHeads);
-  check_range("layers", layers, 1, kMaxLayers);
-  check_number("dropout", dropout, 0, 1, /*hi_open=*/true);
-  check_range("steps", steps, 1, kMaxSteps);
-  check_range("batch-size", batch_size, 1, kMaxBatch);
-  if (!(lr > 0) || !std::isfinite(lr)) throw std::invalid_argument(fmt::format("--lr must be a positive number, got {:g}", lr));
-  if (schedule != "constant" && schedule != "cosine")
-    throw std::invalid_argument("--schedule must be constant or cosine, got '" + schedule + "'");
-  check_range("warmup-steps", warmup_steps, 0, kMaxSteps);
-  check_number("weight-decay", weight_decay, 0, 1e6, false);
-  check_number("clip-grad", clip_grad, 0, 1e30, false);
-  check_range("threads", threads, 0, kMaxThreads);
-  check_range("shards", shards, 1, kMaxShards);
-  if (!std::has_single_bit(static_cast<std::uint64_t>(shards)))
-    throw std::invalid_argument(fmt::format("--shards must be a power of two (1, 2, 4, 8, ...), got {}", shards));
-  check_range("eval-every", eval_every, 1, kMaxSteps);
-  if (d_model % heads != 0)
+  config_table().check(*this);
+  if (model.n_embd % model.n_head != 0)
     throw std::invalid_argument(fmt::format("--heads {} does not divide --d-model {}: each head gets d_model / heads dims",
-                                            heads, d_model));
+                                            model.n_head, model.n_embd));
 }
 
 std::int64_t TrainConfig::estimated_parameters(std::int64_t vocab, std::int64_t context_size) const {
+  const std::int64_t d_model = model.n_embd, layers = model.n_layer;
   // Per layer 12 d^2 (qkv 3 d^2, projection d^2, MLP 8 d^2); the tables (vocab + context) x d.
   return add_sat(mul_sat(layers, mul_sat(12, mul_sat(d_model, d_model))), mul_sat(add_sat(vocab, context_size), d_model));
 }
 
 std::int64_t TrainConfig::estimated_activations(std::int64_t vocab, std::int64_t context_size) const {
+  const std::int64_t d_model = model.n_embd, layers = model.n_layer, heads = model.n_head;
   // Per layer and token about 20 vectors of width d (16 of them in the MLP's 4d) and 3 attention rows per head;
   // the logits, their softmax and gradient per token.
   const std::int64_t per_token = add_sat(mul_sat(layers, add_sat(mul_sat(20, d_model), mul_sat(3 * heads, context_size))),
@@ -92,47 +107,25 @@ std::int64_t TrainConfig::estimated_activations(std::int64_t vocab, std::int64_t
 void TrainConfig::check_sizes(std::int64_t vocab, std::int64_t context_size) const {
   if (const std::int64_t p = estimated_parameters(vocab, context_size); p > kMaxParameters)
     throw std::invalid_argument(fmt::format("the model would have about {} parameters, more than the limit {}: lower "
-                                            "--d-model ({}) or --layers ({})", p, kMaxParameters, d_model, layers));
+                                            "--d-model ({}) or --layers ({})", p, kMaxParameters, model.n_embd, model.n_layer));
   if (const std::int64_t a = estimated_activations(vocab, context_size); a > kMaxActivations)
     throw std::invalid_argument(fmt::format("one training step would hold about {} activations, more than the limit {}: "
                                             "lower --batch-size ({}), --context ({}), --d-model or --layers", a,
                                             kMaxActivations, batch_size, context_size));
 }
 
-std::string TrainConfig::to_json() const {
-  const json j = {{"data", data},         {"format", format},       {"context", context},
-                  {"d_model", d_model},   {"heads", heads},         {"layers", layers},
-                  {"dropout", dropout},   {"steps", steps},         {"batch_size", batch_size},
-                  {"lr", lr},             {"schedule", schedule},   {"warmup_steps", warmup_steps},
-                  {"weight_decay", weight_decay}, {"clip_grad", clip_grad}, {"seed", seed},
-                  {"threads", threads},   {"shards", shards},       {"eval_every", eval_every}};
-  return j.dump();
-}
+std::string TrainConfig::to_json() const { return config_table().to_json(*this); }
 
-TrainConfig TrainConfig::from_json(const std::string& text) {
-  TrainConfig c;
-  const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) throw std::invalid_argument("malformed config: not a JSON object");
-  using cli::read_json_field;
-  read_json_field(j, "data", c.data), read_json_field(j, "format", c.format), read_json_field(j, "context", c.context);
-  read_json_field(j, "d_model", c.d_model), read_json_field(j, "heads", c.heads), read_json_field(j, "layers", c.layers);
-  read_json_field(j, "dropout", c.dropout), read_json_field(j, "steps", c.steps);
-  read_json_field(j, "batch_size", c.batch_size), read_json_field(j, "lr", c.lr);
-  read_json_field(j, "schedule", c.schedule), read_json_field(j, "warmup_steps", c.warmup_steps);
-  read_json_field(j, "weight_decay", c.weight_decay), read_json_field(j, "clip_grad", c.clip_grad);
-  read_json_field(j, "seed", c.seed), read_json_field(j, "threads", c.threads), read_json_field(j, "shards", c.shards);
-  read_json_field(j, "eval_every", c.eval_every);
-  return c;
-}
+TrainConfig TrainConfig::from_json(const std::string& text) { return config_table().from_json(text); }
 
 std::vector<std::string> TrainConfig::mismatched_for_resume(const TrainConfig& other) const {
-  const json a = json::parse(to_json()), b = json::parse(other.to_json());
+  std::vector<std::string> keys = config_table().mismatched(*this, other);
   // --steps may grow (train further), except under a cosine schedule, whose rate at every step depends on it.
-  std::vector<std::string> free = {"threads", "eval_every", "steps"};
-  if (schedule == "cosine" || other.schedule == "cosine") free.pop_back();
-  std::vector<std::string> keys;
-  for (const auto& [key, value] : a.items())
-    if (std::find(free.begin(), free.end(), key) == free.end() && b.at(key) != value) keys.push_back(key);
+  const auto cosine = optim::Schedule::Kind::WarmupCosine;
+  if ((schedule == cosine || other.schedule == cosine) && steps != other.steps) {
+    keys.push_back("steps");
+    std::sort(keys.begin(), keys.end());
+  }
   return keys;
 }
 

@@ -5,7 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "data/text_corpus.h"
 #include "nn/gpt.h"
+#include "optim/schedule.h"
+#include "train/config_table.h"
 
 namespace cppgrad::gpt {
 
@@ -25,21 +28,27 @@ inline constexpr std::int64_t kMaxShards = 64;
 inline constexpr std::int64_t kMaxParameters = 200'000'000;     // without the vocabulary's rows (known after reading)
 inline constexpr std::int64_t kMaxActivations = 1'000'000'000;  // floats a step's graph holds, roughly (4 GB)
 
+// The names --format and --schedule take, and the values they stand for.
+inline const train::Choices<data::TextFormat> kFormats = {{"lines", data::TextFormat::lines},
+                                                          {"text", data::TextFormat::text}};
+inline const train::Choices<optim::Schedule::Kind> kSchedules = {{"constant", optim::Schedule::Kind::Constant},
+                                                                 {"cosine", optim::Schedule::Kind::WarmupCosine}};
+
+// The run's fields; each is declared once more, as a row of the table in config.cpp (its flag, help, bound and JSON
+// key), and nowhere else.
 struct TrainConfig {
   // data
   std::string data = kDefaultData;
-  std::string format = "lines";  // lines (one sequence per line) | text (a running text, random windows)
+  data::TextFormat format = data::TextFormat::lines;  // one sequence per line | a running text, random windows
   std::int64_t context = 0;      // 0: lines -> the longest line + 1; text -> 64
-  // model (the anchor config of ../shared/anchors/gpt/words_pytorch.py)
-  std::int64_t d_model = 64;
-  std::int64_t heads = 4;
-  std::int64_t layers = 4;
-  double dropout = 0.0;
+  // The model's sizes (the anchor config of ../shared/anchors/gpt/words_pytorch.py). block_size and vocab_size are
+  // known after reading the data (model_config), dropout_seed follows from the seed.
+  nn::GPTConfig model{.n_layer = 4, .n_head = 4, .n_embd = 64, .dropout = 0.0};
   // optimisation: AdamW, betas 0.9 / 0.99 (makemore's), eps 1e-8
   std::int64_t steps = 2000;
   std::int64_t batch_size = 32;
   double lr = 5e-4;
-  std::string schedule = "constant";  // constant | cosine (linear warm-up, then cosine to 0 at --steps)
+  optim::Schedule::Kind schedule = optim::Schedule::Kind::Constant;  // or linear warm-up, then cosine to 0 at --steps
   std::int64_t warmup_steps = 0;
   double weight_decay = 0.01;
   double clip_grad = 0.0;  // 0: no clipping
@@ -50,6 +59,9 @@ struct TrainConfig {
 
   // The context for the text mode when --context is not given.
   static constexpr std::int64_t kDefaultTextContext = 64;
+  // --context, or when it is 0 the format's default: 0 for lines (make_text_corpus takes the longest line + 1),
+  // kDefaultTextContext for a running text.
+  std::int64_t corpus_context() const;
 
   nn::GPTConfig model_config(std::int64_t vocab, std::int64_t context) const;
   // Throws std::invalid_argument with a one-line reason naming the flag, for any value out of range.
@@ -61,9 +73,14 @@ struct TrainConfig {
   void check_sizes(std::int64_t vocab, std::int64_t context) const;
 
   std::string to_json() const;
-  static TrainConfig from_json(const std::string& json);  // throws std::invalid_argument on a malformed config
+  // The defaults, with every key the JSON has (an older checkpoint lacks the fields added since); throws
+  // std::invalid_argument on a malformed config.
+  static TrainConfig from_json(const std::string& json);
   // The keys that must agree for a checkpoint to be resumed (everything but steps, eval_every and threads).
   std::vector<std::string> mismatched_for_resume(const TrainConfig& other) const;
 };
+
+// The table every field is declared in (config.cpp): the flags of `train`, their --help, the bounds, the JSON.
+const train::ConfigTable<TrainConfig>& config_table();
 
 }  // namespace cppgrad::gpt

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "train/history.h"
 #include "train/plot/charts.h"
 
 namespace cppgrad::gpt {
@@ -39,26 +40,15 @@ std::string history_json(const std::vector<Evaluation>& history) {
 }
 
 std::vector<Evaluation> parse_history(const std::string& text) {
-  const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_array()) throw std::invalid_argument("metadata 'history' is not a JSON array");
+  const auto entries = train::parse_history(text, {{"step", /*count=*/true}, {"train_loss"}, {"val_loss"}, {"lr"},
+                                                   {"tokens_per_s"}, {"elapsed_s"}}, /*non_negative=*/true);
   std::vector<Evaluation> history;
-  for (const json& e : j) {
-    const std::string where = fmt::format("history entry {}", history.size() + 1);
-    if (!e.is_object()) throw std::invalid_argument(where + " is not an object");
-    auto number = [&](const char* key) {
-      if (!e.contains(key) || !e.at(key).is_number() || !std::isfinite(e.at(key).get<double>()) ||
-          e.at(key).get<double>() < 0)
-        throw std::invalid_argument(where + ": '" + key + "' must be a finite number >= 0");
-      return e.at(key).get<double>();
-    };
-    if (!e.contains("step") || !e.at("step").is_number_unsigned() || e.at("step").get<std::uint64_t>() > (1ull << 53))
-      throw std::invalid_argument(where + ": 'step' must be a whole number");
-    Evaluation ev{.step = e.at("step").get<std::int64_t>(), .train_loss = number("train_loss"),
-                  .val_loss = number("val_loss"), .lr = number("lr"), .tokens_per_s = number("tokens_per_s"),
-                  .elapsed_s = number("elapsed_s")};
-    if (!history.empty() && ev.step <= history.back().step)
-      throw std::invalid_argument(where + ": 'step' must grow from entry to entry");
-    history.push_back(ev);
+  for (const std::vector<double>& v : entries) {
+    const Evaluation e{.step = static_cast<std::int64_t>(v[0]), .train_loss = v[1], .val_loss = v[2], .lr = v[3],
+                       .tokens_per_s = v[4], .elapsed_s = v[5]};
+    if (!history.empty() && e.step <= history.back().step)
+      throw std::invalid_argument(fmt::format("history entry {}: 'step' must grow from entry to entry", history.size() + 1));
+    history.push_back(e);
   }
   return history;
 }

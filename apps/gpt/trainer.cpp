@@ -7,10 +7,12 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <variant>
 
 #include "core/autograd.h"
 #include "core/thread_pool.h"
 #include "data/bigram.h"
+#include "data/corpus_rows.h"
 #include "data/utf8.h"
 #include "gpt/checkpoint.h"
 #include "optim/adam.h"
@@ -41,33 +43,29 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 data::TextCorpus read_corpus(const TrainConfig& config, std::int64_t context) {
   const std::string text = data::read_text_file(config.data);
-  return data::make_text_corpus(text, {.format = *data::parse_text_format(config.format),
+  return data::make_text_corpus(text, {.format = config.format,
                                        .context = context,
                                        .val_fraction = 0.1,
                                        .seed = config.seed});
 }
 
 // ------------------------------------------------------------------------------------------- the loss of a split
-SplitLoss split_loss(const nn::GPT& model, const data::TextCorpus& corpus, bool validation,
-                     const std::function<void(std::int64_t, std::int64_t)>& on_chunk) {
-  NoGradGuard no_grad;
-  const std::int64_t T = corpus.context;
-  const bool lines = corpus.format == data::TextFormat::lines;
-  const auto& split_lines = validation ? corpus.val_lines : corpus.train_lines;
-  const auto& split_tokens = validation ? corpus.val_tokens : corpus.train_tokens;
-  // Rows of a chunk: about 16k tokens of context, so the logits of a chunk stay a few megabytes.
-  const std::int64_t rows_per_chunk = std::max<std::int64_t>(1, 16384 / T);
-  std::vector<std::int64_t> starts;  // text: the windows; lines: unused
-  if (!lines) starts = data::eval_window_starts(static_cast<std::int64_t>(split_tokens.size()), T);
-  const std::int64_t rows = lines ? static_cast<std::int64_t>(split_lines.size()) : static_cast<std::int64_t>(starts.size());
-  const std::int64_t chunks = (rows + rows_per_chunk - 1) / rows_per_chunk;
+namespace {
+
+// The loss over one split of either shape: its evaluation rows in order (every line; the windows 0, T, 2T, ...), in
+// chunks of about 16k tokens of context, so the logits of a chunk stay a few megabytes.
+template <typename Splits>
+SplitLoss loss_over(const nn::GPT& model, const Splits& s, std::int64_t T, data::Split split,
+                    const std::function<void(std::int64_t, std::int64_t)>& on_chunk) {
+  const std::vector<std::int64_t> rows = data::eval_rows(s, split, T);
+  const std::int64_t n = std::ssize(rows), rows_per_chunk = std::max<std::int64_t>(1, 16384 / T);
+  const std::int64_t chunks = (n + rows_per_chunk - 1) / rows_per_chunk;
   SplitLoss out;
   double sum = 0;  // nats, summed chunk by chunk in order
   for (std::int64_t c = 0; c < chunks; ++c) {
-    std::vector<std::int64_t> chunk;
-    for (std::int64_t r = c * rows_per_chunk; r < std::min(rows, (c + 1) * rows_per_chunk); ++r)
-      chunk.push_back(lines ? r : starts[r]);
-    const data::TokenBatch b = lines ? data::lines_batch(split_lines, chunk, T) : data::text_batch(split_tokens, chunk, T);
+    const std::vector<std::int64_t> chunk(rows.begin() + c * rows_per_chunk,
+                                          rows.begin() + std::min(n, (c + 1) * rows_per_chunk));
+    const data::TokenBatch b = data::batch(s, split, chunk, T);
     if (b.tokens == 0) continue;
     const nn::GPTOutput o = model.forward(b.idx, b.targets);  // loss: mean over the chunk's counted targets
     sum += o.loss.item() * static_cast<double>(b.tokens);
@@ -78,14 +76,20 @@ SplitLoss split_loss(const nn::GPT& model, const data::TextCorpus& corpus, bool 
   return out;
 }
 
+}  // namespace
+
+SplitLoss split_loss(const nn::GPT& model, const data::TextCorpus& corpus, bool validation,
+                     const std::function<void(std::int64_t, std::int64_t)>& on_chunk) {
+  NoGradGuard no_grad;
+  const data::Split split = validation ? data::Split::validation : data::Split::train;
+  return std::visit([&](const auto& s) { return loss_over(model, s, corpus.context, split, on_chunk); }, corpus.splits);
+}
+
 // ------------------------------------------------------------------------------------------- the trainer
 Trainer::Trainer(const TrainConfig& config, train::ProcessLink* processes)
     : config_(config), processes_(processes), batch_gen_(config.seed + 2) {
   config_.validate();
-  const std::int64_t context = config_.context > 0 ? config_.context
-                               : config_.format == "text" ? TrainConfig::kDefaultTextContext
-                                                          : 0;  // lines: the longest line + 1
-  corpus_ = read_corpus(config_, context);
+  corpus_ = read_corpus(config_, config_.corpus_context());
   config_.check_sizes(corpus_.tokenizer.size(), corpus_.context);
   bigram_val_loss_ = data::bigram_val_loss(corpus_);
 
@@ -100,38 +104,39 @@ Trainer::Trainer(const TrainConfig& config, train::ProcessLink* processes)
     TrainConfig shared = config_;
     shared.threads = 0;  // each process may use its own cores
     train::check_processes_agree(*processes_, "configuration", shared.to_json());
-    train::check_processes_agree(*processes_, "data (vocabulary and split sizes)",
-                                 corpus_.tokenizer.vocab_json() + std::to_string(corpus_.train_lines.size()) + " " +
-                                     std::to_string(corpus_.train_tokens.size()));
+    const std::string sizes = std::visit([](const auto& s) {
+      return fmt::format("{} + {} {}", data::split_size(s, data::Split::train), data::split_size(s, data::Split::validation),
+                         data::split_unit(s));
+    }, corpus_.splits);
+    train::check_processes_agree(*processes_, "data (vocabulary and split sizes)", corpus_.tokenizer.vocab_json() + sizes);
     processes_->broadcast(model().parameters());
   }
   optimizer_ = make_optimizer(config_, model().named_parameters());
-  schedule_ = {.kind = optim::parse_schedule_kind(config_.schedule),
+  schedule_ = {.kind = config_.schedule,
                .base_lr = config_.lr,
                .warmup_steps = config_.warmup_steps,
                .total_steps = config_.steps};
 }
 
 data::TokenBatch Trainer::batch(const std::vector<std::int64_t>& rows) const {
-  return corpus_.format == data::TextFormat::lines ? data::lines_batch(corpus_.train_lines, rows, corpus_.context)
-                                                   : data::text_batch(corpus_.train_tokens, rows, corpus_.context);
+  return std::visit([&](const auto& s) { return data::batch(s, data::Split::train, rows, corpus_.context); },
+                    corpus_.splits);
 }
 
 // The loss terms of a batch's rows: the targets they count (a line's characters and its closing <b>; a window's T).
 std::int64_t Trainer::loss_terms(const std::vector<std::int64_t>& rows) const {
-  if (corpus_.format == data::TextFormat::text) return static_cast<std::int64_t>(rows.size()) * corpus_.context;
-  std::int64_t n = 0;
-  for (const std::int64_t r : rows) n += static_cast<std::int64_t>(corpus_.train_lines[r].size()) + 1;
-  return n;
+  return std::visit([&](const auto& s) { return data::loss_terms(s, rows, corpus_.context); }, corpus_.splits);
+}
+
+// What a batch draws its rows from: the training lines, or the starts of the windows of the training stream.
+std::int64_t Trainer::random_row_count() const {
+  return std::visit([&](const auto& s) { return data::random_row_count(s, corpus_.context); }, corpus_.splits);
 }
 
 // The training step: a random batch, then forward, loss, backward on its shards, their sum, clipping and AdamW
 // (train/gpt_step.h: sharded_step, beside the plain_step it equals at one shard).
 double Trainer::train_step() {
-  const std::int64_t count = corpus_.format == data::TextFormat::lines
-                                 ? static_cast<std::int64_t>(corpus_.train_lines.size())
-                                 : static_cast<std::int64_t>(corpus_.train_tokens.size()) - corpus_.context;
-  const std::vector<std::int64_t> rows = data::random_rows(count, config_.batch_size, batch_gen_);
+  const std::vector<std::int64_t> rows = data::random_rows(random_row_count(), config_.batch_size, batch_gen_);
   optimizer_->set_lr(schedule_.lr_at(step_));
   const double loss = train::sharded_step(*parallel_, batch(rows), *optimizer_, config_.clip_grad);
   train::check_loss_finite(loss, /*epoch=*/0, step_ + 1, config_.steps);  // the step skipped its update if not finite

@@ -34,7 +34,7 @@ LoadedModel load_model(const std::string& path);
 // The corpus a config names, split as training split it (the file re-read; its tokenizer must be the checkpoint's).
 data::TextCorpus read_corpus(const TrainConfig& config, std::int64_t context);
 
-// Mean loss in nats per predicted token of `model` over a split (lines or token stream), in fixed order, under
+// Mean loss in nats per predicted token of `model` over a split (of lines or of a running text), in fixed order, under
 // no-grad; `on_chunk(done, total)` reports progress. The sum over chunks is taken in order: reproducible.
 struct SplitLoss {
   double loss = 0;
@@ -84,6 +84,7 @@ class Trainer {
  private:
   data::TokenBatch batch(const std::vector<std::int64_t>& rows) const;
   std::int64_t loss_terms(const std::vector<std::int64_t>& rows) const;
+  std::int64_t random_row_count() const;
 
   TrainConfig config_;
   data::TextCorpus corpus_;

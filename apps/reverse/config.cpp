@@ -1,10 +1,7 @@
 #include "reverse/config.h"
 
-#include "cli/json_fields.h"
-
 #include <fmt/format.h>
 
-#include <nlohmann/json.hpp>
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -14,8 +11,6 @@
 #include <utility>
 
 namespace cppgrad::reverse {
-
-using nlohmann::json;
 
 data::ReversalConfig TrainConfig::data_config() const {
   const std::int64_t lo = min_len > 0 ? min_len : seq_len, hi = max_len > 0 ? max_len : seq_len;
@@ -34,16 +29,61 @@ nn::Seq2SeqOptions TrainConfig::model_options() const {
           .d_ff = d_ff,
           .max_len = positions,
           .dropout = dropout,
-          .cross_attention = nn::parse_cross_attention(attention),
+          .cross_attention = attention,
           .dropout_seed = seed + 1};
 }
 
-namespace {
-
-// lo <= v <= hi, or std::invalid_argument naming the flag.
-void check_range(const char* flag, std::int64_t v, std::int64_t lo, std::int64_t hi) {
-  if (v < lo || v > hi) throw std::invalid_argument(fmt::format("--{} must be in {}..{}, got {}", flag, lo, hi, v));
+const train::ConfigTable<TrainConfig>& config_table() {
+  using train::at, train::in_range, train::OnResume;
+  const auto row = [](auto&&... args) { return train::field<TrainConfig>(std::forward<decltype(args)>(args)...); };
+  const auto choice = [](auto&&... args) { return train::choice<TrainConfig>(std::forward<decltype(args)>(args)...); };
+  static const train::ConfigTable<TrainConfig> table = {
+      row("vocab", "data", "vocabulary size: tokens 1..vocab-1, 0 is PAD", at(&TrainConfig::vocab), in_range(3, kMaxVocab)),
+      row("seq-len", "data", "sequence length (fixed)", at(&TrainConfig::seq_len), in_range(1, kMaxSeqLen)),
+      row("min-len", "data", "shortest sequence (variable lengths, with --max-len)", at(&TrainConfig::min_len),
+          in_range(0, kMaxSeqLen)),
+      row("max-len", "data", "longest sequence (variable lengths, with --min-len)", at(&TrainConfig::max_len),
+          in_range(0, kMaxSeqLen)),
+      row("train-size", "data", "training sequences", at(&TrainConfig::train_size), in_range(1, kMaxExamples)),
+      row("test-size", "data", "test sequences (never in the training set)", at(&TrainConfig::test_size),
+          in_range(1, kMaxExamples)),
+      row("d-model", "model", "model width", at(&TrainConfig::d_model), in_range(1, kMaxWidth)),
+      row("heads", "model", "attention heads (must divide d-model)", at(&TrainConfig::heads), in_range(1, kMaxWidth)),
+      row("encoder-layers", "model", "encoder layers", at(&TrainConfig::encoder_layers), in_range(0, kMaxLayers)),
+      row("decoder-layers", "model", "decoder layers", at(&TrainConfig::decoder_layers), in_range(1, kMaxLayers)),
+      row("d-ff", "model", "feed-forward width", at(&TrainConfig::d_ff), in_range(1, kMaxWidth)),
+      row("positions", "model", "rows of the learned position tables", at(&TrainConfig::positions),
+          in_range(1, kMaxSeqLen + 2)),
+      row("dropout", "model", "dropout probability", at(&TrainConfig::dropout), train::in_interval(0, 1, true)),
+      choice("arch", "model", "transformer (the honest model) | tutorial (the seed tutorial's model, fed the target)",
+             at(&TrainConfig::arch), kArchs),
+      choice("attention", "model", "cross-attention: scaled_dot | additive | multiplicative", at(&TrainConfig::attention),
+             kAttentions),
+      row("epochs", "training", "epochs", at(&TrainConfig::epochs), in_range(1, kMaxEpochs), OnResume::may_change),
+      row("batch-size", "training", "batch size", at(&TrainConfig::batch_size), in_range(1, kMaxBatch)),
+      row("lr", "training", "learning rate", at(&TrainConfig::lr), train::positive()),
+      choice("optimizer", "training", "adam | adamw | sgd", at(&TrainConfig::optimizer), kOptimizers),
+      row("momentum", "training", "momentum of --optimizer sgd", at(&TrainConfig::momentum),
+          train::in_interval(0, 1, true)),
+      row("weight-decay", "training", "weight decay (L2 for adam/sgd, decoupled for adamw)",
+          at(&TrainConfig::weight_decay), train::non_negative()),
+      choice("schedule", "training", "learning rate: constant | step (halve every 10 epochs) | cosine (warm-up then "
+             "cosine)", at(&TrainConfig::schedule), kSchedules),
+      row("warmup-steps", "training", "linear warm-up steps for --schedule cosine", at(&TrainConfig::warmup_steps),
+          in_range(0, kMaxWarmupSteps)),
+      row("clip-grad", "training", "clip the global gradient norm to this (0: off)", at(&TrainConfig::clip_grad),
+          train::non_negative()),
+      row("seed", "training", "seed of the data, the initial weights and the shuffles", at(&TrainConfig::seed)),
+      row("threads", "training", "threads; each runs shards of every batch on their own model replicas (0: OpenMP's "
+          "default)", at(&TrainConfig::threads), in_range(0, kMaxThreads), OnResume::may_change),
+      row("shards", "training", "each batch is cut into this many shards (a power of two), their gradients summed in a "
+          "fixed tree: the same weights on any number of threads or processes (1: the whole batch on the model, the "
+          "plain step)", at(&TrainConfig::shards), train::power_of_two_in(1, kMaxShards)),
+  };
+  return table;
 }
+
+namespace {
 
 // a * b, saturating at INT64_MAX (all inputs are already range-checked and non-negative).
 std::int64_t mul_sat(std::int64_t a, std::int64_t b) {
@@ -71,25 +111,8 @@ std::int64_t TrainConfig::estimated_activations() const {
 }
 
 void TrainConfig::validate() const {
-  check_range("epochs", epochs, 1, kMaxEpochs);
-  check_range("batch-size", batch_size, 1, kMaxBatch);
-  check_range("vocab", vocab, 3, kMaxVocab);
-  check_range("seq-len", seq_len, 1, kMaxSeqLen);
-  check_range("min-len", min_len, 0, kMaxSeqLen);
-  check_range("max-len", max_len, 0, kMaxSeqLen);
-  check_range("train-size", train_size, 1, kMaxExamples);
-  check_range("test-size", test_size, 1, kMaxExamples);
-  check_range("d-model", d_model, 1, kMaxWidth);
-  check_range("heads", heads, 1, d_model);
-  check_range("d-ff", d_ff, 1, kMaxWidth);
-  check_range("positions", positions, 1, kMaxSeqLen + 2);
-  check_range("encoder-layers", encoder_layers, 0, kMaxLayers);
-  check_range("decoder-layers", decoder_layers, 1, kMaxLayers);
-  check_range("warmup-steps", warmup_steps, 0, kMaxWarmupSteps);
-  check_range("threads", threads, 0, kMaxThreads);
-  check_range("shards", shards, 1, kMaxShards);
-  if (!std::has_single_bit(static_cast<std::uint64_t>(shards)))
-    throw std::invalid_argument(fmt::format("--shards must be a power of two (1, 2, 4, 8, ...), got {}", shards));
+  config_table().check(*this);
+  train::check_in_range("heads", heads, 1, d_model);
   const std::int64_t tokens = mul_sat(train_size + test_size, std::max(seq_len, max_len) + 2);
   if (tokens > kMaxDataTokens)
     throw std::invalid_argument(fmt::format("--train-size {} and --test-size {} of length {} make {} tokens, more than "
@@ -106,20 +129,6 @@ void TrainConfig::validate() const {
   if (d_model % heads != 0)
     throw std::invalid_argument(fmt::format("--heads {} does not divide --d-model {}: each head gets d_model / heads dims",
                                             heads, d_model));
-  if (!(lr > 0) || !std::isfinite(lr)) throw std::invalid_argument(fmt::format("--lr must be a positive number, got {}", lr));
-  if (!(dropout >= 0 && dropout < 1)) throw std::invalid_argument(fmt::format("--dropout must be in [0, 1), got {}", dropout));
-  if (!(clip_grad >= 0) || !std::isfinite(clip_grad))
-    throw std::invalid_argument(fmt::format("--clip-grad must be a number >= 0, got {}", clip_grad));
-  if (!(weight_decay >= 0) || !std::isfinite(weight_decay))
-    throw std::invalid_argument(fmt::format("--weight-decay must be a number >= 0, got {}", weight_decay));
-  if (!(momentum >= 0 && momentum < 1)) throw std::invalid_argument(fmt::format("momentum must be in [0, 1), got {}", momentum));
-  if (optimizer != "adam" && optimizer != "adamw" && optimizer != "sgd")
-    throw std::invalid_argument("--optimizer must be adam, adamw or sgd, got '" + optimizer + "'");
-  if (schedule != "constant" && schedule != "step" && schedule != "cosine")
-    throw std::invalid_argument("--schedule must be constant, step or cosine, got '" + schedule + "'");
-  if (arch != "transformer" && arch != "tutorial")
-    throw std::invalid_argument("--arch must be transformer or tutorial, got '" + arch + "'");
-  nn::parse_cross_attention(attention);
   if ((min_len > 0) != (max_len > 0))
     throw std::invalid_argument("--min-len and --max-len go together (variable lengths), or neither (--seq-len)");
   const data::ReversalConfig d = data_config();
@@ -129,49 +138,12 @@ void TrainConfig::validate() const {
                                             "(raise --positions)", d.max_len, d.target_len(), positions));
 }
 
-std::string TrainConfig::to_json() const {
-  json j = {{"vocab", vocab},       {"seq_len", seq_len},
-            {"min_len", min_len},   {"max_len", max_len},
-            {"train_size", train_size}, {"test_size", test_size},
-            {"d_model", d_model},   {"heads", heads},
-            {"encoder_layers", encoder_layers}, {"decoder_layers", decoder_layers},
-            {"d_ff", d_ff},         {"positions", positions},
-            {"dropout", dropout},   {"attention", attention},
-            {"arch", arch},         {"epochs", epochs},
-            {"batch_size", batch_size}, {"lr", lr},
-            {"optimizer", optimizer}, {"weight_decay", weight_decay},
-            {"momentum", momentum}, {"schedule", schedule},
-            {"warmup_steps", warmup_steps}, {"clip_grad", clip_grad},
-            {"seed", seed},         {"threads", threads},
-            {"shards", shards}};
-  return j.dump();
-}
+std::string TrainConfig::to_json() const { return config_table().to_json(*this); }
 
-TrainConfig TrainConfig::from_json(const std::string& text) {
-  TrainConfig c;
-  try {
-    const json j = json::parse(text);
-    auto get = [&](const char* key, auto& field) { cli::read_json_field(j, key, field); };
-    get("vocab", c.vocab), get("seq_len", c.seq_len), get("min_len", c.min_len), get("max_len", c.max_len);
-    get("train_size", c.train_size), get("test_size", c.test_size), get("d_model", c.d_model), get("heads", c.heads);
-    get("encoder_layers", c.encoder_layers), get("decoder_layers", c.decoder_layers), get("d_ff", c.d_ff);
-    get("positions", c.positions), get("dropout", c.dropout), get("attention", c.attention), get("arch", c.arch);
-    get("epochs", c.epochs), get("batch_size", c.batch_size), get("lr", c.lr), get("optimizer", c.optimizer);
-    get("weight_decay", c.weight_decay), get("momentum", c.momentum), get("schedule", c.schedule);
-    get("warmup_steps", c.warmup_steps), get("clip_grad", c.clip_grad), get("seed", c.seed), get("threads", c.threads);
-    get("shards", c.shards);
-  } catch (const json::exception& e) {
-    throw std::invalid_argument(std::string("malformed config: ") + e.what());
-  }
-  return c;
-}
+TrainConfig TrainConfig::from_json(const std::string& text) { return config_table().from_json(text); }
 
 std::vector<std::string> TrainConfig::mismatched_for_resume(const TrainConfig& other) const {
-  const json a = json::parse(to_json()), b = json::parse(other.to_json());
-  std::vector<std::string> keys;
-  for (const auto& [key, value] : a.items())
-    if (key != "epochs" && key != "threads" && b.at(key) != value) keys.push_back(key);
-  return keys;
+  return config_table().mismatched(*this, other);
 }
 
 }  // namespace cppgrad::reverse

@@ -8,6 +8,8 @@
 
 #include "data/reversal.h"
 #include "nn/seq2seq.h"
+#include "optim/schedule.h"
+#include "train/config_table.h"
 
 namespace cppgrad::reverse {
 
@@ -27,6 +29,24 @@ inline constexpr std::int64_t kMaxThreads = 256;
 inline constexpr std::int64_t kMaxShards = 64;
 inline constexpr std::int64_t kMaxWarmupSteps = 1'000'000'000;
 
+// transformer: the honest model; tutorial: the seed tutorial's, fed the target (apps/reverse/tutorial.h).
+enum class Arch { transformer, tutorial };
+// adam: L2 weight decay; adamw: decoupled; sgd: with momentum.
+enum class OptimizerKind { adam, adamw, sgd };
+
+// The names the flags take, and the values they stand for.
+inline const train::Choices<Arch> kArchs = {{"transformer", Arch::transformer}, {"tutorial", Arch::tutorial}};
+inline const train::Choices<nn::CrossAttentionKind> kAttentions = {{"scaled_dot", nn::CrossAttentionKind::ScaledDot},
+                                                                   {"additive", nn::CrossAttentionKind::Additive},
+                                                                   {"multiplicative", nn::CrossAttentionKind::Multiplicative}};
+inline const train::Choices<OptimizerKind> kOptimizers = {{"adam", OptimizerKind::adam}, {"adamw", OptimizerKind::adamw},
+                                                          {"sgd", OptimizerKind::sgd}};
+inline const train::Choices<optim::Schedule::Kind> kSchedules = {{"constant", optim::Schedule::Kind::Constant},
+                                                                 {"step", optim::Schedule::Kind::Step},
+                                                                 {"cosine", optim::Schedule::Kind::WarmupCosine}};
+
+// The run's fields; each is declared once more, as a row of the table in config.cpp (its flag, help, bound and JSON
+// key), and nowhere else.
 struct TrainConfig {
   // data (the seed tutorial's setting by default)
   std::int64_t vocab = 10;
@@ -43,16 +63,16 @@ struct TrainConfig {
   std::int64_t d_ff = 64;
   std::int64_t positions = 50;  // rows of the learned position tables
   double dropout = 0.0;
-  std::string attention = "scaled_dot";  // scaled_dot | additive | multiplicative (the cross-attention)
-  std::string arch = "transformer";      // transformer | tutorial
+  nn::CrossAttentionKind attention = nn::CrossAttentionKind::ScaledDot;  // the decoder's cross-attention
+  Arch arch = Arch::transformer;
   // optimisation
   std::int64_t epochs = 30;
   std::int64_t batch_size = 64;
   double lr = 1e-3;
-  std::string optimizer = "adam";  // adam | adamw | sgd
+  OptimizerKind optimizer = OptimizerKind::adam;
   double weight_decay = 0.0;
   double momentum = 0.9;           // sgd only
-  std::string schedule = "constant";  // constant | step | cosine
+  optim::Schedule::Kind schedule = optim::Schedule::Kind::Constant;
   std::int64_t warmup_steps = 0;
   double clip_grad = 0.0;  // 0: no clipping
   std::uint64_t seed = 42;
@@ -69,9 +89,15 @@ struct TrainConfig {
   std::int64_t estimated_activations() const;
 
   std::string to_json() const;
-  static TrainConfig from_json(const std::string& json);  // throws std::invalid_argument on a malformed config
+  // The defaults, with every key the JSON has (an older checkpoint lacks the fields added since); throws
+  // std::invalid_argument on a malformed config.
+  static TrainConfig from_json(const std::string& json);
   // The keys that must agree for a checkpoint to be resumed (everything but epochs and threads).
   std::vector<std::string> mismatched_for_resume(const TrainConfig& other) const;
 };
+
+// The table every field is declared in (config.cpp): the flags of `train` and `sweep`, their --help, the bounds, the
+// JSON.
+const train::ConfigTable<TrainConfig>& config_table();
 
 }  // namespace cppgrad::reverse

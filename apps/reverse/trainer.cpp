@@ -24,6 +24,7 @@
 #include "train/checkpoint.h"
 #include "train/data_parallel.h"
 #include "train/diverged.h"
+#include "train/history.h"
 #include "train/stop.h"
 
 namespace cppgrad::reverse {
@@ -33,12 +34,12 @@ namespace {
 const train::CheckpointFormat kFormat{.program = "cppgrad-reverse", .format = "cppgrad-reverse-checkpoint-v1"};
 
 std::unique_ptr<optim::Optimizer> make_optimizer(const TrainConfig& c, nn::NamedTensors params) {
-  if (c.optimizer == "sgd")
+  if (c.optimizer == OptimizerKind::sgd)
     return std::make_unique<optim::SGD>(std::move(params), optim::SGDOptions{.lr = c.lr, .momentum = c.momentum,
                                                                              .weight_decay = c.weight_decay});
   return std::make_unique<optim::Adam>(std::move(params),
                                        optim::AdamOptions{.lr = c.lr, .weight_decay = c.weight_decay,
-                                                          .decoupled_weight_decay = c.optimizer == "adamw"});
+                                                          .decoupled_weight_decay = c.optimizer == OptimizerKind::adamw});
 }
 
 nlohmann::json history_json(const std::vector<EpochMetrics>& history) {
@@ -59,8 +60,9 @@ nlohmann::json progress_json(const Trainer::EpochProgress& p) {
 // The config, checked before anything is built from it.
 TrainConfig checked(TrainConfig c) {
   c.validate();
-  if (c.arch != "transformer")
-    throw std::invalid_argument("--arch " + c.arch + " is handled by the tutorial trainer, not this one");
+  if (c.arch != Arch::transformer)
+    throw std::invalid_argument("--arch " + train::choice_name(kArchs, c.arch) + " is handled by the tutorial trainer, "
+                                "not this one");
   return c;
 }
 
@@ -84,7 +86,7 @@ Trainer::Trainer(const TrainConfig& config, train::ProcessLink* processes)
     train::check_processes_agree(*processes_, "configuration", shared.to_json());
     processes_->broadcast(model().parameters());
   }
-  schedule_ = {.kind = optim::parse_schedule_kind(config_.schedule),
+  schedule_ = {.kind = config_.schedule,
                .base_lr = config_.lr,
                .step_size = steps_per_epoch() * 10,
                .gamma = 0.5,
@@ -272,24 +274,16 @@ void Trainer::save(const std::string& path) const {
 
 namespace {
 
-// The metrics history: a JSON array of objects whose fields are all finite numbers (epoch a count).
+// The metrics history (train/history.h): every field a finite number, entry N of epoch N.
 std::vector<EpochMetrics> parse_history(const std::string& text) {
-  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_array()) throw std::invalid_argument("metadata 'history' is not a JSON array");
+  const auto entries = train::parse_history(text, {{"loss"}, {"train_token_acc"}, {"test_seq_acc"}, {"test_token_acc"},
+                                                   {"lr"}, {"epoch_s"}, {"epoch"}}, /*non_negative=*/false);
   std::vector<EpochMetrics> history;
-  for (const auto& e : j) {
-    const std::string where = fmt::format("history entry {}", history.size() + 1);
-    if (!e.is_object()) throw std::invalid_argument(where + " is not an object");
-    auto number = [&](const char* key) {
-      if (!e.contains(key) || !e.at(key).is_number() || !std::isfinite(e.at(key).get<double>()))
-        throw std::invalid_argument(where + ": '" + key + "' must be a finite number");
-      return e.at(key).get<double>();
-    };
-    EpochMetrics m{.epoch = static_cast<std::int64_t>(history.size()) + 1, .loss = number("loss"),
-                   .train_token_acc = number("train_token_acc"), .test_seq_acc = number("test_seq_acc"),
-                   .test_token_acc = number("test_token_acc"), .lr = number("lr"), .epoch_s = number("epoch_s")};
-    if (number("epoch") != static_cast<double>(m.epoch))
-      throw std::invalid_argument(where + ": 'epoch' must be " + std::to_string(m.epoch));
+  for (const std::vector<double>& v : entries) {
+    const EpochMetrics m{.epoch = static_cast<std::int64_t>(history.size()) + 1, .loss = v[0], .train_token_acc = v[1],
+                         .test_seq_acc = v[2], .test_token_acc = v[3], .lr = v[4], .epoch_s = v[5]};
+    if (v[6] != static_cast<double>(m.epoch))
+      throw std::invalid_argument(fmt::format("history entry {}: 'epoch' must be {}", m.epoch, m.epoch));
     history.push_back(m);
   }
   return history;

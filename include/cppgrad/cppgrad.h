@@ -59,6 +59,7 @@
 // of lines or running text, their batches, the count-based bigram baseline)
 #include "data/bigram.h"
 #include "data/char_tokenizer.h"
+#include "data/corpus_rows.h"
 #include "data/reversal.h"
 #include "data/text_corpus.h"
 #include "data/token_batch.h"

@@ -15,13 +15,16 @@
 #include "core/atomic_file.h"  // write_file_atomically: checkpoints and plots are written whole
 #include "cppgrad/cppgrad.h"
 
-// checkpoints and resume, the metrics stream, output paths, the diverged-run guard, stopping on a signal, flag values,
-// the data-parallel step (its tree and its shards' numbers) and the GPT's step
+// a program's config table (flags, bounds, JSON), checkpoints and resume, the metrics history, the metrics stream,
+// output paths, the diverged-run guard, stopping on a signal, flag values, the data-parallel step (its tree and its
+// shards' numbers) and the GPT's step
 #include "train/checkpoint.h"
+#include "train/config_table.h"
 #include "train/data_parallel.h"
 #include "train/diverged.h"
 #include "train/flags.h"
 #include "train/gpt_step.h"
+#include "train/history.h"
 #include "train/lines_output.h"
 #include "train/outputs.h"
 #include "train/shard_sums.h"

@@ -33,7 +33,7 @@ std::vector<std::int64_t> first_rows(std::int64_t n) {
 TEST(Trainer, OneAndTwoThreadsTakeBitIdenticalSteps) {
   // Plain SGD with lr 1 makes the step the gradient itself: w_after = w_before - grad.
   reverse::TrainConfig config = small_config(1);
-  config.optimizer = "sgd";
+  config.optimizer = reverse::OptimizerKind::sgd;
   config.momentum = 0;
   config.lr = 1.0;
   config.min_len = 3, config.max_len = 8;  // padding: the shards hold different numbers of target tokens
@@ -52,7 +52,7 @@ TEST(Trainer, OneAndTwoThreadsTakeBitIdenticalSteps) {
   for (std::size_t i = 0; i < pa.size(); ++i) EXPECT_EQ(pa[i].second.to_vector<float>(), pb[i].second.to_vector<float>()) << pa[i].first;
 
   reverse::TrainConfig no_dropout = small_config(1);
-  no_dropout.optimizer = "sgd", no_dropout.momentum = 0, no_dropout.lr = 1.0, no_dropout.min_len = 3, no_dropout.max_len = 8;
+  no_dropout.optimizer = reverse::OptimizerKind::sgd, no_dropout.momentum = 0, no_dropout.lr = 1.0, no_dropout.min_len = 3, no_dropout.max_len = 8;
   reverse::Trainer sharded(no_dropout);
   no_dropout.shards = 1;  // the plain step: the whole batch on the model, summed in another order
   reverse::Trainer whole(no_dropout);
@@ -69,7 +69,7 @@ TEST(Trainer, OneAndTwoThreadsTakeBitIdenticalSteps) {
 TEST(Trainer, ABrokenSplitIsCaught) {
   // The test above must be able to fail: one worker on half the rows takes a measurably different step.
   reverse::TrainConfig config = small_config(1);
-  config.optimizer = "sgd", config.momentum = 0, config.lr = 1.0;
+  config.optimizer = reverse::OptimizerKind::sgd, config.momentum = 0, config.lr = 1.0;
   reverse::Trainer whole(config), half(config);
   whole.train_step(first_rows(64));
   half.train_step(first_rows(32));

@@ -259,7 +259,9 @@ TEST_F(GptCli, BadInputIsOneLineAndExitStatus2) {
   expect_usage_error(cli({"sample", "--checkpoint", ckpt, "--temperature", "-1"}), "--temperature");
   expect_usage_error(cli({"sample", "--checkpoint", ckpt, "--top-p", "0"}), "--top-p");
   expect_usage_error(cli({"sample", "--checkpoint", ckpt, "--top-k", "-2"}), "--top-k");
-  expect_usage_error(cli({"sample", "--checkpoint", ckpt, "--prompt", "bz"}), "--prompt");
+  expect_usage_error(cli({"sample", "--checkpoint", ckpt, "--prompt", "bz"}),
+                     "--prompt 'bz': the character 'z' (U+007A) is not in this model's vocabulary");
+  expect_usage_error(cli({"attention", "--checkpoint", ckpt, "--prompt", "b!"}), "--prompt 'b!': the character '!'");
   expect_usage_error(cli({"sample"}), "needs --checkpoint");
   expect_usage_error(cli({"sample", "--checkpoint", path("words.txt")}), "words.txt");
   expect_usage_error(cli({"attention", "--checkpoint", ckpt}), "needs --prompt");
@@ -297,6 +299,31 @@ TEST_F(GptCli, TextFormatTrainsOnRunningText) {
   const auto lines = jsonl(path("m.jsonl"));
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_LT(lines[1]["val_loss"].get<double>(), lines[0]["val_loss"].get<double>() + 0.5);
+}
+
+TEST_F(GptCli, RunningTextReadsAsTextAndAttentionWritesAnSvgOnlyWhereAsked) {
+  std::string text;
+  for (int i = 0; i < 200; ++i) text += "the cat sat.\nthe mat.\n";
+  write("text.txt", text);
+  const CliResult r = cli({"train", "--data", path("text.txt"), "--format", "text", "--context", "16", "--d-model", "16",
+                           "--heads", "2", "--layers", "1", "--steps", "20", "--eval-every", "20", "--threads", "1",
+                           "--samples", "2", "--save", path("t.safetensors")});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\nsamples:\n"));  // each sample as it is, below the heading
+  // A prompt with a real newline is printed as it is, not as the two characters \ and n.
+  const CliResult s = cli({"sample", "--checkpoint", path("t.safetensors"), "--num", "2", "--prompt", "the mat.\nthe"});
+  ASSERT_EQ(s.status, 0) << s.err;
+  EXPECT_EQ(s.out.substr(0, 12), "the mat.\nthe");
+  EXPECT_EQ(s.out.find("\\n"), std::string::npos) << s.out;
+
+  // attention prints the heatmap; an SVG only with --svg (run where a default attention.svg would land).
+  const std::string cmd = "cd '" + dir_.string() + "' && '" + CPPGRAD_GPT_BIN + "' attention --checkpoint '" +
+                          path("t.safetensors") + "' --prompt 'the cat' --no-color >/dev/null 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  EXPECT_FALSE(fs::exists(dir_ / "attention.svg"));
+  const CliResult a = cli({"attention", "--checkpoint", path("t.safetensors"), "--prompt", "the cat", "--svg", path("a.svg")});
+  ASSERT_EQ(a.status, 0) << a.err;
+  EXPECT_TRUE(fs::exists(path("a.svg")));
 }
 
 }  // namespace

@@ -64,16 +64,14 @@ TEST(Bigram, RefusesIdsOutsideTheVocabularyWithoutCountingAnything) {
 TEST(Bigram, ValLossCountsEveryLineTargetIncludingTheClosingBoundary) {
   data::TextCorpus lines;
   lines.tokenizer = data::CharTokenizer::from_text(U"ab", true);
-  lines.train_lines = {{1, 2}, {2}};
-  lines.val_lines = {{1}};
+  lines.splits = data::Lines{.train = {{1, 2}, {2}}, .val = {{1}}};
   // [0, 1, 0]: P(1|0) = 2/5, and the closing <b>, P(0|1) = 1/4.
   EXPECT_DOUBLE_EQ(data::bigram_val_loss(lines), -(std::log(0.4) + std::log(0.25)) / 2);
 
   data::TextCorpus text;
-  text.format = data::TextFormat::text;
   text.tokenizer = data::CharTokenizer::from_text(U"ab", false);
-  text.train_tokens = {0, 1, 1, 0};  // n(0) = 1, n(1) = 2; n(1,0) = 1, n(0,0) = 0
-  text.val_tokens = {1, 0, 0};       // P(0|1) = 2/4, P(0|0) = 1/3
+  text.splits = data::RunningText{.train = {0, 1, 1, 0},  // n(0) = 1, n(1) = 2; n(1,0) = 1, n(0,0) = 0
+                                  .val = {1, 0, 0}};      // P(0|1) = 2/4, P(0|0) = 1/3
   EXPECT_DOUBLE_EQ(data::bigram_val_loss(text), -(std::log(0.5) + std::log(1.0 / 3)) / 2);
 }
 

@@ -2,6 +2,7 @@
 // exactly once) and running text (a contiguous split, splits too short to hold a window).
 #include <algorithm>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "data/text_corpus.h"
@@ -25,9 +26,13 @@ std::string word_list(int n) {
   return text;
 }
 
+// The corpus's lines (std::bad_variant_access if it holds a running text) and its running text.
+const data::Lines& lines_of(const data::TextCorpus& c) { return std::get<data::Lines>(c.splits); }
+const data::RunningText& text_of(const data::TextCorpus& c) { return std::get<data::RunningText>(c.splits); }
+
 Lines all_lines(const data::TextCorpus& c) {
-  Lines all = c.train_lines;
-  all.insert(all.end(), c.val_lines.begin(), c.val_lines.end());
+  Lines all = lines_of(c).train;
+  all.insert(all.end(), lines_of(c).val.begin(), lines_of(c).val.end());
   std::sort(all.begin(), all.end());
   return all;
 }
@@ -41,12 +46,11 @@ TEST(TextFormat, ParsesAndPrintsItsNames) {
 
 TEST(LinesCorpus, DropsCarriageReturnsAndSkipsEmptyLines) {
   const auto c = data::make_text_corpus("ab\r\n\r\n\ncd\r\nef\n\n", {});
-  EXPECT_EQ(c.format, TextFormat::lines);
+  EXPECT_TRUE(std::holds_alternative<data::Lines>(c.splits));
   EXPECT_EQ(c.tokenizer.vocab(), (std::vector<std::string>{"", "a", "b", "c", "d", "e", "f"}));  // no '\r', no '\n'
   EXPECT_EQ(all_lines(c), (Lines{{1, 2}, {3, 4}, {5, 6}}));
-  EXPECT_EQ(c.longest_line, 2);
+  EXPECT_EQ(lines_of(c).longest_line, 2);
   EXPECT_EQ(c.context, 3);  // the default: longest line + 1
-  EXPECT_TRUE(c.train_tokens.empty() && c.val_tokens.empty());
 }
 
 TEST(LinesCorpus, ALineTooLongIsNamedByItsLineNumberInTheFile) {
@@ -64,11 +68,11 @@ TEST(LinesCorpus, TheSplitFollowsTheSeedAndKeepsEveryLineOnce) {
   const std::string text = word_list(100);
   const auto a = data::make_text_corpus(text, {.seed = 7}), b = data::make_text_corpus(text, {.seed = 7});
   const auto other = data::make_text_corpus(text, {.seed = 8});
-  EXPECT_EQ(a.val_lines.size(), 10u);  // round(100 * 0.1)
-  EXPECT_EQ(a.train_lines.size(), 90u);
-  EXPECT_EQ(a.val_lines, b.val_lines);
-  EXPECT_EQ(a.train_lines, b.train_lines);
-  EXPECT_NE(a.val_lines, other.val_lines);
+  EXPECT_EQ(lines_of(a).val.size(), 10u);  // round(100 * 0.1)
+  EXPECT_EQ(lines_of(a).train.size(), 90u);
+  EXPECT_EQ(lines_of(a).val, lines_of(b).val);
+  EXPECT_EQ(lines_of(a).train, lines_of(b).train);
+  EXPECT_NE(lines_of(a).val, lines_of(other).val);
   // Every line exactly once, in one split: the sorted union is the sorted file, with no duplicates.
   Lines file;
   for (int i = 0; i < 100; ++i)
@@ -78,14 +82,14 @@ TEST(LinesCorpus, TheSplitFollowsTheSeedAndKeepsEveryLineOnce) {
   EXPECT_EQ(all_lines(a), file);
   EXPECT_EQ(all_lines(other), file);
   // Shuffled, not taken from the end of the sorted list: the validation lines are not the last ten.
-  Lines last(file.end() - 10, file.end()), val = a.val_lines;
+  Lines last(file.end() - 10, file.end()), val = lines_of(a).val;
   std::sort(val.begin(), val.end());
   EXPECT_NE(val, last);
 }
 
 TEST(LinesCorpus, EachSplitKeepsAtLeastOneLine) {
-  EXPECT_EQ(data::make_text_corpus("a\nb\n", {.val_fraction = 0.1}).val_lines.size(), 1u);    // round(0.2) = 0 -> 1
-  EXPECT_EQ(data::make_text_corpus("a\nb\n", {.val_fraction = 0.9}).train_lines.size(), 1u);  // round(1.8) = 2 -> 1
+  EXPECT_EQ(lines_of(data::make_text_corpus("a\nb\n", {.val_fraction = 0.1})).val.size(), 1u);    // round(0.2) = 0 -> 1
+  EXPECT_EQ(lines_of(data::make_text_corpus("a\nb\n", {.val_fraction = 0.9})).train.size(), 1u);  // round(1.8) = 2 -> 1
   EXPECT_THROW_MSG(data::make_text_corpus("only\n\n", {}), std::invalid_argument, "at least 2 non-empty lines");
 }
 
@@ -100,14 +104,14 @@ TEST(LinesCorpus, AFixedTokenizerGivesTheSameSplitAndNamesAForeignCharacter) {
   const std::string text = word_list(30);
   const auto fitted = data::make_text_corpus(text, {.seed = 3});
   const auto again = data::make_text_corpus(text, {.seed = 3}, fitted.tokenizer);
-  EXPECT_EQ(again.val_lines, fitted.val_lines);
-  EXPECT_EQ(again.train_lines, fitted.train_lines);
+  EXPECT_EQ(lines_of(again).val, lines_of(fitted).val);
+  EXPECT_EQ(lines_of(again).train, lines_of(fitted).train);
   EXPECT_THROW_MSG(data::make_text_corpus("aq\nbq\nxY\n", {}, fitted.tokenizer), std::invalid_argument,
                    "line 3: character 'Y' (U+0059) is not in the tokenizer's vocabulary");
   // val_fraction 0: everything is validation, and one line is enough.
   const auto all = data::make_text_corpus("aq\n", {.val_fraction = 0.0}, fitted.tokenizer);
-  EXPECT_EQ(all.val_lines, (Lines{{*fitted.tokenizer.find(U'a'), *fitted.tokenizer.find(U'q')}}));
-  EXPECT_TRUE(all.train_lines.empty());
+  EXPECT_EQ(lines_of(all).val, (Lines{{*fitted.tokenizer.find(U'a'), *fitted.tokenizer.find(U'q')}}));
+  EXPECT_TRUE(lines_of(all).train.empty());
   EXPECT_THROW_MSG(data::make_text_corpus("aq\nbq\n", {}, data::CharTokenizer::from_text(U"abq", false)),
                    std::invalid_argument, "lines mode needs a tokenizer whose id 0 is the boundary");
 }
@@ -115,15 +119,14 @@ TEST(LinesCorpus, AFixedTokenizerGivesTheSameSplitAndNamesAForeignCharacter) {
 TEST(TextCorpus, SplitsTheStreamContiguously) {
   const std::string text = "abcdefghij\nklmnopqrs";  // 20 characters, '\n' one of them
   const auto c = data::make_text_corpus(text, {.format = TextFormat::text, .context = 3, .val_fraction = 0.2});
-  EXPECT_EQ(c.format, TextFormat::text);
+  EXPECT_TRUE(std::holds_alternative<data::RunningText>(c.splits));
   EXPECT_FALSE(c.tokenizer.has_boundary());
   EXPECT_EQ(c.tokenizer.size(), 20);
-  EXPECT_EQ(c.tokenizer.decode(c.train_tokens), "abcdefghij\nklmno");  // 16 = 20 - round(20 * 0.2)
-  EXPECT_EQ(c.tokenizer.decode(c.val_tokens), "pqrs");
-  EXPECT_EQ(c.train_tokens.front(), 1);  // ids from 0, and '\n' (U+000A) sorts first
+  EXPECT_EQ(c.tokenizer.decode(text_of(c).train), "abcdefghij\nklmno");  // 16 = 20 - round(20 * 0.2)
+  EXPECT_EQ(c.tokenizer.decode(text_of(c).val), "pqrs");
+  EXPECT_EQ(text_of(c).train.front(), 1);  // ids from 0, and '\n' (U+000A) sorts first
   EXPECT_EQ(c.tokenizer.find(U'\n'), 0);
   EXPECT_EQ(c.context, 3);
-  EXPECT_TRUE(c.train_lines.empty() && c.val_lines.empty());
 }
 
 TEST(TextCorpus, EachSplitMustHoldMoreThanAContextOfTokens) {
@@ -141,8 +144,8 @@ TEST(TextCorpus, EachSplitMustHoldMoreThanAContextOfTokens) {
 TEST(TextCorpus, AFixedTokenizerCanTakeItAllAsValidation) {
   const auto tok = data::CharTokenizer::from_text(U"abc\n", false);
   const auto c = data::make_text_corpus("abc\ncab", {.format = TextFormat::text, .context = 6, .val_fraction = 0.0}, tok);
-  EXPECT_TRUE(c.train_tokens.empty());
-  EXPECT_EQ(c.val_tokens, (Ids{1, 2, 3, 0, 3, 1, 2}));
+  EXPECT_TRUE(text_of(c).train.empty());
+  EXPECT_EQ(text_of(c).val, (Ids{1, 2, 3, 0, 3, 1, 2}));
   EXPECT_THROW_MSG(data::make_text_corpus("abc\nabd", {.format = TextFormat::text, .context = 2, .val_fraction = 0.0}, tok),
                    std::invalid_argument, "line 2: character 'd' (U+0064)");
   EXPECT_THROW_MSG(data::make_text_corpus("abc", {.format = TextFormat::text, .context = 2},

@@ -1,0 +1,106 @@
+// The programs' config tables (apps/gpt/config.cpp, apps/reverse/config.cpp): the checkpoint's JSON keeps the keys
+// earlier versions wrote, a config an older version wrote (without a key added since) still loads, and a value out of
+// bounds is refused naming its flag.
+#include <nlohmann/json.hpp>
+
+#include "gpt/config.h"
+#include "reverse/config.h"
+#include "test_util.h"
+
+namespace cppgrad {
+namespace {
+
+// A cppgrad-gpt config as the version before --shards wrote it.
+constexpr const char* kGptBeforeShards =
+    R"({"batch_size":32,"clip_grad":0.0,"context":0,"d_model":48,"data":"/usr/share/dict/american-english",)"
+    R"("dropout":0.1,"eval_every":500,"format":"lines","heads":4,"layers":3,"lr":0.0005,"schedule":"constant",)"
+    R"("seed":7,"steps":2000,"threads":0,"warmup_steps":0,"weight_decay":0.01})";
+
+TEST(GptConfig, AnOlderCheckpointsConfigLoadsWithTheNewKeysDefaults) {
+  const gpt::TrainConfig c = gpt::TrainConfig::from_json(kGptBeforeShards);
+  EXPECT_EQ(c.model.n_embd, 48);
+  EXPECT_EQ(c.model.n_layer, 3);
+  EXPECT_EQ(c.model.dropout, 0.1);
+  EXPECT_EQ(c.seed, 7u);
+  EXPECT_EQ(c.shards, gpt::TrainConfig{}.shards);  // absent: the default
+  EXPECT_NO_THROW(c.validate());
+}
+
+TEST(GptConfig, TheJsonKeepsTheKeysEarlierVersionsWrote) {
+  const nlohmann::json j = nlohmann::json::parse(gpt::TrainConfig{}.to_json());
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : j.items()) keys.push_back(key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"batch_size", "clip_grad", "context", "d_model", "data", "dropout",
+                                            "eval_every", "format", "heads", "layers", "lr", "schedule", "seed", "shards",
+                                            "steps", "threads", "warmup_steps", "weight_decay"}));
+  const gpt::TrainConfig back = gpt::TrainConfig::from_json(gpt::TrainConfig{}.to_json());
+  EXPECT_TRUE(back.mismatched_for_resume(gpt::TrainConfig{}).empty());
+}
+
+// The flag's text into a default config, then its bounds: what `train --<flag> <text>` checks.
+template <typename Config>
+void set_and_validate(const train::ConfigTable<Config>& table, const std::string& flag, const std::string& text) {
+  Config c;
+  table.set_flag(c, flag, text);
+  c.validate();
+}
+
+TEST(GptConfig, AWrongValueIsRefusedNamingTheFlag) {
+  const auto& t = gpt::config_table();
+  EXPECT_THROW_MSG(set_and_validate(t, "format", "poems"), std::invalid_argument, "--format must be lines or text, got 'poems'");
+  EXPECT_THROW_MSG(set_and_validate(t, "schedule", "linear"), std::invalid_argument,
+                   "--schedule must be constant or cosine, got 'linear'");
+  EXPECT_THROW_MSG(set_and_validate(t, "d-model", "9000"), std::invalid_argument, "--d-model must be in 1..8192, got 9000");
+  EXPECT_THROW_MSG(set_and_validate(t, "shards", "3"), std::invalid_argument, "--shards must be a power of two");
+  EXPECT_THROW_MSG(set_and_validate(t, "lr", "1e-3x"), std::invalid_argument, "--lr: '1e-3x' is not a number");
+}
+
+TEST(GptConfig, FormatsAndSchedulesAreParsedOnceIntoTheirEnums) {
+  gpt::TrainConfig c;
+  gpt::config_table().set_flag(c, "format", "text");
+  gpt::config_table().set_flag(c, "schedule", "cosine");
+  EXPECT_EQ(c.format, data::TextFormat::text);
+  EXPECT_EQ(c.schedule, optim::Schedule::Kind::WarmupCosine);
+  EXPECT_THROW_MSG(gpt::config_table().set_flag(c, "format", "poems"), std::invalid_argument,
+                   "--format must be lines or text, got 'poems'");  // at the flag, before any validation
+  nlohmann::json j = nlohmann::json::parse(c.to_json());
+  EXPECT_EQ(j["format"], "text");
+  EXPECT_EQ(j["schedule"], "cosine");
+  j["format"] = "poems";
+  EXPECT_THROW_MSG(gpt::TrainConfig::from_json(j.dump()), std::invalid_argument,
+                   "config 'format' must be lines or text, got 'poems'");
+}
+
+TEST(GptConfig, ResumeMayChangeStepsExceptUnderCosine) {
+  gpt::TrainConfig a, b;
+  b.steps = 4000, b.threads = 2, b.eval_every = 100;
+  EXPECT_TRUE(a.mismatched_for_resume(b).empty());
+  gpt::config_table().set_flag(a, "schedule", "cosine");
+  gpt::config_table().set_flag(b, "schedule", "cosine");
+  EXPECT_EQ(a.mismatched_for_resume(b), std::vector<std::string>{"steps"});
+  b.model.n_embd = 32;
+  EXPECT_EQ(a.mismatched_for_resume(b), (std::vector<std::string>{"d_model", "steps"}));
+}
+
+TEST(ReverseConfig, AnOlderCheckpointsConfigLoadsWithTheNewKeysDefaults) {
+  nlohmann::json j = nlohmann::json::parse(reverse::TrainConfig{}.to_json());
+  j["d_model"] = 16, j["heads"] = 2;
+  j.erase("shards");
+  j.erase("warmup_steps");
+  const reverse::TrainConfig c = reverse::TrainConfig::from_json(j.dump());
+  EXPECT_EQ(c.d_model, 16);
+  EXPECT_EQ(c.heads, 2);
+  EXPECT_EQ(c.shards, reverse::TrainConfig{}.shards);
+  EXPECT_EQ(c.warmup_steps, 0);
+  EXPECT_NO_THROW(c.validate());
+}
+
+TEST(ReverseConfig, AWrongValueIsRefusedNamingTheFlag) {
+  const auto& t = reverse::config_table();
+  EXPECT_THROW_MSG(set_and_validate(t, "optimizer", "adagrad"), std::invalid_argument,
+                   "--optimizer must be adam, adamw or sgd, got 'adagrad'");
+  EXPECT_THROW_MSG(set_and_validate(t, "momentum", "1.5"), std::invalid_argument, "--momentum must be in [0, 1), got 1.5");
+}
+
+}  // namespace
+}  // namespace cppgrad

@@ -1,0 +1,111 @@
+// train/config_table.h: a config declared once, as rows, gives the flag parsing, the bounds, the JSON (a key an older
+// file lacks takes its default) and the resume check.
+#include "train/config_table.h"
+
+#include "test_util.h"
+
+namespace cppgrad {
+namespace {
+
+enum class Shape { round, square };
+
+struct Inner {
+  std::int64_t width = 8;
+};
+
+struct Toy {
+  std::string name = "toy";
+  Inner inner;
+  double rate = 0.5;
+  std::uint64_t seed = 3;
+  std::int64_t steps = 10;
+  Shape shape = Shape::round;
+};
+
+const train::ConfigTable<Toy>& toy_table() {
+  using train::at;
+  static const train::ConfigTable<Toy> table = {
+      train::field<Toy>("name", "data", "a name", at(&Toy::name), train::not_empty("something")),
+      train::field<Toy>("inner-width", "model", "a nested size", at(&Toy::inner, &Inner::width), train::in_range(1, 64)),
+      train::field<Toy>("rate", "training", "a rate", at(&Toy::rate), train::in_interval(0, 1, true)),
+      train::field<Toy>("seed", "training", "a seed", at(&Toy::seed)),
+      train::field<Toy>("steps", "training", "steps", at(&Toy::steps), train::in_range(1, 100), train::OnResume::may_change),
+      train::choice<Toy>("shape", "model", "round | square", at(&Toy::shape),
+                         train::Choices<Shape>{{"round", Shape::round}, {"square", Shape::square}}),
+  };
+  return table;
+}
+
+TEST(ConfigTable, FlagsSetTheirFieldsParsedByTheFieldsType) {
+  Toy c;
+  toy_table().set_flag(c, "inner-width", "32");
+  toy_table().set_flag(c, "rate", "0.25");
+  toy_table().set_flag(c, "seed", "18446744073709551615");
+  toy_table().set_flag(c, "shape", "square");
+  EXPECT_EQ(c.inner.width, 32);
+  EXPECT_EQ(c.rate, 0.25);
+  EXPECT_EQ(c.seed, 18446744073709551615ull);
+  EXPECT_EQ(c.shape, Shape::square);
+  EXPECT_THROW_MSG(toy_table().set_flag(c, "inner-width", "3x"), std::invalid_argument, "--inner-width: '3x' is not a whole number");
+  EXPECT_THROW_MSG(toy_table().set_flag(c, "shape", "oval"), std::invalid_argument,
+                   "--shape must be round or square, got 'oval'");
+}
+
+TEST(ConfigTable, AWrongValueIsRefusedNamingTheFlag) {
+  Toy c;
+  c.inner.width = 65;
+  EXPECT_THROW_MSG(toy_table().check(c), std::invalid_argument, "--inner-width must be in 1..64, got 65");
+  c = Toy{};
+  c.rate = 1;
+  EXPECT_THROW_MSG(toy_table().check(c), std::invalid_argument, "--rate must be in [0, 1), got 1");
+  c = Toy{};
+  c.name = "";
+  EXPECT_THROW_MSG(toy_table().check(c), std::invalid_argument, "--name must name something");
+  EXPECT_NO_THROW(toy_table().check(Toy{}));
+}
+
+TEST(ConfigTable, JsonRoundTripsUnderTheFlagsKeys) {
+  Toy c;
+  c.inner.width = 16, c.rate = 0.125, c.shape = Shape::square, c.name = "x";
+  const std::string json = toy_table().to_json(c);
+  EXPECT_EQ(json, R"({"inner_width":16,"name":"x","rate":0.125,"seed":3,"shape":"square","steps":10})");
+  const Toy back = toy_table().from_json(json);
+  EXPECT_TRUE(toy_table().mismatched(c, back).empty());
+  EXPECT_EQ(back.steps, 10);
+}
+
+TEST(ConfigTable, AKeyAnOlderFileLacksTakesItsDefault) {
+  const Toy c = toy_table().from_json(R"({"inner_width":16,"name":"old"})");
+  EXPECT_EQ(c.inner.width, 16);
+  EXPECT_EQ(c.name, "old");
+  EXPECT_EQ(c.shape, Shape::round);
+  EXPECT_EQ(c.rate, 0.5);
+}
+
+TEST(ConfigTable, HostileJsonIsRefusedNamingTheKey) {
+  EXPECT_THROW_MSG(toy_table().from_json("[1]"), std::invalid_argument, "not a JSON object");
+  EXPECT_THROW_MSG(toy_table().from_json(R"({"inner_width":1e30})"), std::invalid_argument,
+                   "config 'inner_width' must be an integer in range, got");
+  EXPECT_THROW_MSG(toy_table().from_json(R"({"seed":-1})"), std::invalid_argument, "config 'seed' must be an integer in range");
+  EXPECT_THROW_MSG(toy_table().from_json(R"({"rate":"fast"})"), std::invalid_argument, "config 'rate' has the wrong type");
+  EXPECT_THROW_MSG(toy_table().from_json(R"({"shape":"oval"})"), std::invalid_argument,
+                   "config 'shape' must be round or square, got 'oval'");
+}
+
+TEST(ConfigTable, ResumeComparesTheFieldsThatMustMatch) {
+  Toy a, b;
+  b.steps = 50;  // may change
+  EXPECT_TRUE(toy_table().mismatched(a, b).empty());
+  b.inner.width = 9, b.name = "other";
+  EXPECT_EQ(toy_table().mismatched(a, b), (std::vector<std::string>{"inner_width", "name"}));
+}
+
+TEST(ConfigTable, DefaultsAreShownAsFlagText) {
+  const Toy d;
+  EXPECT_EQ(train::config_text(toy_table().row("rate").get(d)), "0.5");
+  EXPECT_EQ(train::config_text(toy_table().row("shape").get(d)), "round");
+  EXPECT_EQ(train::config_text(toy_table().row("inner-width").get(d)), "8");
+}
+
+}  // namespace
+}  // namespace cppgrad

@@ -1,0 +1,55 @@
+#include "train/config_table.h"
+
+#include <nlohmann/json.hpp>
+
+namespace cppgrad::train {
+
+using nlohmann::json;
+
+std::string config_text(const ConfigValue& value) {
+  return std::visit([](const auto& v) { return fmt::format("{}", v); }, value);
+}
+
+std::string config_json(const std::vector<std::pair<std::string, ConfigValue>>& fields) {
+  json j = json::object();
+  for (const auto& [key, value] : fields) std::visit([&, &k = key](const auto& v) { j[k] = v; }, value);
+  return j.dump();
+}
+
+namespace {
+
+// j as a value of kind `kind` (ConfigValue's index). nlohmann converts a float (1e30) into an integer with a plain
+// cast, undefined out of range: an integer field must hold an integer that fits.
+ConfigValue read_value(const json& j, const std::string& key, std::size_t kind) {
+  const auto wrong_type = [&] {
+    return std::invalid_argument("config '" + key + "' has the wrong type: " + j.dump().substr(0, 40));
+  };
+  if (kind == 0 || kind == 1) {
+    const bool fits = kind == 0 ? (j.is_number_unsigned() ? std::in_range<std::int64_t>(j.get<std::uint64_t>())
+                                                          : j.is_number_integer())
+                                : j.is_number_unsigned() || (j.is_number_integer() && j.get<std::int64_t>() >= 0);
+    if (!fits) throw std::invalid_argument("config '" + key + "' must be an integer in range, got " + j.dump());
+    if (kind == 0) return j.get<std::int64_t>();
+    return j.get<std::uint64_t>();
+  }
+  if (kind == 2) {
+    if (!j.is_number()) throw wrong_type();
+    return j.get<double>();
+  }
+  if (!j.is_string()) throw wrong_type();
+  return j.get<std::string>();
+}
+
+}  // namespace
+
+std::vector<std::optional<ConfigValue>> read_config_json(const std::string& text,
+                                                         const std::vector<std::pair<std::string, std::size_t>>& keys) {
+  const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) throw std::invalid_argument("malformed config: not a JSON object");
+  std::vector<std::optional<ConfigValue>> values;
+  for (const auto& [key, kind] : keys)
+    values.push_back(j.contains(key) ? std::optional<ConfigValue>(read_value(j.at(key), key, kind)) : std::nullopt);
+  return values;
+}
+
+}  // namespace cppgrad::train

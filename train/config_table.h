@@ -1,0 +1,253 @@
+#pragma once
+// A program's configuration, declared once (nanoGPT's GPTConfig + configurator, without exec): one row per field
+// says its flag, where it lives in the config struct, its --help line, its bound, and whether a resumed run must
+// match it. From the rows come the flag parsing, the --help list, the bounds check, the checkpoint's JSON (its key is
+// the flag with '_' for '-'; a key an older checkpoint lacks takes the field's default) and the resume check.
+//
+//   const train::ConfigTable<TrainConfig> kTable = {
+//       train::field("d-model", "model", "width of the residual stream",
+//                    train::at(&TrainConfig::model, &nn::GPTConfig::n_embd), train::in_range(1, kMaxWidth)),
+//       train::choice("format", "data", "lines | text", train::at(&TrainConfig::format),
+//                     {{"lines", data::TextFormat::lines}, {"text", data::TextFormat::text}}),
+//       ...};
+//
+// Field types: std::int64_t, std::uint64_t, double, std::string, and enums (a `choice` row names each value).
+#include <algorithm>
+#include <cmath>
+#include <concepts>
+#include <cstdint>
+#include <fmt/format.h>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "train/flags.h"
+
+namespace cppgrad::train {
+
+// A field's value as flags and JSON carry it: whole numbers, seeds, reals, names (strings, and enums by name).
+using ConfigValue = std::variant<std::int64_t, std::uint64_t, double, std::string>;
+
+// The value as a flag's text ("64", "0.0005", "lines"): --help shows it as the default.
+std::string config_text(const ConfigValue& value);
+
+// The JSON of (key, value) pairs, one object; and back: for each (key, kind) the object's value under key converted
+// to that kind (a ConfigValue index), nothing when the key is absent. std::invalid_argument naming the key for a
+// value of another type or an integer out of range (a checkpoint may be hostile), or for text that is no object.
+std::string config_json(const std::vector<std::pair<std::string, ConfigValue>>& fields);
+std::vector<std::optional<ConfigValue>> read_config_json(const std::string& json,
+                                                         const std::vector<std::pair<std::string, std::size_t>>& keys);
+
+// --- bounds: each throws std::invalid_argument naming the flag and the value it refuses
+inline void check_in_range(const std::string& flag, std::int64_t v, std::int64_t lo, std::int64_t hi) {
+  if (v < lo || v > hi) throw std::invalid_argument(fmt::format("--{} must be in {}..{}, got {}", flag, lo, hi, v));
+}
+
+template <typename T>
+using Bound = std::function<void(const std::string& flag, const T& value)>;
+
+inline Bound<std::int64_t> in_range(std::int64_t lo, std::int64_t hi) {
+  return [=](const std::string& flag, std::int64_t v) { check_in_range(flag, v, lo, hi); };
+}
+
+// lo..hi and a power of two (1, 2, 4, ...).
+inline Bound<std::int64_t> power_of_two_in(std::int64_t lo, std::int64_t hi) {
+  return [=](const std::string& flag, std::int64_t v) {
+    check_in_range(flag, v, lo, hi);
+    if ((v & (v - 1)) != 0)
+      throw std::invalid_argument(fmt::format("--{} must be a power of two (1, 2, 4, 8, ...), got {}", flag, v));
+  };
+}
+
+// [lo, hi] or [lo, hi) and finite.
+inline Bound<double> in_interval(double lo, double hi, bool hi_open) {
+  return [=](const std::string& flag, double v) {
+    if (!std::isfinite(v) || v < lo || (hi_open ? v >= hi : v > hi))
+      throw std::invalid_argument(fmt::format("--{} must be in [{:g}, {:g}{}, got {:g}", flag, lo, hi, hi_open ? ")" : "]", v));
+  };
+}
+
+inline Bound<double> positive() {
+  return [](const std::string& flag, double v) {
+    if (!(v > 0) || !std::isfinite(v)) throw std::invalid_argument(fmt::format("--{} must be a positive number, got {:g}", flag, v));
+  };
+}
+
+inline Bound<double> non_negative() {
+  return [](const std::string& flag, double v) {
+    if (!(v >= 0) || !std::isfinite(v)) throw std::invalid_argument(fmt::format("--{} must be a number >= 0, got {:g}", flag, v));
+  };
+}
+
+inline Bound<std::string> not_empty(std::string what) {
+  return [=](const std::string& flag, const std::string& v) {
+    if (v.empty()) throw std::invalid_argument("--" + flag + " must name " + what);
+  };
+}
+
+// One of these names (a string field; an enum field takes a `choice` row instead).
+inline Bound<std::string> one_of(std::vector<std::string> names) {
+  return [=](const std::string& flag, const std::string& v) {
+    if (std::find(names.begin(), names.end(), v) != names.end()) return;
+    std::string list;
+    for (std::size_t i = 0; i < names.size(); ++i) list += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+    throw std::invalid_argument("--" + flag + " must be " + list + ", got '" + v + "'");
+  };
+}
+
+// --- where a field lives: at(&Config::steps), or at(&Config::model, &nn::GPTConfig::n_embd) inside a member
+template <typename... Members>
+auto at(Members... members) {
+  return [=](auto& config) -> auto& { return (config .* ... .* members); };
+}
+
+// --- a row
+enum class OnResume { must_match, may_change };
+
+template <typename Config>
+struct ConfigRow {
+  std::string flag;   // "d-model"
+  std::string group;  // the heading --help lists it under: "data", "model", "training"
+  std::string help;
+  OnResume on_resume = OnResume::must_match;
+  std::function<ConfigValue(const Config&)> get;
+  // Sets the field; a name no choice has: std::invalid_argument "must be a, b or c, got 'x'" (no flag: the caller
+  // says where the value came from).
+  std::function<void(Config&, const ConfigValue&)> set;
+  std::function<void(const Config&)> check;  // the bound: std::invalid_argument naming the flag
+
+  std::string key() const {  // the JSON key: "d-model" -> "d_model"
+    std::string k = flag;
+    std::replace(k.begin(), k.end(), '-', '_');
+    return k;
+  }
+};
+
+// A number or string field, with its bound (none: any value of its type).
+template <typename Config, typename Ref, typename Field = std::remove_cvref_t<std::invoke_result_t<Ref, Config&>>>
+ConfigRow<Config> field(std::string flag, std::string group, std::string help, Ref ref, Bound<Field> bound = nullptr,
+                        OnResume on_resume = OnResume::must_match) {
+  static_assert(std::is_constructible_v<ConfigValue, Field>, "a field is a whole number, a seed, a real or a string");
+  ConfigRow<Config> row{std::move(flag), std::move(group), std::move(help), on_resume, nullptr, nullptr, nullptr};
+  row.get = [ref](const Config& c) { return ConfigValue(ref(c)); };
+  row.set = [ref](Config& c, const ConfigValue& v) { ref(c) = std::get<Field>(v); };
+  row.check = [ref, bound, flag = row.flag](const Config& c) {
+    if (bound) bound(flag, ref(c));
+  };
+  return row;
+}
+
+// An enum field: each value and its name, in the order --help and refusals list them.
+template <typename Enum>
+using Choices = std::vector<std::pair<std::string, Enum>>;
+
+template <typename Enum>
+std::string choices_text(const Choices<Enum>& choices) {  // "adam, adamw or sgd"
+  std::string s;
+  for (std::size_t i = 0; i < choices.size(); ++i)
+    s += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + choices[i].first;
+  return s;
+}
+
+template <typename Enum>
+const std::string& choice_name(const Choices<Enum>& choices, Enum value) {
+  for (const auto& [name, v] : choices)
+    if (v == value) return name;
+  throw std::logic_error("choice_name: a value without a name");
+}
+
+template <typename Enum>
+Enum parse_choice(const Choices<Enum>& choices, const std::string& name) {
+  for (const auto& [n, v] : choices)
+    if (n == name) return v;
+  throw std::invalid_argument("must be " + choices_text(choices) + ", got '" + name + "'");
+}
+
+template <typename Config, typename Ref, typename Enum = std::remove_cvref_t<std::invoke_result_t<Ref, Config&>>>
+ConfigRow<Config> choice(std::string flag, std::string group, std::string help, Ref ref, Choices<Enum> choices,
+                         OnResume on_resume = OnResume::must_match) {
+  static_assert(std::is_enum_v<Enum>, "a choice row holds an enum");
+  ConfigRow<Config> row{std::move(flag), std::move(group), std::move(help), on_resume, nullptr, nullptr, nullptr};
+  row.get = [ref, choices](const Config& c) { return ConfigValue(choice_name(choices, ref(c))); };
+  row.set = [ref, choices](Config& c, const ConfigValue& v) { ref(c) = parse_choice(choices, std::get<std::string>(v)); };
+  row.check = [](const Config&) {};  // every value of the enum is one of the choices
+  return row;
+}
+
+// --- the table
+template <typename Config>
+class ConfigTable {
+ public:
+  ConfigTable(std::initializer_list<ConfigRow<Config>> rows) : rows_(rows) {}
+  const std::vector<ConfigRow<Config>>& rows() const { return rows_; }
+
+  const ConfigRow<Config>& row(const std::string& flag) const {
+    for (const auto& r : rows_)
+      if (r.flag == flag) return r;
+    throw std::logic_error("ConfigTable: no row for --" + flag);
+  }
+
+  // A flag's text into its field, parsed strictly by the field's type (train/flags.h); std::invalid_argument naming
+  // the flag and the text. The bound is checked later, by check(), once every flag is in.
+  void set_flag(Config& c, const std::string& flag, const std::string& text) const {
+    const ConfigRow<Config>& r = row(flag);
+    ConfigValue v;
+    switch (r.get(c).index()) {
+      case 0: v = int_flag(flag, text); break;
+      case 1: v = uint_flag(flag, text); break;
+      case 2: v = double_flag(flag, text); break;
+      default: v = text; break;
+    }
+    try {
+      r.set(c, v);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument("--" + flag + " " + e.what());
+    }
+  }
+
+  void check(const Config& c) const {  // every row's bound, in the table's order
+    for (const auto& r : rows_) r.check(c);
+  }
+
+  std::string to_json(const Config& c) const {
+    std::vector<std::pair<std::string, ConfigValue>> fields;
+    for (const auto& r : rows_) fields.emplace_back(r.key(), r.get(c));
+    return config_json(fields);
+  }
+
+  // The defaults, with every key the JSON has (an older checkpoint's lacks the fields added since).
+  Config from_json(const std::string& json) const {
+    Config c;
+    std::vector<std::pair<std::string, std::size_t>> keys;
+    for (const auto& r : rows_) keys.emplace_back(r.key(), r.get(c).index());
+    const std::vector<std::optional<ConfigValue>> values = read_config_json(json, keys);
+    for (std::size_t i = 0; i < rows_.size(); ++i) {
+      if (!values[i]) continue;
+      try {
+        rows_[i].set(c, *values[i]);
+      } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument("config '" + keys[i].first + "' " + e.what());
+      }
+    }
+    return c;
+  }
+
+  // The keys of the fields a resumed run must match that differ, in alphabetical order.
+  std::vector<std::string> mismatched(const Config& a, const Config& b) const {
+    std::vector<std::string> keys;
+    for (const auto& r : rows_)
+      if (r.on_resume == OnResume::must_match && r.get(a) != r.get(b)) keys.push_back(r.key());
+    std::sort(keys.begin(), keys.end());
+    return keys;
+  }
+
+ private:
+  std::vector<ConfigRow<Config>> rows_;
+};
+
+}  // namespace cppgrad::train

@@ -1,0 +1,22 @@
+#pragma once
+// The metrics history a checkpoint keeps (its metadata 'history'), read back: a JSON array of objects, one per
+// evaluation or epoch, each field a finite number. The program names the fields and builds its entries from the
+// numbers; the file may be hostile, so every field is checked before anything is built from it.
+#include <string>
+#include <vector>
+
+namespace cppgrad::train {
+
+struct HistoryField {
+  std::string key;
+  bool count = false;  // a whole number from 0 to 2^53 (exact in a double): a step
+};
+
+// Each entry's values, in the order of `fields`. std::invalid_argument for text that is no array ("metadata 'history'
+// is not a JSON array"), an entry that is no object, or the first field that is missing or not a finite number (>= 0
+// when `non_negative`): "history entry N: 'key' must be a finite number[ >= 0]" (N from 1), or for a count "... must be
+// a whole number".
+std::vector<std::vector<double>> parse_history(const std::string& json, const std::vector<HistoryField>& fields,
+                                               bool non_negative);
+
+}  // namespace cppgrad::train
