@@ -32,15 +32,6 @@ TokenBatch batch(const RunningText& s, Split split, const std::vector<std::int64
   return text_batch(of(s, split), rows, context);
 }
 
-std::int64_t loss_terms(const Lines& s, const std::vector<std::int64_t>& rows, std::int64_t) {
-  std::int64_t n = 0;
-  for (const std::int64_t r : rows) n += static_cast<std::int64_t>(s.train[static_cast<std::size_t>(r)].size()) + 1;
-  return n;
-}
-std::int64_t loss_terms(const RunningText&, const std::vector<std::int64_t>& rows, std::int64_t context) {
-  return static_cast<std::int64_t>(rows.size()) * context;
-}
-
 std::int64_t split_size(const Lines& s, Split split) { return static_cast<std::int64_t>(of(s, split).size()); }
 std::int64_t split_size(const RunningText& s, Split split) { return static_cast<std::int64_t>(of(s, split).size()); }
 const char* split_unit(const Lines&) { return "lines"; }

@@ -5,7 +5,6 @@
 //   random_row_count  the training lines                        the window starts: tokens - T
 //   eval_rows         every line, in order                      the windows 0, T, 2T, ... (eval_window_starts)
 //   batch             lines_batch of those lines                text_batch of the windows starting there
-//   loss_terms        each line's characters and its <b>       T per window
 //   split_size        lines                                     characters
 #include <cstdint>
 #include <vector>
@@ -25,10 +24,6 @@ std::vector<std::int64_t> eval_rows(const RunningText& s, Split split, std::int6
 
 TokenBatch batch(const Lines& s, Split split, const std::vector<std::int64_t>& rows, std::int64_t context);
 TokenBatch batch(const RunningText& s, Split split, const std::vector<std::int64_t>& rows, std::int64_t context);
-
-// The targets a training batch of these rows counts in its loss.
-std::int64_t loss_terms(const Lines& s, const std::vector<std::int64_t>& rows, std::int64_t context);
-std::int64_t loss_terms(const RunningText& s, const std::vector<std::int64_t>& rows, std::int64_t context);
 
 // The size of a split, and what it counts ("lines" / "characters").
 std::int64_t split_size(const Lines& s, Split split);

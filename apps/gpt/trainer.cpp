@@ -16,7 +16,6 @@
 #include "data/utf8.h"
 #include "gpt/checkpoint.h"
 #include "optim/adam.h"
-#include "optim/clip.h"
 #include "train/checkpoint.h"
 #include "train/data_parallel.h"
 #include "train/diverged.h"
@@ -121,11 +120,6 @@ Trainer::Trainer(const TrainConfig& config, train::ProcessLink* processes)
 data::TokenBatch Trainer::batch(const std::vector<std::int64_t>& rows) const {
   return std::visit([&](const auto& s) { return data::batch(s, data::Split::train, rows, corpus_.context); },
                     corpus_.splits);
-}
-
-// The loss terms of a batch's rows: the targets they count (a line's characters and its closing <b>; a window's T).
-std::int64_t Trainer::loss_terms(const std::vector<std::int64_t>& rows) const {
-  return std::visit([&](const auto& s) { return data::loss_terms(s, rows, corpus_.context); }, corpus_.splits);
 }
 
 // What a batch draws its rows from: the training lines, or the starts of the windows of the training stream.

@@ -83,7 +83,6 @@ class Trainer {
 
  private:
   data::TokenBatch batch(const std::vector<std::int64_t>& rows) const;
-  std::int64_t loss_terms(const std::vector<std::int64_t>& rows) const;
   std::int64_t random_row_count() const;
 
   TrainConfig config_;

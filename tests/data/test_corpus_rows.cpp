@@ -14,7 +14,6 @@ TEST(CorpusRows, LinesDrawLinesAndCountEachLinesCharactersAndItsBoundary) {
   EXPECT_EQ(data::random_row_count(s, 4), 2);
   EXPECT_EQ(data::eval_rows(s, data::Split::validation, 4), Ids{0});
   EXPECT_EQ(data::eval_rows(s, data::Split::train, 4), (Ids{0, 1}));
-  EXPECT_EQ(data::loss_terms(s, {0, 1, 1}, 4), 4 + 2 + 2);
   const data::TokenBatch b = data::batch(s, data::Split::validation, {0}, 4);
   EXPECT_EQ(b.tokens, 3);  // 3, 1 and the closing <b>
   EXPECT_EQ(data::split_size(s, data::Split::train), 2);
@@ -25,7 +24,6 @@ TEST(CorpusRows, RunningTextDrawsWindowStartsAndCountsTPerWindow) {
   const data::RunningText s{.train = {0, 1, 2, 3, 4, 5, 6}, .val = {6, 5, 4, 3, 2}};
   EXPECT_EQ(data::random_row_count(s, 3), 4);  // starts 0..3: each window has its T + 1 tokens
   EXPECT_EQ(data::eval_rows(s, data::Split::validation, 2), (Ids{0, 2}));
-  EXPECT_EQ(data::loss_terms(s, {0, 3}, 3), 6);
   const data::TokenBatch b = data::batch(s, data::Split::train, {3}, 3);
   EXPECT_EQ(b.tokens, 3);
   EXPECT_EQ(b.idx.data<std::int64_t>()[0], 3);
