@@ -17,13 +17,13 @@ struct FeedForwardOptions {
 };
 
 // The position-wise feed-forward block: lin2(dropout(act(lin1(x)))). x: [.., d_model] -> [.., d_model]
-class FeedForward : public Module {
+class FeedForward : public Layer {
  public:
   FeedForward(const FeedForwardOptions& options, Generator& gen, std::shared_ptr<Generator> dropout_gen = nullptr);
   std::string type_name() const override { return "FeedForward"; }
   std::string extra_repr() const override;
 
-  Tensor forward(const Tensor& x) const;
+  Tensor forward(const Tensor& x) const override;
 
  private:
   FeedForwardOptions options_;

@@ -74,12 +74,12 @@ class GPTAttention : public Module {
 };
 
 // GPT-2's MLP (nanoGPT's MLP): c_fc widens to 4C, GELU in its tanh form, c_proj narrows back.
-class MLP : public Module {
+class MLP : public Layer {
  public:
   MLP(const GPTConfig& config, Generator& gen, std::shared_ptr<Generator> dropout_gen);
   std::string type_name() const override { return "MLP"; }
 
-  Tensor forward(const Tensor& x) const;  // x: [B, T, C] -> [B, T, C]
+  Tensor forward(const Tensor& x) const override;  // x: [B, T, C] -> [B, T, C]
 
   const std::shared_ptr<Linear>& c_fc() const { return c_fc_; }
   const std::shared_ptr<Linear>& c_proj() const { return c_proj_; }  // ends a residual branch (GPT-2's init scales it)
@@ -91,12 +91,12 @@ class MLP : public Module {
 
 // One transformer block (nanoGPT's Block), pre-LayerNorm: each branch reads a normalised copy of the residual
 // stream x and adds its result back.
-class Block : public Module {
+class Block : public Layer {
  public:
   Block(const GPTConfig& config, Generator& gen, std::shared_ptr<Generator> dropout_gen);
   std::string type_name() const override { return "Block"; }
 
-  Tensor forward(const Tensor& x) const;  // x: [B, T, C] -> [B, T, C]
+  Tensor forward(const Tensor& x) const override;  // x: [B, T, C] -> [B, T, C]
   // Incremental decoding: x [B, t, C] after the `length` positions `kv` holds -> [B, t, C] (GPTAttention's
   // forward_cached). Inference only; leaves last_attention() alone.
   Tensor forward_cached(const Tensor& x, const KVCache::Layer& kv, std::int64_t length) const;

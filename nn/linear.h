@@ -12,7 +12,7 @@ struct LinearOptions {
 
 // y = x W^T + b, PyTorch's layout: weight [out, in], bias [out].
 // Init: U(-1/sqrt(in), 1/sqrt(in)) for both, as nn.Linear.
-class Linear : public Module {
+class Linear : public Layer {
  public:
   Linear(const LinearOptions& options, Generator& gen);
   // Weight tying: the weight [out, in] is another module's parameter, used here (GPT's lm_head reads the token
@@ -22,7 +22,7 @@ class Linear : public Module {
   std::string extra_repr() const override;
 
   // x: [.., in] -> [.., out]
-  Tensor forward(const Tensor& x) const;
+  Tensor forward(const Tensor& x) const override;
   // relu(forward(x)) as one op (linear_relu).
   Tensor forward_relu(const Tensor& x) const;
 

@@ -92,6 +92,14 @@ class Module {
   bool training_ = true;
 };
 
+// A module whose forward maps one tensor to one tensor (Linear, LayerNorm, Dropout, Embedding, FeedForward, the GPT's
+// MLP and Block), PyTorch's `forward(x)`. Holding one as a Layer chooses it at run time: a Block can keep
+// std::shared_ptr<Layer> ln_1 and build a LayerNorm or another norm from its config, with no cast.
+class Layer : public Module {
+ public:
+  virtual Tensor forward(const Tensor& x) const = 0;
+};
+
 // A list of modules registered as "0", "1", ... (PyTorch's nn.ModuleList), so names read "encoder.0.norm1.weight".
 template <typename M>
 class ModuleList : public Module {

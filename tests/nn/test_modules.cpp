@@ -360,5 +360,18 @@ TEST(Seq2Seq, SummaryListsLayersParameterShapesAndTotal) {
   EXPECT_THAT(s, ::testing::HasSubstr("Total params: " + std::to_string(model.num_parameters())));
 }
 
+// A Layer is chosen at run time and called through the base: the same result as the module's own forward, so a
+// model can hold "a norm" and build a LayerNorm or another one from its config.
+TEST(Layer, ForwardThroughTheBaseIsTheModulesOwn) {
+  Generator gen(5);
+  const auto norm = std::make_shared<LayerNorm>(4);
+  const auto linear = std::make_shared<Linear>(LinearOptions{.in = 4, .out = 3}, gen);
+  const std::vector<std::shared_ptr<Layer>> layers{norm, linear};
+  const Tensor x = Tensor::randn({2, 4}, gen);
+  EXPECT_EQ(layers[0]->forward(x).to_vector<float>(), norm->forward(x).to_vector<float>());
+  EXPECT_EQ(layers[1]->forward(x).to_vector<float>(), linear->forward(x).to_vector<float>());
+  EXPECT_NE(layers[0]->forward(x).to_vector<float>(), x.to_vector<float>());  // the norm did something
+}
+
 }  // namespace
 }  // namespace cppgrad
