@@ -29,6 +29,7 @@
 #include "core/autograd.h"
 #include "data/corpus_rows.h"
 #include "data/utf8.h"
+#include "gpt/framing.h"
 #include "gpt/trainer.h"
 #include "nn/generate.h"
 #include "train/lines_output.h"
@@ -81,24 +82,16 @@ TrainConfig train_config(const cxxopts::ParseResult& r) {
 
 std::string ppl(double loss) { return fmt::format("{:.2f}", std::exp(loss)); }
 
-// Samples from a model: in lines mode, sequences from <b> to the next <b>; in text mode, a continuation of a newline
-// (or of the first character of the vocabulary).
-std::vector<std::vector<std::int64_t>> draw_samples(const nn::GPT& model, const data::CharTokenizer& tok,
+// `count` samples from a model, each from `start` until the stop token (a lines model's <b>) or max_new tokens.
+std::vector<std::vector<std::int64_t>> draw_samples(const nn::GPT& model, std::optional<std::int64_t> stop_token,
                                                     std::int64_t count, std::int64_t max_new,
                                                     const nn::SamplingConfig& sampling,
-                                                    const std::vector<std::int64_t>& prompt, Generator& gen,
+                                                    const std::vector<std::int64_t>& start, Generator& gen,
                                                     const std::function<void(const nn::GenerateStep&)>& on_step = nullptr) {
-  nn::GenerateOptions options{.max_new_tokens = max_new, .sampling = sampling,
-                              .stop_token = tok.has_boundary() ? std::optional<std::int64_t>(0) : std::nullopt};
+  nn::GenerateOptions options{.max_new_tokens = max_new, .sampling = sampling, .stop_token = stop_token};
   std::vector<std::vector<std::int64_t>> out;
-  for (std::int64_t i = 0; i < count; ++i) out.push_back(nn::generate(model, prompt, options, gen, on_step));
+  for (std::int64_t i = 0; i < count; ++i) out.push_back(nn::generate(model, start, options, gen, on_step));
   return out;
-}
-
-std::vector<std::int64_t> default_prompt(const data::CharTokenizer& tok) {
-  if (tok.has_boundary()) return {0};
-  if (const auto nl = tok.find(U'\n')) return {*nl};
-  return {0};
 }
 
 void print_header(Trainer& t) {
@@ -109,7 +102,7 @@ void print_header(Trainer& t) {
   }, c.splits);
   fmt::print("cppgrad-gpt: {} ({}): {} (seed {}); vocab {}{}; context {}; {} threads\n", t.config().data,
              train::choice_name(kFormats, t.config().format), splits, t.config().seed, c.tokenizer.size(),
-             c.tokenizer.has_boundary() ? " (<b> and the characters)" : "", c.context, t.workers());
+             std::visit([](const auto& f) { return f.vocab_note(); }, framing_of(c.tokenizer)), c.context, t.workers());
   fmt::print("model: GPT, {} parameters (d_model {}, {} layers, {} heads); {} tokens per step\n",
              t.model().num_parameters(), t.config().model.n_embd, t.config().model.n_layer, t.config().model.n_head,
              t.tokens_per_step());
@@ -180,8 +173,10 @@ void print_final(Trainer& t, cli::TrainOutputs& out, std::int64_t samples) {
   if (samples == 0) return;
   Generator gen(t.config().seed);
   const data::CharTokenizer& tok = t.corpus().tokenizer;
+  const auto [stop, start] = std::visit([](const auto& f) { return std::pair(f.stop_token(), f.sample_start({})); },
+                                        framing_of(tok));
   std::vector<std::string> texts;
-  for (const auto& s : draw_samples(t.model(), tok, samples, t.corpus().context - 1, {}, default_prompt(tok), gen))
+  for (const auto& s : draw_samples(t.model(), stop, samples, t.corpus().context - 1, {}, start, gen))
     texts.push_back(cli::token_text(tok, s));
   fmt::print("samples:{}\n", std::visit([&](const auto& s) { return samples_block(s, texts); }, t.corpus().splits));
 }
@@ -299,33 +294,8 @@ void print_origins(const data::Lines& lines, const LoadedModel& m, const std::ve
 
 void print_origins(const data::RunningText&, const LoadedModel&, const std::vector<std::string>&) {}
 
-int cmd_sample(int argc, char** argv) {
-  const SampleFlags f = sample_flags(argc, argv);
-  const LoadedModel m = load_model(f.checkpoint);
-  std::vector<std::int64_t> prompt = default_prompt(m.tokenizer);
-  if (!f.prompt.empty()) {
-    const auto ids = prompt_tokens(m.tokenizer, f.prompt);
-    if (m.tokenizer.has_boundary()) prompt.insert(prompt.end(), ids.begin(), ids.end());
-    else prompt = ids;
-  }
-  if (std::ssize(prompt) >= m.context && m.tokenizer.has_boundary())
-    throw UsageError(fmt::format("--prompt has {} characters; this model's lines hold at most {}", prompt.size() - 1,
-                                 m.context - 1));
-  const std::int64_t limit = f.max_new > 0 ? f.max_new : m.context - (m.tokenizer.has_boundary() ? std::ssize(prompt) : 0);
-  Generator gen(f.seed);
-  const auto on_step = [&](const nn::GenerateStep& s) {
-    if (!f.explain) return;
-    fmt::print("  -> {:<5} model:{}\n        after filters:{}\n", cli::token_label(m.tokenizer, s.token),
-               choices_str(m.tokenizer, s.raw_top), choices_str(m.tokenizer, s.filtered_top));
-  };
-  // Each sample as it is: a line of a lines model on its own line; a running text's, with a blank line after it.
-  const char* after = m.tokenizer.has_boundary() ? "\n" : "\n\n";
-  std::vector<std::string> words;
-  for (const auto& s : draw_samples(*m.model, m.tokenizer, f.num, limit, f.sampling, prompt, gen, on_step)) {
-    words.push_back(f.prompt + cli::token_text(m.tokenizer, s));
-    fmt::print("{}{}", words.back(), after);
-  }
-  if (!m.tokenizer.has_boundary()) return 0;  // a running text: its continuations are neither in the data nor new
+// A lines model's samples are judged against its data (the file re-read); a running text's are not.
+void report_origins(const LinesFraming&, const LoadedModel& m, const std::vector<std::string>& words) {
   try {
     const data::TextCorpus corpus = read_corpus(m.config, m.context);
     if (corpus.tokenizer.vocab() != m.tokenizer.vocab()) throw std::runtime_error("the vocabulary differs");
@@ -333,6 +303,41 @@ int cmd_sample(int argc, char** argv) {
   } catch (const std::exception& e) {
     fmt::print("(cannot tell which samples are in the data: {}: {})\n", m.config.data, e.what());
   }
+}
+void report_origins(const TextFraming&, const LoadedModel&, const std::vector<std::string>&) {}
+
+// A line's prompt must leave room in the context for the rest of the line; a running text's is cropped as it goes.
+void check_sample_start(const LinesFraming&, const std::vector<std::int64_t>& start, std::int64_t context) {
+  if (std::ssize(start) >= context)
+    throw UsageError(fmt::format("--prompt has {} characters; this model's lines hold at most {}", start.size() - 1,
+                                 context - 1));
+}
+void check_sample_start(const TextFraming&, const std::vector<std::int64_t>&, std::int64_t) {}
+
+template <class Framing>
+void print_samples(const Framing& framing, const SampleFlags& f, const LoadedModel& m) {
+  const std::vector<std::int64_t> start =
+      framing.sample_start(f.prompt.empty() ? std::vector<std::int64_t>{} : prompt_tokens(m.tokenizer, f.prompt));
+  check_sample_start(framing, start, m.context);
+  const std::int64_t limit = f.max_new > 0 ? f.max_new : framing.default_room(m.context, std::ssize(start));
+  Generator gen(f.seed);
+  const auto on_step = [&](const nn::GenerateStep& s) {
+    if (!f.explain) return;
+    fmt::print("  -> {:<5} model:{}\n        after filters:{}\n", cli::token_label(m.tokenizer, s.token),
+               choices_str(m.tokenizer, s.raw_top), choices_str(m.tokenizer, s.filtered_top));
+  };
+  std::vector<std::string> words;  // each sample as it is, then a newline (a line) or a blank line (a running text)
+  for (const auto& s : draw_samples(*m.model, framing.stop_token(), f.num, limit, f.sampling, start, gen, on_step)) {
+    words.push_back(f.prompt + cli::token_text(m.tokenizer, s));
+    fmt::print("{}{}", words.back(), framing.after_sample());
+  }
+  report_origins(framing, m, words);
+}
+
+int cmd_sample(int argc, char** argv) {
+  const SampleFlags f = sample_flags(argc, argv);
+  const LoadedModel m = load_model(f.checkpoint);
+  std::visit([&](const auto& framing) { print_samples(framing, f, m); }, framing_of(m.tokenizer));
   return 0;
 }
 
@@ -421,8 +426,8 @@ int cmd_attention(int argc, char** argv) {
   const std::string svg = flag_path(r, "svg"), prompt = r["prompt"].as<std::string>();
   if (r.count("svg")) cli::check_outputs_or_usage_error({{"--svg", svg}});
   const LoadedModel m = checkpoint_flag(r, "attention");
-  std::vector<std::int64_t> ids = prompt_tokens(m.tokenizer, prompt);
-  if (m.tokenizer.has_boundary()) ids.insert(ids.begin(), 0);
+  const std::vector<std::int64_t> ids =
+      std::visit([&](const auto& f) { return f.read(prompt_tokens(m.tokenizer, prompt)); }, framing_of(m.tokenizer));
   if (ids.empty()) throw UsageError("--prompt is empty");
   if (std::ssize(ids) > m.context)
     throw UsageError(fmt::format("--prompt has {} tokens; the model reads at most {}", ids.size(), m.context));
