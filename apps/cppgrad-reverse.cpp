@@ -140,19 +140,13 @@ void open_train_outputs(const cxxopts::ParseResult& r, const TrainConfig& config
                                    out.resume, done, config.epochs, done));
 }
 
-// What the run is, and the model's summary (after one forward in eval mode, so it can show output shapes).
+// What the run is, and the model's summary (its layers and their parameters' shapes).
 void print_run_header(Trainer& trainer, const TrainConfig& config, const std::string& resume) {
   const data::ReversalConfig dcfg = config.data_config();
   fmt::print("cppgrad-reverse: reverse {} sequences of tokens 1..{} ({} train, {} test, seed {}), {} threads\n",
              dcfg.variable_length() ? fmt::format("{}..{}-token", dcfg.min_len, dcfg.max_len)
                                     : fmt::format("{}-token", dcfg.max_len),
              dcfg.vocab - 1, config.train_size, config.test_size, config.seed, omp_get_max_threads());
-  {
-    NoGradGuard no_grad;
-    trainer.model().eval();
-    const data::Batch b = data::gather_batch(trainer.data().train, {0}, dcfg.variable_length());
-    trainer.model().forward(b.src, b.dec_in, b.src_mask);
-  }
   std::cout << nn::summary(trainer.model(), "model");
   if (const std::int64_t step = trainer.epoch_progress().steps; step > 0)
     fmt::print("resumed in epoch {} after step {} of {} from {}\n", trainer.epochs_done() + 1, step,
