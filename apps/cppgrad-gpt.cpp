@@ -20,11 +20,8 @@
 #include <optional>
 #include <set>
 
-#include "cli/config_flags.h"
 #include "cli/processes.h"
 #include "cli/tokens.h"
-#include "cli/train_outputs.h"
-#include "cli/program.h"
 #include "core/atomic_file.h"
 #include "core/autograd.h"
 #include "data/corpus_rows.h"
@@ -32,6 +29,9 @@
 #include "gpt/framing.h"
 #include "gpt/trainer.h"
 #include "nn/generate.h"
+#include "train/cli.h"
+#include "train/cli_flags.h"
+#include "train/cli_outputs.h"
 #include "train/lines_output.h"
 #include "train/plot/attention_maps.h"
 #include "train/plot/progress_bar.h"
@@ -40,9 +40,9 @@
 
 using namespace cppgrad;
 using namespace cppgrad::gpt;
-using cli::flag_path;
-using cli::flag_value;
-using cli::UsageError;
+using train::flag_path;
+using train::flag_value;
+using train::UsageError;
 
 namespace {
 
@@ -50,14 +50,14 @@ namespace {
 cxxopts::Options train_flags() {
   cxxopts::Options o("cppgrad-gpt train", "Train a GPT on text: next-character prediction, validation loss against "
                                           "the bigram baseline, samples at the end.");
-  cli::add_config_flags(o, config_table());
-  cli::add_output_flags(o, {.save = "checkpoint written at every evaluation, and when Ctrl-C or SIGTERM stops the run "
+  train::add_config_flags(o, config_table());
+  train::add_output_flags(o, {.save = "checkpoint written at every evaluation, and when Ctrl-C or SIGTERM stops the run "
                                     "(atomically)",
                             .resume = "continue a checkpoint (its config; flags you give must agree, --steps may grow)",
                             .metrics = "JSON Lines: one object per evaluation, then a final one",
                             .plot = "SVG of training and validation loss against steps"});
   o.add_options("output")("samples", "samples printed at the end", cxxopts::value<std::string>()->default_value("12"));
-  cli::add_run_flags(o);
+  train::add_run_flags(o);
   return o;
 }
 
@@ -66,7 +66,7 @@ TrainConfig train_config(const cxxopts::ParseResult& r) {
   TrainConfig c;
   const bool resume = r.count("resume") > 0;
   if (resume) c = read_checkpoint_config(r["resume"].as<std::string>());
-  cli::apply_config_flags(r, config_table(), c);
+  train::apply_config_flags(r, config_table(), c);
   if (!resume || r.count("data")) {  // stored absolute, so sample and eval find it from any directory
     std::error_code ec;
     const auto absolute = std::filesystem::absolute(c.data, ec);
@@ -112,8 +112,8 @@ void print_header(Trainer& t) {
   std::fflush(stdout);
 }
 
-int stop_training(Trainer& t, const cli::TrainOutputs& out) {
-  return cli::stopped_by_signal("cppgrad-gpt",
+int stop_training(Trainer& t, const train::TrainOutputs& out) {
+  return train::stopped_by_signal("cppgrad-gpt",
                                 fmt::format("stopped by {} after step {} of {}", train::stop_signal_name(), t.step(),
                                             t.config().steps),
                                 out.save, [&](const std::string& path) { t.save(path); });
@@ -121,7 +121,7 @@ int stop_training(Trainer& t, const cli::TrainOutputs& out) {
 
 // Trains to --steps: a progress bar, a line per evaluation, and every output written at each evaluation. Returns
 // false when Ctrl-C or SIGTERM stopped the run.
-bool run_training(Trainer& t, cli::TrainOutputs& out, train::ProcessLink* processes) {
+bool run_training(Trainer& t, train::TrainOutputs& out, train::ProcessLink* processes) {
   train::ProgressBar bar(stdout, "step", t.config().steps, "tokens/s");
   const auto on_step = [&](std::int64_t step, double loss, double tokens_per_s) {
     if (!out.quiet) bar.update(step, loss, tokens_per_s);
@@ -163,7 +163,7 @@ std::string samples_block(const data::RunningText&, const std::vector<std::strin
   return s;
 }
 
-void print_final(Trainer& t, cli::TrainOutputs& out, std::int64_t samples) {
+void print_final(Trainer& t, train::TrainOutputs& out, std::int64_t samples) {
   const FinalSummary final{.val_loss = t.history().back().val_loss, .bigram_val_loss = t.bigram_val_loss(),
                            .steps = t.step(), .params = t.model().num_parameters(),
                            .train_wall_s = t.history().back().elapsed_s};
@@ -183,16 +183,16 @@ void print_final(Trainer& t, cli::TrainOutputs& out, std::int64_t samples) {
 
 int cmd_train(int argc, char** argv) {
   cxxopts::Options o = train_flags();
-  const auto r = cli::parse_flags(o, argc, argv);
+  const auto r = train::parse_flags(o, argc, argv);
   const TrainConfig config = train_config(r);
   const std::int64_t samples = flag_value<std::int64_t>(r, "samples");
   if (samples < 0 || samples > 1000) throw UsageError("--samples must be in 0..1000");
   // Under mpirun: every process trains its block of each batch's shards; rank 0 alone writes and prints.
   const std::unique_ptr<train::ProcessLink> processes = cli::join_processes("cppgrad-gpt");
   const bool rank0 = !processes || processes->rank() == 0;
-  cli::TrainOutputs out;
-  cli::open_train_outputs(r, rank0, out);
-  cli::set_threads(config.threads);
+  train::TrainOutputs out;
+  train::open_train_outputs(r, rank0, out);
+  train::set_threads(config.threads);
   if (config.data == kDefaultData && !std::filesystem::exists(config.data))
     throw UsageError(fmt::format("the default data {} is missing: install Debian's word list (sudo apt-get install "
                                  "wamerican, or bash .ci/install-deps.sh), or give --data FILE", kDefaultData));
@@ -262,7 +262,7 @@ SampleFlags sample_flags(int argc, char** argv) {
       ("seed", "seed of the draws", cxxopts::value<std::string>()->default_value("0"))
       ("explain", "for every token: the five likeliest next tokens before and after temperature and the filters")
       ("h,help", "this help");
-  const auto r = cli::parse_flags(o, argc, argv);
+  const auto r = train::parse_flags(o, argc, argv);
   SampleFlags f{.checkpoint = flag_path(r, "checkpoint"), .num = flag_value<std::int64_t>(r, "num"), .max_new = flag_value<std::int64_t>(r, "max-new-tokens"),
                 .sampling = {.temperature = flag_value<double>(r, "temperature"),
                              .top_k = flag_value<std::int64_t>(r, "top-k"),
@@ -350,15 +350,15 @@ int cmd_eval(int argc, char** argv) {
       ("metrics-out", "JSON Lines: {\"event\": \"eval\", \"loss\", \"perplexity\", \"tokens\"}", cxxopts::value<std::string>())
       ("threads", "threads (0: OpenMP's default)", cxxopts::value<std::string>()->default_value("0"))
       ("h,help", "this help");
-  const auto r = cli::parse_flags(o, argc, argv);
+  const auto r = train::parse_flags(o, argc, argv);
   const std::int64_t threads = flag_value<std::int64_t>(r, "threads");
   if (threads < 0 || threads > kMaxThreads) throw UsageError(fmt::format("--threads must be in 0..{}", kMaxThreads));
   std::optional<train::LinesOutput> metrics;
   if (r.count("metrics-out")) {
-    cli::check_outputs_or_usage_error({{"--metrics-out", r["metrics-out"].as<std::string>(), true}});
+    train::check_outputs_or_usage_error({{"--metrics-out", r["metrics-out"].as<std::string>(), true}});
     metrics.emplace(r["metrics-out"].as<std::string>(), train::LinesOutput::Kind::Whole);
   }
-  cli::set_threads(threads);
+  train::set_threads(threads);
   const LoadedModel m = checkpoint_flag(r, "eval");
   data::TextCorpus corpus;
   std::string what;
@@ -421,10 +421,10 @@ int cmd_attention(int argc, char** argv) {
       ("svg", "also write every layer's and head's map to this SVG file", cxxopts::value<std::string>())
       ("no-color", "plain characters only in the heatmap")
       ("h,help", "this help");
-  const auto r = cli::parse_flags(o, argc, argv);
+  const auto r = train::parse_flags(o, argc, argv);
   if (!r.count("prompt")) throw UsageError("attention needs --prompt TEXT");
   const std::string svg = flag_path(r, "svg"), prompt = r["prompt"].as<std::string>();
-  if (r.count("svg")) cli::check_outputs_or_usage_error({{"--svg", svg}});
+  if (r.count("svg")) train::check_outputs_or_usage_error({{"--svg", svg}});
   const LoadedModel m = checkpoint_flag(r, "attention");
   const std::vector<std::int64_t> ids =
       std::visit([&](const auto& f) { return f.read(prompt_tokens(m.tokenizer, prompt)); }, framing_of(m.tokenizer));
@@ -463,7 +463,7 @@ const char* kUsage =
 }  // namespace
 
 int main(int argc, char** argv) {
-  return cli::run_program("cppgrad-gpt", argc, argv, kUsage,
+  return train::run_program("cppgrad-gpt", argc, argv, kUsage,
                           {{"train", cmd_train}, {"sample", cmd_sample}, {"eval", cmd_eval}, {"attention", cmd_attention}},
                           "smaller --d-model, --layers, --batch-size or --context need less");
 }

@@ -26,15 +26,15 @@
 #include "core/atomic_file.h"
 #include "core/autograd.h"
 #include "core/ops/reduce.h"
-#include "cli/config_flags.h"
 #include "cli/processes.h"
-#include "cli/train_outputs.h"
-#include "cli/program.h"
 #include "cppgrad/version.h"
 #include "reverse/greedy.h"
 #include "reverse/metrics.h"
 #include "reverse/trainer.h"
 #include "reverse/tutorial.h"
+#include "train/cli.h"
+#include "train/cli_flags.h"
+#include "train/cli_outputs.h"
 #include "train/diverged.h"
 #include "train/flags.h"
 #include "train/lines_output.h"
@@ -48,9 +48,9 @@
 using namespace cppgrad;
 using namespace cppgrad::reverse;
 using namespace cppgrad::train;
-using cli::check_outputs_or_usage_error;
-using cli::flag_value;
-using cli::UsageError;
+using train::check_outputs_or_usage_error;
+using train::flag_value;
+using train::UsageError;
 
 namespace {
 
@@ -103,8 +103,8 @@ int train_tutorial(const TrainConfig& config, LinesOutput* metrics, const std::s
 
 cxxopts::Options train_flags() {
   cxxopts::Options o("cppgrad-reverse train", "Train the reversal transformer; accuracy is greedy decoding from BOS.");
-  cli::add_config_flags(o, config_table());
-  cli::add_output_flags(o, {.save = "checkpoint written after every epoch, and mid-epoch when Ctrl-C or SIGTERM stops "
+  train::add_config_flags(o, config_table());
+  train::add_output_flags(o, {.save = "checkpoint written after every epoch, and mid-epoch when Ctrl-C or SIGTERM stops "
                                     "the run (atomically)",
                             .resume = "continue a checkpoint (its config; flags you give must agree)",
                             .metrics = "JSON Lines: one object per epoch, then a final one",
@@ -113,7 +113,7 @@ cxxopts::Options train_flags() {
       ("trace-graph", "Graphviz DOT of the first step's autograd graph, with gradient norms", cxxopts::value<std::string>())
       ("grad-log", "JSON Lines: per parameter gradient norm, weight norm, update/weight ratio", cxxopts::value<std::string>())
       ("grad-log-every", "steps between --grad-log lines", cxxopts::value<std::string>()->default_value("10"));
-  cli::add_run_flags(o);
+  train::add_run_flags(o);
   return o;
 }
 
@@ -121,7 +121,7 @@ cxxopts::Options train_flags() {
 TrainConfig train_config(const cxxopts::ParseResult& r) {
   TrainConfig config;
   if (r.count("resume")) config = read_checkpoint_config(r["resume"].as<std::string>());
-  cli::apply_config_flags(r, config_table(), config);
+  train::apply_config_flags(r, config_table(), config);
   try {
     config.validate();
   } catch (const std::invalid_argument& e) {
@@ -131,8 +131,8 @@ TrainConfig train_config(const cxxopts::ParseResult& r) {
 }
 
 // Where the run writes (apps/cli/train_outputs.h), and a resumed checkpoint with epochs left to train.
-void open_train_outputs(const cxxopts::ParseResult& r, const TrainConfig& config, bool rank0, cli::TrainOutputs& out) {
-  cli::open_train_outputs(r, rank0, out, {{"trace-graph", false}, {"grad-log", true}});
+void open_train_outputs(const cxxopts::ParseResult& r, const TrainConfig& config, bool rank0, train::TrainOutputs& out) {
+  train::open_train_outputs(r, rank0, out, {{"trace-graph", false}, {"grad-log", true}});
   if (rank0 && !out.resume.empty())
     if (const std::int64_t done = read_checkpoint_epoch(out.resume); config.epochs <= done)
       throw UsageError(fmt::format("--resume {}: the checkpoint has trained {} epochs already and --epochs is {}: "
@@ -156,7 +156,7 @@ void print_run_header(Trainer& trainer, const TrainConfig& config, const std::st
 }
 
 // One epoch with a progress bar, its line, and every output written; returns the steps run.
-std::int64_t train_one_epoch(Trainer& trainer, const TrainConfig& config, cli::TrainOutputs& out,
+std::int64_t train_one_epoch(Trainer& trainer, const TrainConfig& config, train::TrainOutputs& out,
                             const Trainer::StopCheck& stop) {
   std::int64_t steps = 0;
   ProgressBar bar(stdout, fmt::format("epoch {:>3}/{}", trainer.epochs_done() + 1, config.epochs),
@@ -188,7 +188,7 @@ std::int64_t train_one_epoch(Trainer& trainer, const TrainConfig& config, cli::T
   return steps;
 }
 
-void print_final(Trainer& trainer, cli::TrainOutputs& out, double session_s, std::int64_t steps_run) {
+void print_final(Trainer& trainer, train::TrainOutputs& out, double session_s, std::int64_t steps_run) {
   const FinalSummary final = summarize(trainer.history(), trainer.model().num_parameters());
   if (out.metrics) out.metrics->write(metrics_jsonl(trainer.history(), &final));
   fmt::print("done: {} epochs, greedy test accuracy {} (tokens {}), best {} at epoch {}; first >= 99% at epoch {}\n",
@@ -200,8 +200,8 @@ void print_final(Trainer& trainer, cli::TrainOutputs& out, double session_s, std
 
 // A run stopped by Ctrl-C or SIGTERM between two steps: saved with --save (mid-epoch too), one line saying how to
 // go on, and the status a signal gives (130, 143).
-int stop_training(Trainer& trainer, const cli::TrainOutputs& out, const train::TrainingStopped& stopped) {
-  return cli::stopped_by_signal("cppgrad-reverse",
+int stop_training(Trainer& trainer, const train::TrainOutputs& out, const train::TrainingStopped& stopped) {
+  return train::stopped_by_signal("cppgrad-reverse",
                                 fmt::format("stopped by {} in epoch {} after step {} of {}", train::stop_signal_name(),
                                             stopped.epoch, stopped.step, stopped.steps),
                                 out.save, [&](const std::string& path) { trainer.save(path); });
@@ -209,13 +209,13 @@ int stop_training(Trainer& trainer, const cli::TrainOutputs& out, const train::T
 
 int cmd_train(int argc, char** argv) {
   cxxopts::Options o = train_flags();
-  const auto r = cli::parse_flags(o, argc, argv);
+  const auto r = train::parse_flags(o, argc, argv);
   const TrainConfig config = train_config(r);
-  cli::set_threads(config.threads);
+  train::set_threads(config.threads);
   // Under mpirun: every process trains its block of each batch's shards; rank 0 alone writes and prints.
   const std::unique_ptr<train::ProcessLink> processes = cli::join_processes("cppgrad-reverse");
   const bool rank0 = !processes || processes->rank() == 0;
-  cli::TrainOutputs out;
+  train::TrainOutputs out;
   open_train_outputs(r, config, rank0, out);
   if (processes && (config.arch == Arch::tutorial || config.shards == 1))
     throw UsageError(fmt::format("{} processes need the transformer's sharded step: --arch transformer and --shards a "
@@ -257,7 +257,7 @@ int cmd_train(int argc, char** argv) {
 Trainer load_trainer(const std::string& path, std::int64_t threads) {
   TrainConfig config = read_checkpoint_config(path);
   config.threads = threads;
-  cli::set_threads(threads);
+  train::set_threads(threads);
   Trainer trainer(config);
   trainer.load(path);
   trainer.model().eval();
@@ -288,7 +288,7 @@ int cmd_eval(int argc, char** argv) {
       ("examples", "examples to print", cxxopts::value<std::string>()->default_value("5"))
       ("threads", "threads; each runs a slice of every batch on its own model replica (0: OpenMP's default)", cxxopts::value<std::string>()->default_value("0"))
       ("h,help", "this help");
-  const auto r = cli::parse_flags(o, argc, argv);
+  const auto r = train::parse_flags(o, argc, argv);
   if (!r.count("checkpoint")) throw UsageError("eval needs --checkpoint PATH");
   const std::uint64_t seed = flag_value<std::uint64_t>(r, "seed");
   const std::int64_t examples = flag_value<std::int64_t>(r, "examples"), threads = flag_value<std::int64_t>(r, "threads");
@@ -371,7 +371,7 @@ int cmd_predict(int argc, char** argv) {
       ("no-color", "plain characters only in the heatmap")
       ("h,help", "this help");
   o.allow_unrecognised_options();
-  const auto r = cli::parse_flags(o, argc, argv, /*positional=*/true);  // the tokens
+  const auto r = train::parse_flags(o, argc, argv, /*positional=*/true);  // the tokens
   if (!r.count("checkpoint")) throw UsageError("predict needs --checkpoint PATH and the tokens, e.g. 1 3 5 7 9");
   if (r.count("attention-svg")) check_outputs_or_usage_error({{"--attention-svg", r["attention-svg"].as<std::string>()}});
   if (r.unmatched().empty())
@@ -479,7 +479,7 @@ Curve run_setting(const TrainConfig& c, const std::string& run) {
 int cmd_sweep(int argc, char** argv) {
   cxxopts::Options o("cppgrad-reverse sweep", "Train one model per setting and compare them.");
   const std::set<std::string> lists = {"heads", "attention"};  // comma-separated: one run per combination
-  cli::add_config_flags(o, config_table(), lists);
+  train::add_config_flags(o, config_table(), lists);
   o.add_options("sweep")
       ("heads", "comma-separated head counts to compare, e.g. 1,2,4,8",
        cxxopts::value<std::string>()->default_value(std::to_string(TrainConfig{}.heads)))
@@ -487,12 +487,12 @@ int cmd_sweep(int argc, char** argv) {
        cxxopts::value<std::string>()->default_value(train::choice_name(kAttentions, TrainConfig{}.attention)))
       ("plot", "SVG of every run's loss curve", cxxopts::value<std::string>()->default_value("sweep.svg"))
       ("h,help", "this help");
-  const auto r = cli::parse_flags(o, argc, argv);
+  const auto r = train::parse_flags(o, argc, argv);
   check_outputs_or_usage_error({{"--plot", r["plot"].as<std::string>()}});
   TrainConfig base;
-  cli::apply_config_flags(r, config_table(), base, lists);
+  train::apply_config_flags(r, config_table(), base, lists);
   const std::vector<TrainConfig> runs = sweep_runs(r, base);
-  cli::set_threads(base.threads);
+  train::set_threads(base.threads);
   std::vector<Curve> curves;
   fmt::print("{:>5}  {:<15}  {:>7}  {:>10}  {:>9}  {:>10}  {:>8}\n", "heads", "attention", "params", "final loss",
              "greedy", "epochs→99%", "time");
@@ -515,7 +515,7 @@ const char* kUsage =
 }  // namespace
 
 int main(int argc, char** argv) {
-  return cli::run_program("cppgrad-reverse", argc, argv, kUsage,
+  return train::run_program("cppgrad-reverse", argc, argv, kUsage,
                           {{"train", cmd_train}, {"eval", cmd_eval}, {"predict", cmd_predict}, {"sweep", cmd_sweep}},
                           "smaller --d-model, --d-ff, --batch-size or --train-size need less");
 }

@@ -25,7 +25,28 @@ double field_value(const json& e, const HistoryField& f, bool non_negative, cons
   return e.at(f.key).get<double>();
 }
 
+json entry_json(const std::vector<HistoryField>& fields, const std::vector<double>& entry) {
+  if (entry.size() != fields.size())
+    throw std::invalid_argument(fmt::format("history entry of {} values for {} fields", entry.size(), fields.size()));
+  json e = json::object();
+  for (std::size_t i = 0; i < fields.size(); ++i)
+    e[fields[i].key] = fields[i].count ? json(static_cast<std::uint64_t>(entry[i])) : json(entry[i]);
+  return e;
+}
+
 }  // namespace
+
+std::string history_json(const std::vector<HistoryField>& fields, const std::vector<std::vector<double>>& entries) {
+  json array = json::array();
+  for (const std::vector<double>& entry : entries) array.push_back(entry_json(fields, entry));
+  return array.dump();
+}
+
+std::string history_jsonl(const std::vector<HistoryField>& fields, const std::vector<std::vector<double>>& entries) {
+  std::string lines;
+  for (const std::vector<double>& entry : entries) lines += entry_json(fields, entry).dump() + "\n";
+  return lines;
+}
 
 std::vector<std::vector<double>> parse_history(const std::string& text, const std::vector<HistoryField>& fields,
                                                bool non_negative) {

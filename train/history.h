@@ -1,7 +1,8 @@
 #pragma once
-// The metrics history a checkpoint keeps (its metadata 'history'), read back: a JSON array of objects, one per
-// evaluation or epoch, each field a finite number. The program names the fields and builds its entries from the
-// numbers; the file may be hostile, so every field is checked before anything is built from it.
+// The metrics history a checkpoint keeps (its metadata 'history'), written and read back: a JSON array of objects, one
+// per evaluation or epoch, each field a finite number; and the same objects one per line, the metrics stream
+// (train/lines_output.h). The program names the fields and builds its entries from the numbers; the file may be
+// hostile, so every field is checked before anything is built from it.
 #include <string>
 #include <vector>
 
@@ -18,5 +19,12 @@ struct HistoryField {
 // a whole number".
 std::vector<std::vector<double>> parse_history(const std::string& json, const std::vector<HistoryField>& fields,
                                                bool non_negative);
+
+// The entries (each a value per field, in the order of `fields`) as parse_history reads them: a count as a whole
+// number, every other value so that it reads back to the same double. std::invalid_argument for an entry whose size
+// is not the fields'.
+std::string history_json(const std::vector<HistoryField>& fields, const std::vector<std::vector<double>>& entries);
+// The same objects as JSON Lines, one entry a line: the metrics stream's content (LinesOutput::write).
+std::string history_jsonl(const std::vector<HistoryField>& fields, const std::vector<std::vector<double>>& entries);
 
 }  // namespace cppgrad::train

@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "cli/program.h"
+#include "train/cli.h"
 #include "train/data_parallel.h"
 #ifdef CPPGRAD_WITH_MPI
 #include "train/mpi/mpi_link.h"
@@ -33,7 +33,7 @@ inline std::unique_ptr<train::ProcessLink> join_processes([[maybe_unused]] const
   return train::join_mpi_processes();
 #else
   if (size > 1)
-    throw UsageError(program + " was built without MPI, so it cannot train on the " + std::to_string(size) +
+    throw train::UsageError(program + " was built without MPI, so it cannot train on the " + std::to_string(size) +
                      " processes mpirun started: install libopenmpi-dev (bash .ci/install-deps.sh --ci) and rebuild");
   return nullptr;
 #endif

@@ -7,7 +7,8 @@
 #      find_package(cppgrad) and pkg-config), and both programs run: each defines an op of its own, gradchecks it,
 #      trains with it and draws its loss curve with the training layer (cppgrad::train);
 #   3. `cmake --install` refuses a program older than the library: with cppgrad-reverse made to look stale (its time
-#      put back afterwards) it must fail with the one-line reason and install nothing.
+#      put back afterwards) it must fail with the one-line reason and install nothing; and `--component library`
+#      installs the library all the same, without the programs.
 #   bash examples/consumer/check.sh [BUILD_DIR]      (default: build; it must already be built)
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -78,5 +79,13 @@ fi
 if [ -e "$work/stale-prefix" ]; then
   echo "   FAILED: it refused, but only after installing: $(find "$work/stale-prefix" -type f | wc -l) files"; exit 1
 fi
-touch -r "$work/stamp" "$stale_program" && rm "$work/stamp"
 echo "   refused, nothing installed: $(grep -m1 'run `cmake --build' "$work/stale.log" | sed 's/^ *//')"
+echo "-- cmake --install --component library installs the library beside that stale program"
+cmake --install "$build" --component library --prefix "$work/library-prefix" >"$work/library.log" 2>&1 \
+  || { echo "   FAILED: the library's component was refused:"; cat "$work/library.log"; exit 1; }
+if [ -e "$work/library-prefix/bin" ] || [ ! -e "$work/library-prefix/lib/cmake/cppgrad/cppgradConfig.cmake" ]; then
+  echo "   FAILED: the library's component installed programs, or no CMake package:"
+  find "$work/library-prefix" -maxdepth 3 | head; exit 1
+fi
+touch -r "$work/stamp" "$stale_program" && rm "$work/stamp"
+echo "   installed $(find "$work/library-prefix" -type f | wc -l) files, no program"

@@ -4,6 +4,9 @@
 //
 //   #include <cppgrad/cppgrad.h>
 //   #include <cppgrad/train.h>
+//   main: return train::run_program("my-program", argc, argv, usage, {{"train", cmd_train}}, hint);
+//   cmd_train: cxxopts::Options o(...); train::add_config_flags(o, table); train::add_output_flags(o, {...});
+//              auto r = train::parse_flags(o, argc, argv); train::open_train_outputs(r, true, outputs);
 //   train::check_outputs({{"--save", path}});   before any work: no flag destroys a user's file
 //   train::catch_stop_signals();                from here Ctrl-C / SIGTERM ask to stop at a step boundary
 //   ... each step: if (train::stop_requested()) save and return train::stop_status();
@@ -11,14 +14,18 @@
 //   ... each epoch: metrics.write(lines); train::save_checkpoint(path, format, model, optimizer, meta);
 //   write_file_atomically("loss.svg", train::loss_curves_svg(curves, "loss"));
 //
-// Link cppgrad::train (CMake) or pkg-config cppgrad, which carries both libraries.
+// Link cppgrad::train (CMake) or pkg-config cppgrad, which carries both libraries (and cxxopts's include path).
 #include "core/atomic_file.h"  // write_file_atomically: checkpoints and plots are written whole
 #include "cppgrad/cppgrad.h"
 
-// a program's config table (flags, bounds, JSON), checkpoints and resume, the metrics history, the metrics stream,
-// output paths, the diverged-run guard, stopping on a signal, flag values, the data-parallel step (its tree and its
-// shards' numbers) and the GPT's step
+// a program's command line (run_program, strict flags, usage errors; the config table's and the outputs' flags), its
+// config table (flags, bounds, JSON), checkpoints and resume, the metrics history, the metrics stream, output paths,
+// the diverged-run guard, stopping on a signal, a step-based run's loop, flag values, the data-parallel step (its tree
+// and its shards' numbers) and the GPT's step
 #include "train/checkpoint.h"
+#include "train/cli.h"
+#include "train/cli_flags.h"
+#include "train/cli_outputs.h"
 #include "train/config_table.h"
 #include "train/data_parallel.h"
 #include "train/diverged.h"
@@ -28,6 +35,7 @@
 #include "train/lines_output.h"
 #include "train/outputs.h"
 #include "train/shard_sums.h"
+#include "train/step_loop.h"
 #include "train/stop.h"
 #include "train/tree.h"
 

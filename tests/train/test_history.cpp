@@ -27,5 +27,16 @@ TEST(History, RefusesWhatIsNotAFiniteNumberNamingTheEntryAndKey) {
                    std::invalid_argument, "'step' must be a whole number");
 }
 
+TEST(History, WritesWhatItReadsBackExactly) {
+  const std::vector<train::HistoryField> fields = {{"step", /*count=*/true}, {"loss"}};
+  const std::vector<std::vector<double>> entries = {{100, 2.0 / 3.0}, {200, 0.1 + 0.2}};
+  const std::string json = train::history_json(fields, entries);
+  EXPECT_EQ(train::parse_history(json, fields, /*non_negative=*/true), entries);
+  EXPECT_EQ(train::history_jsonl(fields, entries).substr(0, 13), R"({"loss":0.666)");
+  EXPECT_EQ(std::count(json.begin(), json.end(), '{'), 2);
+  EXPECT_EQ(train::history_json(fields, {}), "[]");
+  EXPECT_THROW_MSG(train::history_json(fields, {{1}}), std::invalid_argument, "history entry of 1 values for 2 fields");
+}
+
 }  // namespace
 }  // namespace cppgrad

@@ -1,10 +1,12 @@
 #pragma once
-// What every command-line program here shares: bad input is one line and exit status 2, flags are parsed strictly
-// and bounded (train/flags.h), output paths are checked before any work (train/outputs.h), and every exception
-// becomes one line with the status a script can act on. Header-only: the programs' own pieces, never installed.
+// What a command-line program shares with cppgrad's own (cppgrad-reverse, cppgrad-gpt): bad input is one line and
+// exit status 2, flags are parsed strictly (cxxopts, each value by train/flags.h), output paths are checked before any
+// work (train/outputs.h), and every exception becomes one line with the status a script can act on. Header-only, on
+// cxxopts, which the package therefore declares (find_dependency, pkg-config Requires): a program declares its own
+// flags with cxxopts::Options and hands them to parse_flags.
 //
 //   int main(int argc, char** argv) {
-//     return cli::run_program("cppgrad-gpt", argc, argv, usage, {{"train", cmd_train}, {"sample", cmd_sample}});
+//     return train::run_program("cppgrad-gpt", argc, argv, usage, {{"train", cmd_train}, {"sample", cmd_sample}});
 //   }
 #include <fmt/format.h>
 #include <omp.h>
@@ -12,7 +14,6 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdint>
-#include <cstdlib>
 #include <cxxopts.hpp>
 #include <functional>
 #include <iostream>
@@ -30,23 +31,26 @@
 #include "train/outputs.h"
 #include "train/stop.h"
 
-namespace cppgrad::cli {
+namespace cppgrad::train {
 
 // Bad input: printed as one line, exit status 2.
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Parses argv; --help prints the flags and exits 0. An argument no flag takes is a usage error unless
-// `positional` (then the program reads r.unmatched() itself).
+// --help: the command's flags, which run_program prints before it returns 0. Thrown rather than printed and exited
+// there, because library code never exits: the command unwinds as it would from an error.
+struct HelpRequested {
+  std::string text;
+};
+
+// Parses argv; --help throws HelpRequested. An argument no flag takes is a usage error unless `positional` (then the
+// program reads r.unmatched() itself).
 inline cxxopts::ParseResult parse_flags(cxxopts::Options& o, int argc, char** argv, bool positional = false) {
   try {
     if (positional) o.allow_unrecognised_options();
     auto r = o.parse(argc, argv);
-    if (r.count("help")) {
-      std::cout << o.help() << std::endl;
-      std::exit(0);
-    }
+    if (r.count("help")) throw HelpRequested{o.help()};
     if (!positional && !r.unmatched().empty()) throw UsageError("unexpected argument '" + r.unmatched()[0] + "'");
     return r;
   } catch (const cxxopts::exceptions::exception& e) {
@@ -60,9 +64,9 @@ T flag_value(const cxxopts::ParseResult& r, const std::string& flag) {
   const std::string text = r[flag].as<std::string>();
   try {
     if constexpr (std::is_same_v<T, std::string>) return text;
-    else if constexpr (std::is_same_v<T, double>) return train::double_flag(flag, text);
-    else if constexpr (std::is_same_v<T, std::uint64_t>) return train::uint_flag(flag, text);
-    else return train::int_flag(flag, text);
+    else if constexpr (std::is_same_v<T, double>) return double_flag(flag, text);
+    else if constexpr (std::is_same_v<T, std::uint64_t>) return uint_flag(flag, text);
+    else return int_flag(flag, text);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
@@ -74,18 +78,18 @@ inline std::string flag_path(const cxxopts::ParseResult& r, const std::string& f
 }
 
 // Bad output paths are usage errors, found before any work is done.
-inline void check_outputs_or_usage_error(const std::vector<train::OutputFlag>& outputs, const std::string& resume = "") {
+inline void check_outputs_or_usage_error(const std::vector<OutputFlag>& outputs, const std::string& resume = "") {
   try {
-    train::check_outputs(outputs, resume);
+    check_outputs(outputs, resume);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
 }
 
 // The worker threads a command runs (0: OpenMP's default, one per core); more than the cores is said once, on stderr
-// (train::threads_note).
+// (threads_note).
 inline void set_threads(std::int64_t threads) {
-  if (const std::string note = train::threads_note(threads, std::thread::hardware_concurrency()); !note.empty())
+  if (const std::string note = threads_note(threads, std::thread::hardware_concurrency()); !note.empty())
     std::cerr << note << std::endl;
   if (threads > 0) omp_set_num_threads(static_cast<int>(threads));
 }
@@ -112,14 +116,23 @@ inline int stopped_by_signal(const std::string& program, const std::string& wher
     fmt::print("{}; saved to {}: resume with {} train --resume {} --save {}\n", where, save_path, program, path, path);
   }
   std::fflush(stdout);
-  return train::stop_status();
+  return stop_status();
 }
 
 using Command = std::function<int(int, char**)>;
 
-// Runs `program <command> [flags]`: --help / no command print `usage`, --version the version, and every exception
-// becomes one line "<program> <command>: <what>" with its status: 2 bad input (flags, values, files), 3 training
-// diverged, 1 anomaly detected, out of memory, or an unexpected failure.
+// Runs `command` as `<program> <name> args...` would (argv[0] is the name): a program's own check, a run and then its
+// resume, without starting another process.
+inline int run_command(const Command& command, const std::string& name, std::vector<std::string> args) {
+  args.insert(args.begin(), name);
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  return command(static_cast<int>(argv.size()), argv.data());
+}
+
+// Runs `program <command> [flags]`: --help / no command print `usage`, `<command> --help` its flags, --version the
+// version, and every exception becomes one line "<program> <command>: <what>" with its status: 2 bad input (flags,
+// values, files), 3 training diverged, 1 anomaly detected, out of memory, or an unexpected failure.
 inline int run_program(const std::string& program, int argc, char** argv, const std::string& usage,
                        const std::map<std::string, Command>& commands, const std::string& out_of_memory_hint) {
   // A reader of --metrics-out that goes away (a closed pipe) is an error to report, not a signal to die of.
@@ -143,13 +156,16 @@ inline int run_program(const std::string& program, int argc, char** argv, const 
   const std::string where = program + " " + first + ": ";
   try {
     return found->second(argc - 1, argv + 1);
+  } catch (const HelpRequested& help) {
+    std::cout << help.text << std::endl;
+    return 0;
   } catch (const UsageError& e) {
     std::cerr << where << e.what() << "\n";
     return 2;
   } catch (const std::invalid_argument& e) {
     std::cerr << where << e.what() << "\n";
     return 2;
-  } catch (const train::TrainingDiverged& e) {  // the loss became NaN or Inf: not a usage error
+  } catch (const TrainingDiverged& e) {  // the loss became NaN or Inf: not a usage error
     std::cerr << where << e.what() << "\n";
     return 3;
   } catch (const AnomalyError& e) {  // --detect-anomaly found a NaN or Inf
@@ -167,4 +183,4 @@ inline int run_program(const std::string& program, int argc, char** argv, const 
   }
 }
 
-}  // namespace cppgrad::cli
+}  // namespace cppgrad::train

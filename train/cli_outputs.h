@@ -1,17 +1,21 @@
 #pragma once
-// The output flags of a `train` command, declared and opened in one place for both programs: --save, --resume,
-// --metrics-out and --plot (with the program's words for what each holds), any outputs of its own, then
-// --detect-anomaly, --quiet and --help. Every path is checked before anything is trained or written (train/outputs.h).
+// The output flags of a `train` command, declared and opened in one place for every program (cppgrad's two, and
+// yours): --save, --resume, --metrics-out and --plot (with the program's words for what each holds), any outputs of
+// its own, then --detect-anomaly, --quiet and --help. Every path is checked before anything is trained or written
+// (train/outputs.h).
 #include <cxxopts.hpp>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "cli/program.h"
+#include "core/atomic_file.h"
+#include "train/cli.h"
+#include "train/cli_flags.h"
 #include "train/lines_output.h"
 
-namespace cppgrad::cli {
+namespace cppgrad::train {
 
 // What --save, --resume, --metrics-out and --plot hold, in the program's words.
 struct OutputHelp {
@@ -34,10 +38,22 @@ inline void add_run_flags(cxxopts::Options& o) {
       ("h,help", "this help");
 }
 
+// A `train` command's flags in one: every row of the config table under its group, the output flags (in the
+// program's words), then --detect-anomaly, --quiet and --help.
+template <typename Config>
+cxxopts::Options train_options(const std::string& command, const std::string& description,
+                               const ConfigTable<Config>& table, const OutputHelp& help) {
+  cxxopts::Options o(command, description);
+  add_config_flags(o, table);
+  add_output_flags(o, help);
+  add_run_flags(o);
+  return o;
+}
+
 // Where a training run writes.
 struct TrainOutputs {
   std::string save, plot, resume;
-  std::optional<train::LinesOutput> metrics;
+  std::optional<LinesOutput> metrics;
   bool quiet = false;
 };
 
@@ -55,11 +71,20 @@ inline void open_train_outputs(const cxxopts::ParseResult& r, bool rank0, TrainO
   out.quiet = r.count("quiet") > 0;
   std::vector<std::pair<std::string, bool>> flags = {{"save", false}, {"metrics-out", true}, {"plot", false}};
   flags.insert(flags.end(), own.begin(), own.end());
-  std::vector<train::OutputFlag> outputs;
+  std::vector<OutputFlag> outputs;
   for (const auto& [flag, stream] : flags)
     if (r.count(flag)) outputs.push_back({"--" + flag, r[flag].as<std::string>(), stream});
   check_outputs_or_usage_error(outputs, out.resume);
-  if (r.count("metrics-out")) out.metrics.emplace(r["metrics-out"].as<std::string>(), train::LinesOutput::Kind::Whole);
+  if (r.count("metrics-out")) out.metrics.emplace(r["metrics-out"].as<std::string>(), LinesOutput::Kind::Whole);
 }
 
-}  // namespace cppgrad::cli
+// At an evaluation, every output the flags named: the metrics stream gets `metrics` (all its lines so far), --plot the
+// SVG `plot` draws (called only then), and --save the checkpoint `save` writes to the path it is given.
+inline void write_outputs(TrainOutputs& out, const std::string& metrics, const std::function<std::string()>& plot,
+                          const std::function<void(const std::string&)>& save) {
+  if (out.metrics) out.metrics->write(metrics);
+  if (!out.plot.empty()) write_file_atomically(out.plot, plot());
+  if (!out.save.empty()) save(out.save);
+}
+
+}  // namespace cppgrad::train
