@@ -67,6 +67,7 @@ TrainConfig train_config(const cxxopts::ParseResult& r) {
   const bool resume = r.count("resume") > 0;
   if (resume) c = read_checkpoint_config(r["resume"].as<std::string>());
   train::apply_config_flags(r, config_table(), c);
+  c = c.with_shards();  // a resumed run keeps its checkpoint's
   if (!resume || r.count("data")) {  // stored absolute, so sample and eval find it from any directory
     std::error_code ec;
     const auto absolute = std::filesystem::absolute(c.data, ec);

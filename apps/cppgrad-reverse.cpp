@@ -122,6 +122,7 @@ TrainConfig train_config(const cxxopts::ParseResult& r) {
   TrainConfig config;
   if (r.count("resume")) config = read_checkpoint_config(r["resume"].as<std::string>());
   train::apply_config_flags(r, config_table(), config);
+  config = config.with_shards();  // a resumed run keeps its checkpoint's
   try {
     config.validate();
   } catch (const std::invalid_argument& e) {

@@ -64,6 +64,14 @@ inline Bound<std::int64_t> power_of_two_in(std::int64_t lo, std::int64_t hi) {
   };
 }
 
+// 0 (a default the program chooses before it runs, e.g. train::default_shards) or a power of two in lo..hi.
+inline Bound<std::int64_t> zero_or_power_of_two_in(std::int64_t lo, std::int64_t hi) {
+  const Bound<std::int64_t> power = power_of_two_in(lo, hi);
+  return [=](const std::string& flag, std::int64_t v) {
+    if (v != 0) power(flag, v);
+  };
+}
+
 // [lo, hi] or [lo, hi) and finite.
 inline Bound<double> in_interval(double lo, double hi, bool hi_open) {
   return [=](const std::string& flag, double v) {

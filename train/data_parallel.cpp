@@ -25,11 +25,17 @@ void check_shards(int shards, int processes) {
   if (shards < 1 || !std::has_single_bit(static_cast<unsigned>(shards)))
     throw std::invalid_argument("data parallel: the shard count must be a power of two (1, 2, 4, 8, ...), got " +
                                 std::to_string(shards));
-  if (processes < 1 || !std::has_single_bit(static_cast<unsigned>(processes)) || shards % processes != 0)
+  const bool power = processes >= 1 && std::has_single_bit(static_cast<unsigned>(processes));
+  if (!power || shards % processes != 0)
+    // A run that names no shard count gets default_shards (2): more processes need the flag.
     throw std::invalid_argument("data parallel: " + std::to_string(processes) + " processes cannot share " +
                                 std::to_string(shards) + " shards: the process count must be a power of two that "
-                                "divides the shard count (1, 2, 4, ... up to " + std::to_string(shards) + ")");
+                                "divides the shard count (1, 2, 4, ... up to " + std::to_string(shards) + ")" +
+                                (power ? "; give --shards " + std::to_string(processes) + " or a larger power of two"
+                                       : std::string()));
 }
+
+int default_shards(std::int64_t batch_size) { return batch_size >= 2 ? 2 : 1; }
 
 std::uint64_t shard_seed(std::uint64_t step_seed, int shard) {
   std::uint64_t z = step_seed + 0x9E3779B97F4A7C15ULL * (static_cast<std::uint64_t>(shard) + 1);

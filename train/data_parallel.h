@@ -90,6 +90,16 @@ struct Shard {
 // Checks a shard count and process count; throws std::invalid_argument naming them.
 void check_shards(int shards, int processes);
 
+// The shard count a program takes when its run does not name one: 2 for a batch of 2 rows or more, else 1. It
+// depends on the batch alone, never on the threads or processes, so a run gives the same bits on 1 or 2 threads and
+// under mpirun -np 2. Two shards keep both cores of a 2-core machine busy; every further halving of the shards costs
+// a thread more, in per-op overhead, than it gives (docs/performance.md, "The default shards").
+int default_shards(std::int64_t batch_size);
+
+// The shards a checkpoint written before --shards existed resumes with: its config lacks the key, and such a
+// checkpoint resumed with 8, the default then.
+inline constexpr int kShardsBeforeTheFlag = 8;
+
 // A seed for shard `shard`'s random draws (dropout) in a step whose own seed is step_seed: a program draws step_seed
 // once per step on every process and seeds each replica with it, so the masks depend on the shard, not on which
 // thread or process runs it (splitmix64 of the two).

@@ -8,6 +8,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "train/data_parallel.h"
 
 namespace cppgrad::gpt {
 
@@ -59,8 +60,8 @@ const train::ConfigTable<TrainConfig>& config_table() {
       row("threads", "training", "threads; each runs shards of every batch on their own model replicas (0: OpenMP's "
           "default)", at(&TrainConfig::threads), in_range(0, kMaxThreads), OnResume::may_change),
       row("shards", "training", "each batch is cut into this many shards (a power of two), their gradients summed in a "
-          "fixed tree: the same weights on any number of threads or processes", at(&TrainConfig::shards),
-          train::power_of_two_in(1, kMaxShards)),
+          "fixed tree: the same weights on any number of threads or processes (0: from the batch size, 2 for 2 rows or "
+          "more)", at(&TrainConfig::shards), train::zero_or_power_of_two_in(1, kMaxShards)),
       row("eval-every", "training", "steps between evaluations (validation loss, metrics line, checkpoint)",
           at(&TrainConfig::eval_every), in_range(1, kMaxSteps), OnResume::may_change),
   };
@@ -114,9 +115,21 @@ void TrainConfig::check_sizes(std::int64_t vocab, std::int64_t context_size) con
                                             kMaxActivations, batch_size, context_size));
 }
 
+TrainConfig TrainConfig::with_shards() const {
+  TrainConfig c = *this;
+  if (c.shards == 0) c.shards = train::default_shards(c.batch_size);
+  return c;
+}
+
 std::string TrainConfig::to_json() const { return config_table().to_json(*this); }
 
-TrainConfig TrainConfig::from_json(const std::string& text) { return config_table().from_json(text); }
+TrainConfig TrainConfig::from_json(const std::string& text) {
+  TrainConfig c = config_table().from_json(text);
+  // A config from before --shards lacks the key: such a checkpoint resumed with 8 shards, the default then, and still
+  // does (the absent key would otherwise take the field's default, 0: the batch's shards).
+  if (!train::read_config_json(text, {{"shards", 0}})[0]) c.shards = train::kShardsBeforeTheFlag;
+  return c;
+}
 
 std::vector<std::string> TrainConfig::mismatched_for_resume(const TrainConfig& other) const {
   std::vector<std::string> keys = config_table().mismatched(*this, other);

@@ -54,7 +54,9 @@ struct TrainConfig {
   double clip_grad = 0.0;  // 0: no clipping
   std::uint64_t seed = 0;  // the split, the initial weights, the batches, dropout
   std::int64_t threads = 0;  // 0: OpenMP's default
-  std::int64_t shards = 8;   // each batch cut into this many shards (a power of two): the same numbers on any threads
+  // Each batch cut into this many shards (a power of two): the same numbers on any threads. 0: the default,
+  // train::default_shards(batch_size), which the run stores in its checkpoint (with_shards).
+  std::int64_t shards = 0;
   std::int64_t eval_every = 500;
 
   // The context for the text mode when --context is not given.
@@ -71,6 +73,9 @@ struct TrainConfig {
   std::int64_t estimated_activations(std::int64_t vocab, std::int64_t context) const;
   // Throws std::invalid_argument when the model or a step would exceed the limits.
   void check_sizes(std::int64_t vocab, std::int64_t context) const;
+
+  // This config with shards chosen: --shards, or when it is 0 train::default_shards of the batch size.
+  TrainConfig with_shards() const;
 
   std::string to_json() const;
   // The defaults, with every key the JSON has (an older checkpoint lacks the fields added since); throws

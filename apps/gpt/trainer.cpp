@@ -86,7 +86,7 @@ SplitLoss split_loss(const nn::GPT& model, const data::TextCorpus& corpus, bool 
 
 // ------------------------------------------------------------------------------------------- the trainer
 Trainer::Trainer(const TrainConfig& config, train::ProcessLink* processes)
-    : config_(config), processes_(processes), batch_gen_(config.seed + 2) {
+    : config_(config.with_shards()), processes_(processes), batch_gen_(config.seed + 2) {
   config_.validate();
   corpus_ = read_corpus(config_, config_.corpus_context());
   config_.check_sizes(corpus_.tokenizer.size(), corpus_.context);

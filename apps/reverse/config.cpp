@@ -10,6 +10,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "train/data_parallel.h"
+
 namespace cppgrad::reverse {
 
 data::ReversalConfig TrainConfig::data_config() const {
@@ -78,7 +80,8 @@ const train::ConfigTable<TrainConfig>& config_table() {
           "default)", at(&TrainConfig::threads), in_range(0, kMaxThreads), OnResume::may_change),
       row("shards", "training", "each batch is cut into this many shards (a power of two), their gradients summed in a "
           "fixed tree: the same weights on any number of threads or processes (1: the whole batch on the model, the "
-          "plain step)", at(&TrainConfig::shards), train::power_of_two_in(1, kMaxShards)),
+          "plain step; 0: from the batch size, 2 for 2 rows or more)", at(&TrainConfig::shards),
+          train::zero_or_power_of_two_in(1, kMaxShards)),
   };
   return table;
 }
@@ -138,9 +141,21 @@ void TrainConfig::validate() const {
                                             "(raise --positions)", d.max_len, d.target_len(), positions));
 }
 
+TrainConfig TrainConfig::with_shards() const {
+  TrainConfig c = *this;
+  if (c.shards == 0) c.shards = train::default_shards(c.batch_size);
+  return c;
+}
+
 std::string TrainConfig::to_json() const { return config_table().to_json(*this); }
 
-TrainConfig TrainConfig::from_json(const std::string& text) { return config_table().from_json(text); }
+TrainConfig TrainConfig::from_json(const std::string& text) {
+  TrainConfig c = config_table().from_json(text);
+  // A config from before --shards lacks the key: such a checkpoint resumed with 8 shards, the default then, and still
+  // does (the absent key would otherwise take the field's default, 0: the batch's shards).
+  if (!train::read_config_json(text, {{"shards", 0}})[0]) c.shards = train::kShardsBeforeTheFlag;
+  return c;
+}
 
 std::vector<std::string> TrainConfig::mismatched_for_resume(const TrainConfig& other) const {
   return config_table().mismatched(*this, other);

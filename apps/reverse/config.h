@@ -77,7 +77,9 @@ struct TrainConfig {
   double clip_grad = 0.0;  // 0: no clipping
   std::uint64_t seed = 42;
   std::int64_t threads = 0;  // 0: OpenMP's default
-  std::int64_t shards = 8;   // each batch cut into this many shards (a power of two): the same numbers on any threads
+  // Each batch cut into this many shards (a power of two): the same numbers on any threads. 0: the default,
+  // train::default_shards(batch_size), which the run stores in its checkpoint (with_shards).
+  std::int64_t shards = 0;
 
   data::ReversalConfig data_config() const;
   nn::Seq2SeqOptions model_options() const;
@@ -87,6 +89,9 @@ struct TrainConfig {
   // Rough sizes of the model and of one training step, for the limits (exact enough to stop a typo).
   std::int64_t estimated_parameters() const;
   std::int64_t estimated_activations() const;
+
+  // This config with shards chosen: --shards, or when it is 0 train::default_shards of the batch size.
+  TrainConfig with_shards() const;
 
   std::string to_json() const;
   // The defaults, with every key the JSON has (an older checkpoint lacks the fields added since); throws

@@ -57,8 +57,9 @@ nlohmann::json progress_json(const Trainer::EpochProgress& p) {
           {"right_tokens", c.right_tokens}, {"tokens", c.tokens}, {"elapsed_s", p.elapsed_s}};
 }
 
-// The config, checked before anything is built from it.
-TrainConfig checked(TrainConfig c) {
+// The config with its shards chosen (the checkpoint stores them), checked before anything is built from it.
+TrainConfig checked(const TrainConfig& config) {
+  TrainConfig c = config.with_shards();
   c.validate();
   if (c.arch != Arch::transformer)
     throw std::invalid_argument("--arch " + train::choice_name(kArchs, c.arch) + " is handled by the tutorial trainer, "

@@ -6,6 +6,7 @@
 #include "gpt/config.h"
 #include "reverse/config.h"
 #include "test_util.h"
+#include "train/data_parallel.h"
 
 namespace cppgrad {
 namespace {
@@ -22,7 +23,7 @@ TEST(GptConfig, AnOlderCheckpointsConfigLoadsWithTheNewKeysDefaults) {
   EXPECT_EQ(c.model.n_layer, 3);
   EXPECT_EQ(c.model.dropout, 0.1);
   EXPECT_EQ(c.seed, 7u);
-  EXPECT_EQ(c.shards, gpt::TrainConfig{}.shards);  // absent: the default
+  EXPECT_EQ(c.shards, train::kShardsBeforeTheFlag);  // absent: the 8 such a checkpoint has always resumed with
   EXPECT_NO_THROW(c.validate());
 }
 
@@ -90,7 +91,7 @@ TEST(ReverseConfig, AnOlderCheckpointsConfigLoadsWithTheNewKeysDefaults) {
   const reverse::TrainConfig c = reverse::TrainConfig::from_json(j.dump());
   EXPECT_EQ(c.d_model, 16);
   EXPECT_EQ(c.heads, 2);
-  EXPECT_EQ(c.shards, reverse::TrainConfig{}.shards);
+  EXPECT_EQ(c.shards, train::kShardsBeforeTheFlag);  // absent: the 8 such a checkpoint has always resumed with
   EXPECT_EQ(c.warmup_steps, 0);
   EXPECT_NO_THROW(c.validate());
 }
@@ -100,6 +101,34 @@ TEST(ReverseConfig, AWrongValueIsRefusedNamingTheFlag) {
   EXPECT_THROW_MSG(set_and_validate(t, "optimizer", "adagrad"), std::invalid_argument,
                    "--optimizer must be adam, adamw or sgd, got 'adagrad'");
   EXPECT_THROW_MSG(set_and_validate(t, "momentum", "1.5"), std::invalid_argument, "--momentum must be in [0, 1), got 1.5");
+}
+
+// Without --shards a run takes train::default_shards of its batch size and stores that; --shards wins; a stored
+// count is kept (a resumed run's config is its checkpoint's).
+template <typename Config>
+void expect_shards_chosen_from_the_batch(const train::ConfigTable<Config>& table) {
+  Config c;
+  EXPECT_EQ(c.shards, 0);  // not chosen yet
+  table.set_flag(c, "batch-size", "1");
+  EXPECT_EQ(c.with_shards().shards, 1);
+  table.set_flag(c, "batch-size", "64");
+  const Config chosen = c.with_shards();
+  EXPECT_EQ(chosen.shards, 2);
+  EXPECT_EQ(nlohmann::json::parse(chosen.to_json())["shards"], 2);
+  EXPECT_EQ(Config::from_json(chosen.to_json()).shards, 2);
+  table.set_flag(c, "shards", "8");
+  EXPECT_EQ(c.with_shards().shards, 8);
+  table.set_flag(c, "shards", "0");  // --shards 0: the default, as when it is not given
+  EXPECT_EQ(c.with_shards().shards, 2);
+  EXPECT_NO_THROW(c.validate());
+}
+
+TEST(ReverseConfig, TheDefaultShardsFollowTheBatchAndTheFlagWins) {
+  expect_shards_chosen_from_the_batch(reverse::config_table());
+}
+
+TEST(GptConfig, TheDefaultShardsFollowTheBatchAndTheFlagWins) {
+  expect_shards_chosen_from_the_batch(gpt::config_table());
 }
 
 }  // namespace

@@ -74,20 +74,26 @@ class MpirunCli : public ::testing::Test {
   fs::path dir_;
 };
 
-// One process on 2 threads ("one"), then mpirun -n 2 and -n 4 on one thread each ("np2", "np4"): each must end with
-// the same checkpoint and metrics. args(name, threads) are the program's flags; `printed` gets what the mpirun runs
-// printed.
+// mpirun -n 2 at the default shard count (2), and -n 4 at --shards 4, on one thread each ("np2", "np4"): each must end
+// with the checkpoint and metrics of one process on 2 threads at the same shards ("one2", "one4"). args(name, threads)
+// are the program's flags; `printed` gets what the mpirun runs printed.
 void expect_processes_end_as_one(
     const MpirunCli& t, const char* binary,
     const std::function<std::vector<std::string>(const std::string&, const std::string&)>& args,
     const std::vector<std::string>& timing, std::vector<std::string>& printed) {
-  const ProgramResult one = MpirunCli::run(0, binary, args("one", "2"));
-  ASSERT_EQ(one.status, 0) << one.out;
   for (const int np : {2, 4}) {
-    const std::string name = "np" + std::to_string(np);
-    const ProgramResult r = MpirunCli::run(np, binary, args(name, "1"));
+    const std::string n = std::to_string(np);
+    const std::vector<std::string> shards = np == 2 ? std::vector<std::string>{} : std::vector<std::string>{"--shards", n};
+    auto flags = [&](const std::string& name, const std::string& threads) {
+      std::vector<std::string> a = args(name, threads);
+      a.insert(a.end(), shards.begin(), shards.end());
+      return a;
+    };
+    const ProgramResult one = MpirunCli::run(0, binary, flags("one" + n, "2"));
+    ASSERT_EQ(one.status, 0) << one.out;
+    const ProgramResult r = MpirunCli::run(np, binary, flags("np" + n, "1"));
     ASSERT_EQ(r.status, 0) << r.out;
-    cppgrad::test::expect_same(t.outcome("one", timing), t.outcome(name, timing));
+    cppgrad::test::expect_same(t.outcome("one" + n, timing), t.outcome("np" + n, timing));
     printed.push_back(r.out);
   }
 }
@@ -110,12 +116,16 @@ TEST_F(MpirunCli, ReversalOnTwoAndFourProcessesEndsAsOnOne) {
 }
 
 TEST_F(MpirunCli, ACheckpointSavedOnFourProcessesResumesOnOne) {
-  // 30 steps on 4 processes, then 30 more on 1: the same as 60 on 1 (the checkpoint holds no process count).
+  // 30 steps on 4 processes, then 30 more on 1: the same as 60 on 1 (the checkpoint holds no process count; it holds
+  // --shards 4, which the resumed run, naming none, keeps rather than taking the default).
   const std::vector<std::string> timing = {"tokens_per_s", "elapsed_s", "train_wall_s"};
   std::vector<std::string> unbroken = gpt_args("unbroken", "2");
   unbroken[std::find(unbroken.begin(), unbroken.end(), "30") - unbroken.begin()] = "60";
+  unbroken.insert(unbroken.end(), {"--shards", "4"});
   ASSERT_EQ(run(0, CPPGRAD_GPT_BIN, unbroken).status, 0);
-  const ProgramResult first = run(4, CPPGRAD_GPT_BIN, gpt_args("resumed", "1"));
+  std::vector<std::string> four = gpt_args("resumed", "1");
+  four.insert(four.end(), {"--shards", "4"});
+  const ProgramResult first = run(4, CPPGRAD_GPT_BIN, four);
   ASSERT_EQ(first.status, 0) << first.out;
   const ProgramResult second =
       run(0, CPPGRAD_GPT_BIN, {"train", "--resume", path("resumed.safetensors"), "--steps", "60", "--threads", "1",
@@ -128,19 +138,19 @@ TEST_F(MpirunCli, ACheckpointSavedOnFourProcessesResumesOnOne) {
 TEST_F(MpirunCli, ACheckOfTheComparisonCanFail) {
   // Another shard count rounds differently: the comparison above would see it.
   const std::vector<std::string> timing = {"tokens_per_s", "elapsed_s", "train_wall_s"};
-  ASSERT_EQ(run(0, CPPGRAD_GPT_BIN, gpt_args("eight", "1")).status, 0);
+  ASSERT_EQ(run(0, CPPGRAD_GPT_BIN, gpt_args("two", "1")).status, 0);  // the default: 2 shards
   std::vector<std::string> four = gpt_args("four", "1");
   four.insert(four.end(), {"--shards", "4"});
   ASSERT_EQ(run(0, CPPGRAD_GPT_BIN, four).status, 0);
-  EXPECT_NE(outcome("eight", timing).weights, outcome("four", timing).weights);
+  EXPECT_NE(outcome("two", timing).weights, outcome("four", timing).weights);
 }
 
 TEST_F(MpirunCli, ProcessesThatCannotShareTheShardsAreRefused) {
   std::vector<std::string> args = gpt_args("x", "1");
-  args.insert(args.end(), {"--shards", "2"});
-  const ProgramResult r = run(4, CPPGRAD_GPT_BIN, args);
+  const ProgramResult r = run(4, CPPGRAD_GPT_BIN, args);  // the default: 2 shards
   EXPECT_NE(r.status, 0);
   EXPECT_THAT(r.out, HasSubstr("4 processes cannot share 2 shards"));
+  EXPECT_THAT(r.out, HasSubstr("give --shards 4 or a larger power of two"));
   EXPECT_FALSE(fs::exists(path("x.safetensors")));
 }
 

@@ -189,6 +189,13 @@ TEST(DataParallel, ShardAndProcessCountsAreChecked) {
   EXPECT_THROW_MSG(train::check_shards(6, 1), std::invalid_argument, "shard count must be a power of two");
   EXPECT_THROW_MSG(train::check_shards(8, 3), std::invalid_argument, "3 processes cannot share 8 shards");
   EXPECT_THROW_MSG(train::check_shards(4, 8), std::invalid_argument, "8 processes cannot share 4 shards");
+  // A run that named no shard count has 2: the refusal says which flag lets 4 processes share the batch.
+  EXPECT_THROW_MSG(train::check_shards(2, 4), std::invalid_argument, "give --shards 4 or a larger power of two");
+}
+
+TEST(DataParallel, TheDefaultShardCountDependsOnTheBatchAlone) {
+  EXPECT_EQ(train::default_shards(1), 1);  // one row cannot be cut
+  for (const std::int64_t batch : {2, 3, 8, 32, 64, 65'536}) EXPECT_EQ(train::default_shards(batch), 2) << batch;
 }
 
 TEST(DataParallel, ShardSeedsDifferByShardAndStep) {
