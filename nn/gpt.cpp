@@ -37,9 +37,7 @@ void check_config(const GPTConfig& c) {
 // ------------------------------------------------------------------------------------------- GPTAttention
 GPTAttention::GPTAttention(const GPTConfig& config, Generator& gen, std::shared_ptr<Generator> dropout_gen)
     : n_embd_(config.n_embd), n_head_(config.n_head) {
-  if (n_head_ <= 0 || n_embd_ % n_head_ != 0)
-    throw std::invalid_argument(
-        fmt::format("GPTAttention: n_embd ({}) must be a multiple of n_head ({})", n_embd_, n_head_));
+  check_config(config);  // built alone too (tests, gradient checks): n_embd must split into n_head heads
   const std::int64_t C = n_embd_;
   c_attn_ = register_module("c_attn", std::make_shared<Linear>(LinearOptions{.in = C, .out = 3 * C}, gen));
   c_proj_ = register_module("c_proj", std::make_shared<Linear>(LinearOptions{.in = C, .out = C}, gen));
@@ -56,10 +54,10 @@ AttentionResult GPTAttention::forward(const Tensor& x) const {
   if (x.dim() != 3 || x.shape()[2] != n_embd_)
     throw std::invalid_argument(fmt::format("GPTAttention: expected x [B, T, {}], got {}", n_embd_, shape_str(x.shape())));
   const std::int64_t B = x.shape()[0], T = x.shape()[1], nh = n_head_, hs = n_embd_ / nh;
-  // q, k, v = c_attn(x).split(C, dim=2), each viewed as [B, nh, T, hs]: views of one [B, T, 3C] tensor, no copies
+  // q, k, v = c_attn(x).split(C, dim=2), each viewed as [B, nh, T, hs]: qkv[0], qkv[1], qkv[2], views of one
+  // [B, T, 3C] tensor, no copies
   const Tensor qkv = c_attn_->forward(x).view({B, T, 3, nh, hs}).permute({2, 0, 3, 1, 4});  // [3, B, nh, T, hs]
-  const Tensor q = qkv.select(0, 0), k = qkv.select(0, 1), v = qkv.select(0, 2);           // [B, nh, T, hs]
-  const AttentionResult a = attend(q, k, v, qkv);      // y [B, nh, T, hs], att [B, nh, T, T]
+  const AttentionResult a = attend(qkv);               // y [B, nh, T, hs], att [B, nh, T, T]
   Tensor y = c_proj_->forward(merge_heads(a.output));  // the heads side by side [B, T, C], mixed by c_proj
   if (resid_dropout_) y = resid_dropout_->forward(y);
   return {y, a.weights};
@@ -74,12 +72,13 @@ AttentionResult GPTAttention::forward(const Tensor& x) const {
 // Written in ops below when training with dropout (dropout needs att in the graph). Otherwise exactly this math runs
 // as one op, fused_attention_stacked (core/ops/attention.cpp; faster, no [B, nh, T, T] graph nodes; no need to open
 // it to follow the model), which GPTAttention.TheFusedOpEqualsTheAttentionWrittenInOps holds equal to the ops.
-AttentionResult GPTAttention::attend(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& qkv) const {
-  const std::int64_t T = q.shape()[2], hs = q.shape()[3];
+AttentionResult GPTAttention::attend(const Tensor& qkv) const {
+  const std::int64_t T = qkv.shape()[3], hs = qkv.shape()[4];
   if (!(attn_dropout_ && is_training())) {
     const FusedAttention f = fused_attention_stacked(qkv, causal_mask(T));  // the same four lines, fused
     return {f.output, f.weights};
   }
+  const Tensor q = qkv.select(0, 0), k = qkv.select(0, 1), v = qkv.select(0, 2);  // [B, nh, T, hs]
   Tensor att = mul(matmul(q, k.transpose(-2, -1)), 1.0 / std::sqrt(static_cast<double>(hs)));  // [B, nh, T, T]
   att = softmax(apply_attention_mask(att, causal_mask(T), "GPTAttention"), -1);
   return {matmul(attn_dropout_->forward(att), v), att.detach()};  // [B, nh, T, hs]

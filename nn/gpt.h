@@ -66,7 +66,7 @@ class GPTAttention : public Module {
   const std::shared_ptr<Linear>& c_proj() const { return c_proj_; }  // ends a residual branch (GPT-2's init scales it)
 
  private:
-  AttentionResult attend(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& qkv) const;
+  AttentionResult attend(const Tensor& qkv) const;  // qkv: [3, B, nh, T, hs] -> y [B, nh, T, hs], att [B, nh, T, T]
 
   std::int64_t n_embd_, n_head_;
   std::shared_ptr<Linear> c_attn_, c_proj_;
