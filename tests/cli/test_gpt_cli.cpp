@@ -81,6 +81,14 @@ class GptCli : public ::testing::Test {
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   }
+  // A small model's `train` on `text` as running text (text.txt, context 16), then the extra flags.
+  std::vector<std::string> tiny_text(const std::string& text, std::vector<std::string> extra) const {
+    write("text.txt", text);
+    std::vector<std::string> a = {"train", "--data", path("text.txt"), "--format", "text", "--context", "16", "--d-model",
+                                  "16", "--heads", "2", "--layers", "1", "--eval-every", "20", "--threads", "1"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  }
 
   fs::path dir_;
 };
@@ -291,10 +299,7 @@ TEST_F(GptCli, ADivergedRunExits3AndKeepsTheLastGoodCheckpoint) {
 TEST_F(GptCli, TextFormatTrainsOnRunningText) {
   std::string text;
   for (int i = 0; i < 200; ++i) text += "the cat sat on the mat. ";
-  write("text.txt", text);
-  const CliResult r = cli({"train", "--data", path("text.txt"), "--format", "text", "--context", "16", "--d-model", "16",
-                           "--heads", "2", "--layers", "1", "--steps", "40", "--eval-every", "20", "--threads", "1",
-                           "--samples", "1", "--metrics-out", path("m.jsonl")});
+  const CliResult r = cli(tiny_text(text, {"--steps", "40", "--samples", "1", "--metrics-out", path("m.jsonl")}));
   ASSERT_EQ(r.status, 0) << r.err;
   const auto lines = jsonl(path("m.jsonl"));
   ASSERT_EQ(lines.size(), 3u);
@@ -304,10 +309,7 @@ TEST_F(GptCli, TextFormatTrainsOnRunningText) {
 TEST_F(GptCli, RunningTextReadsAsTextAndAttentionWritesAnSvgOnlyWhereAsked) {
   std::string text;
   for (int i = 0; i < 200; ++i) text += "the cat sat.\nthe mat.\n";
-  write("text.txt", text);
-  const CliResult r = cli({"train", "--data", path("text.txt"), "--format", "text", "--context", "16", "--d-model", "16",
-                           "--heads", "2", "--layers", "1", "--steps", "20", "--eval-every", "20", "--threads", "1",
-                           "--samples", "2", "--save", path("t.safetensors")});
+  const CliResult r = cli(tiny_text(text, {"--steps", "20", "--samples", "2", "--save", path("t.safetensors")}));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("\nsamples:\n"));  // each sample as it is, below the heading
   // A prompt with a real newline is printed as it is, not as the two characters \ and n.
