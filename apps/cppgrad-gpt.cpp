@@ -204,8 +204,6 @@ int cmd_train(int argc, char** argv) {
                                  "to do (give --steps above {} to train further)", out.resume, t.step(), config.steps,
                                  t.step()));
   if (!out.quiet) print_header(t);
-  std::optional<DetectAnomalyGuard> anomaly;
-  if (r.count("detect-anomaly")) anomaly.emplace();
   if (!run_training(t, out, processes.get()))
     return rank0 ? stop_training(t, out) : train::stop_status();  // rank 0 saves and says how to resume
   if (rank0) print_final(t, out, samples);

@@ -236,8 +236,6 @@ int cmd_train(int argc, char** argv) {
     trainer.log_gradients(r["grad-log"].as<std::string>(), every);
   }
   if (!out.quiet) print_run_header(trainer, config, out.resume);
-  std::optional<DetectAnomalyGuard> anomaly;
-  if (r.count("detect-anomaly")) anomaly.emplace();
   const auto wall_start = std::chrono::steady_clock::now();
   std::int64_t steps_run = 0;
   train::catch_stop_signals();  // from here Ctrl-C and SIGTERM stop at the next step boundary (train/stop.h)

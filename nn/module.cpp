@@ -126,7 +126,7 @@ bool same_values(const Tensor& a, const Tensor& b) {
 
 }  // namespace
 
-void Module::load_state_dict(const StateDict& state) {
+void Module::check_state_dict(const StateDict& state) const {
   const auto params = named_parameters();
   std::set<std::string> known;
   // The entry for `name`, present and shaped like p (`what` names p in the message: "parameter", "tied parameter").
@@ -156,8 +156,12 @@ void Module::load_state_dict(const StateDict& state) {
   }
   for (const auto& [name, _] : state)
     if (!known.count(name)) throw std::invalid_argument("load_state_dict: unexpected entry '" + name + "'");
+}
+
+void Module::load_state_dict(const StateDict& state) {
+  check_state_dict(state);  // everything first, so a refused state leaves every parameter as it was
   NoGradGuard no_grad;
-  for (const auto& [name, p] : params) p.copy_(state.at(name).to(p.dtype()));
+  for (const auto& [name, p] : named_parameters()) p.copy_(state.at(name).to(p.dtype()));
 }
 
 void Module::save(const std::string& path, const std::map<std::string, std::string>& metadata) const {

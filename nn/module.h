@@ -55,8 +55,10 @@ class Module {
   StateDict state_dict() const;
   // Copies values into the parameters. Refuses, naming the entry, a missing or unexpected entry or a shape
   // mismatch (giving both shapes), or a tied entry whose values differ from its owner's; a dtype difference is
-  // converted.
+  // converted. All or nothing: every entry is checked (check_state_dict) before any parameter changes.
   void load_state_dict(const StateDict& state);
+  // What load_state_dict refuses, without loading: std::invalid_argument naming the first bad entry.
+  void check_state_dict(const StateDict& state) const;
   // The state dict as a safetensors file (atomic write), and back.
   void save(const std::string& path, const std::map<std::string, std::string>& metadata = {}) const;
   void load(const std::string& path);

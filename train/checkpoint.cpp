@@ -100,12 +100,12 @@ CheckpointState checkpoint_state(const SafetensorsFile& file, const std::string&
   return s;
 }
 
-void restore_checkpoint(const CheckpointState& state, const std::string& path, nn::Module& scratch, nn::Module& model,
+void restore_checkpoint(const CheckpointState& state, const std::string& path, nn::Module& model,
                         optim::Optimizer& optimizer) {
   try {
-    // The scratch model validates the weights, the optimizer's load is all-or-nothing, and only then is the model
-    // itself overwritten (which can no longer fail).
-    scratch.load_state_dict(state.model);
+    // The weights are checked, the optimizer's load is all-or-nothing, and only then is the model overwritten (which
+    // can no longer fail).
+    model.check_state_dict(state.model);
     optimizer.load_state_dict(state.optimizer);
     model.load_state_dict(state.model);
   } catch (const std::exception& e) {

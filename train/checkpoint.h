@@ -63,11 +63,17 @@ struct CheckpointState {
 CheckpointState checkpoint_state(const SafetensorsFile& file, const std::string& path,
                                  const std::vector<std::string>& generators);
 
-// Loads the weights into `model` and the state into `optimizer`, all or nothing: the weights are first loaded into
-// `scratch` (a model of the same configuration), so a mismatch is found before `model` or `optimizer` changes.
+// Loads the weights into `model` and the state into `optimizer`, all or nothing: the weights are checked against
+// the model first, so a mismatch is found before `model` or `optimizer` changes.
 // Throws std::runtime_error "checkpoint <path>: <what>".
-void restore_checkpoint(const CheckpointState& state, const std::string& path, nn::Module& scratch, nn::Module& model,
+void restore_checkpoint(const CheckpointState& state, const std::string& path, nn::Module& model,
                         optim::Optimizer& optimizer);
+// The form of earlier versions, which loaded the weights into a scratch model first; the model checks them itself now.
+[[deprecated("restore_checkpoint no longer needs a scratch model: drop that argument")]]
+inline void restore_checkpoint(const CheckpointState& state, const std::string& path, nn::Module& /*scratch*/,
+                               nn::Module& model, optim::Optimizer& optimizer) {
+  restore_checkpoint(state, path, model, optimizer);
+}
 
 // A non-negative whole number stored in the metadata under `key`; throws std::invalid_argument (the caller adds
 // the file's name).

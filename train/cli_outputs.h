@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/atomic_file.h"
+#include "core/autograd.h"
 #include "train/cli.h"
 #include "train/cli_flags.h"
 #include "train/lines_output.h"
@@ -50,19 +51,21 @@ cxxopts::Options train_options(const std::string& command, const std::string& de
   return o;
 }
 
-// Where a training run writes.
+// Where a training run writes, and how it runs.
 struct TrainOutputs {
   std::string save, plot, resume;
   std::optional<LinesOutput> metrics;
   bool quiet = false;
+  std::optional<DetectAnomalyGuard> anomaly;  // --detect-anomaly: the first NaN or Inf names its op, while `out` lives
 };
 
-// The outputs the flags name, checked, into `out` (a metrics stream cannot be moved); `own` lists the program's other
-// output flags (name, whether a stream such as a FIFO may take it). A process other than rank 0 under mpirun writes
-// nothing and prints nothing.
+// The outputs the flags name, checked, into `out` (a metrics stream cannot be moved), and --detect-anomaly turned on;
+// `own` lists the program's other output flags (name, whether a stream such as a FIFO may take it). A process other
+// than rank 0 under mpirun writes nothing and prints nothing.
 inline void open_train_outputs(const cxxopts::ParseResult& r, bool rank0, TrainOutputs& out,
                                const std::vector<std::pair<std::string, bool>>& own = {}) {
   out.resume = flag_path(r, "resume");
+  if (r.count("detect-anomaly")) out.anomaly.emplace();
   if (!rank0) {
     out.quiet = true;
     return;

@@ -193,9 +193,7 @@ void Trainer::load(const std::string& path) {
   if (c.tokenizer.vocab() != corpus_.tokenizer.vocab())
     throw std::runtime_error("checkpoint " + path + ": its vocabulary differs from the one " + config_.data +
                              " gives now (has the file changed?)");
-  Generator scratch_init(0);
-  nn::GPT scratch(model().config(), scratch_init);
-  train::restore_checkpoint(c.state, path, scratch, model(), *optimizer_);
+  train::restore_checkpoint(c.state, path, model(), *optimizer_);
   model().dropout_generator().set_state(c.state.meta.generators.at("dropout_rng"));
   batch_gen_.set_state(c.progress.batch_rng);
   step_ = c.step;

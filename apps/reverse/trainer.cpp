@@ -367,9 +367,7 @@ void Trainer::load(const std::string& path) {
   } catch (const std::exception& e) {
     throw std::runtime_error("checkpoint " + path + ": " + e.what());
   }
-  Generator scratch_init(0);
-  nn::Seq2SeqTransformer scratch(config_.model_options(), scratch_init);
-  train::restore_checkpoint(state, path, scratch, model(), *optimizer_);
+  train::restore_checkpoint(state, path, model(), *optimizer_);
   model().dropout_generator().set_state(state.meta.generators.at("dropout_rng"));
   global_step_ = state.meta.global_step;
   history_ = history;

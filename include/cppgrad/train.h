@@ -19,9 +19,9 @@
 #include "cppgrad/cppgrad.h"
 
 // a program's command line (run_program, strict flags, usage errors; the config table's and the outputs' flags), its
-// config table (flags, bounds, JSON), checkpoints and resume, the metrics history, the metrics stream, output paths,
-// the diverged-run guard, stopping on a signal, a step-based run's loop, flag values, the data-parallel step (its tree
-// and its shards' numbers) and the GPT's step
+// config table (flags, bounds, JSON), checkpoints and resume (a step-based run's in one call), the metrics history,
+// the metrics stream, output paths, the diverged-run guard, stopping on a signal, a step-based run's loop, flag
+// values, the data-parallel step (its tree and its shards' numbers) and the GPT's step
 #include "train/checkpoint.h"
 #include "train/cli.h"
 #include "train/cli_flags.h"
@@ -34,6 +34,7 @@
 #include "train/history.h"
 #include "train/lines_output.h"
 #include "train/outputs.h"
+#include "train/run_file.h"
 #include "train/shard_sums.h"
 #include "train/step_loop.h"
 #include "train/stop.h"

@@ -53,9 +53,9 @@ TEST(Checkpoint, SavedAndRestoredExactly) {
   EXPECT_EQ(state.meta.history, R"([{"epoch":1,"loss":0.5}])");
 
   Generator other(99);
-  nn::Linear fresh(nn::LinearOptions{.in = 2, .out = 3}, other), scratch(nn::LinearOptions{.in = 2, .out = 3}, other);
+  nn::Linear fresh(nn::LinearOptions{.in = 2, .out = 3}, other);
   optim::Adam adam(fresh.named_parameters(), optim::AdamOptions{.lr = 0.1});
-  train::restore_checkpoint(state, path, scratch, fresh, adam);
+  train::restore_checkpoint(state, path, fresh, adam);
   EXPECT_EQ(values(fresh.state_dict()), values(trained.model.state_dict()));
   EXPECT_EQ(values(adam.state_dict()), values(trained.adam.state_dict()));
 }
@@ -81,24 +81,37 @@ TEST(Checkpoint, WeightsThatAreNotFiniteAreNotSavedAndTheLastGoodFileStays) {
   EXPECT_EQ(values(read_safetensors(path).tensors), good);
 }
 
-TEST(Checkpoint, AStateTheOptimizerRefusesLeavesTheModelAsItWas) {
+// Restores a saved checkpoint into `model` and `adam`, which must refuse it with a message that goes on with `what`,
+// and checks that neither changed.
+void expect_refused_changing_nothing(nn::Module& model, optim::Adam& adam, const std::string& what) {
   test::TempDir dir;
   const std::string path = (dir.path / "run.safetensors").string();
   TrainedLinear trained;
   train::save_checkpoint(path, kFormat, trained.model, trained.adam, meta_of(trained.gen));
   const train::CheckpointState state = train::checkpoint_state(train::read_checkpoint(path, kFormat), path, {"noise_rng"});
+  const auto model_before = values(model.state_dict()), adam_before = values(adam.state_dict());
+  EXPECT_THROW_MSG(train::restore_checkpoint(state, path, model, adam), std::runtime_error,
+                   "checkpoint " + path + ": " + what);
+  EXPECT_EQ(values(model.state_dict()), model_before);
+  EXPECT_EQ(values(adam.state_dict()), adam_before);
+}
 
+TEST(Checkpoint, AStateTheOptimizerRefusesLeavesTheModelAsItWas) {
   // The weights fit the model, but the optimizer steps parameters of another shape: its load fails, and the model,
   // which would load fine, must not have been overwritten before it.
   Generator gen(3);
-  nn::Linear model(nn::LinearOptions{.in = 2, .out = 3}, gen), scratch(nn::LinearOptions{.in = 2, .out = 3}, gen);
-  nn::Linear wider(nn::LinearOptions{.in = 2, .out = 4}, gen);
+  nn::Linear model(nn::LinearOptions{.in = 2, .out = 3}, gen), wider(nn::LinearOptions{.in = 2, .out = 4}, gen);
   optim::Adam adam(wider.named_parameters(), optim::AdamOptions{.lr = 0.1});
-  const auto model_before = values(model.state_dict()), adam_before = values(adam.state_dict());
-  EXPECT_THROW_MSG(train::restore_checkpoint(state, path, scratch, model, adam), std::runtime_error,
-                   "checkpoint " + path + ": ");
-  EXPECT_EQ(values(model.state_dict()), model_before);
-  EXPECT_EQ(values(adam.state_dict()), adam_before);
+  expect_refused_changing_nothing(model, adam, "");
+}
+
+TEST(Checkpoint, WeightsTheModelRefusesLeaveTheOptimizerAsItWas) {
+  // The optimizer's state fits (it steps a model of the saved shape), but the model to restore is wider: the weights
+  // are refused, and the optimizer, whose load would succeed, must not have been loaded before them.
+  Generator gen(3);
+  nn::Linear saved_shape(nn::LinearOptions{.in = 2, .out = 3}, gen), wider(nn::LinearOptions{.in = 2, .out = 4}, gen);
+  optim::Adam adam(saved_shape.named_parameters(), optim::AdamOptions{.lr = 0.1});
+  expect_refused_changing_nothing(wider, adam, "load_state_dict: entry 'weight' has shape");
 }
 
 TEST(Checkpoint, MetadataIsCheckedBeforeUse) {
