@@ -130,8 +130,8 @@ bool run_training(Trainer& t, train::TrainOutputs& out, train::ProcessLink* proc
   const auto on_eval = [&](const Evaluation& e) {
     bar.finish();
     if (!out.quiet)
-      fmt::print("step {:>6}/{}  train {:.4f}  val {:.4f} (perplexity {})  lr {:.2e}  {:.0f} tokens/s\n", e.step,
-                 t.config().steps, e.train_loss, e.val_loss, ppl(e.val_loss), e.lr, e.tokens_per_s);
+      fmt::print("step {:>6}/{}  train {:.4f}  val {:.4f} (perplexity {}, {:.3f} bits/byte)  lr {:.2e}  {:.0f} tokens/s\n",
+                 e.step, t.config().steps, e.train_loss, e.val_loss, ppl(e.val_loss), e.val_bpb, e.lr, e.tokens_per_s);
     std::fflush(stdout);
     if (out.metrics) out.metrics->write(metrics_jsonl(t.history(), nullptr));
     if (!out.plot.empty()) write_file_atomically(out.plot, loss_chart(t.history(), t.bigram_val_loss(), "cppgrad-gpt"));
@@ -165,12 +165,14 @@ std::string samples_block(const data::RunningText&, const std::vector<std::strin
 }
 
 void print_final(Trainer& t, train::TrainOutputs& out, std::int64_t samples) {
-  const FinalSummary final{.val_loss = t.history().back().val_loss, .bigram_val_loss = t.bigram_val_loss(),
+  const FinalSummary final{.val_loss = t.history().back().val_loss, .val_bpb = t.history().back().val_bpb,
+                           .bigram_val_loss = t.bigram_val_loss(),
                            .steps = t.step(), .params = t.model().num_parameters(),
                            .train_wall_s = t.history().back().elapsed_s};
   if (out.metrics) out.metrics->write(metrics_jsonl(t.history(), &final));
-  fmt::print("done: {} steps, validation loss {:.4f} nats/token (perplexity {}) against the bigram's {:.4f}; {:.1f}s "
-             "training\n", final.steps, final.val_loss, ppl(final.val_loss), final.bigram_val_loss, final.train_wall_s);
+  fmt::print("done: {} steps, validation loss {:.4f} nats/token (perplexity {}, {:.3f} bits/byte) against the bigram's "
+             "{:.4f}; {:.1f}s training\n", final.steps, final.val_loss, ppl(final.val_loss), final.val_bpb,
+             final.bigram_val_loss, final.train_wall_s);
   if (samples == 0) return;
   Generator gen(t.config().seed);
   const data::CharTokenizer& tok = t.corpus().tokenizer;
@@ -346,7 +348,8 @@ int cmd_eval(int argc, char** argv) {
   o.add_options()("checkpoint", "checkpoint written by train --save", cxxopts::value<std::string>())
       ("data", "a file to score (its lines, or its text in windows of the context); default: the validation split",
        cxxopts::value<std::string>())
-      ("metrics-out", "JSON Lines: {\"event\": \"eval\", \"loss\", \"perplexity\", \"tokens\"}", cxxopts::value<std::string>())
+      ("metrics-out", "JSON Lines: {\"event\": \"eval\", \"loss\", \"perplexity\", \"bpb\", \"tokens\", \"bytes\"}",
+       cxxopts::value<std::string>())
       ("threads", "threads (0: OpenMP's default)", cxxopts::value<std::string>()->default_value("0"))
       ("h,help", "this help");
   const auto r = train::parse_flags(o, argc, argv);
@@ -373,11 +376,12 @@ int cmd_eval(int argc, char** argv) {
     what = "the validation split of " + m.config.data;
   }
   const SplitLoss l = split_loss(*m.model, corpus, /*validation=*/true);
-  fmt::print("checkpoint {} (step {}): loss {:.4f} nats/token, perplexity {}, over {} tokens of {}\n",
-             r["checkpoint"].as<std::string>(), m.steps_done, l.loss, ppl(l.loss), l.tokens, what);
+  fmt::print("checkpoint {} (step {}): loss {:.4f} nats/token, perplexity {}, {:.4f} bits/byte, over {} tokens ({} "
+             "bytes) of {}\n", r["checkpoint"].as<std::string>(), m.steps_done, l.loss, ppl(l.loss), l.bits_per_byte(),
+             l.tokens, l.bytes, what);
   if (metrics)
-    metrics->write(fmt::format("{{\"event\": \"eval\", \"loss\": {}, \"perplexity\": {}, \"tokens\": {}}}\n", l.loss,
-                               std::exp(l.loss), l.tokens));
+    metrics->write(fmt::format("{{\"event\": \"eval\", \"loss\": {}, \"perplexity\": {}, \"bpb\": {}, \"tokens\": {}, "
+                               "\"bytes\": {}}}\n", l.loss, std::exp(l.loss), l.bits_per_byte(), l.tokens, l.bytes));
   return 0;
 }
 

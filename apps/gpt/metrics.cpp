@@ -15,27 +15,31 @@ using nlohmann::json;
 
 namespace {
 
-json to_json(const Evaluation& e) {
-  return {{"step", e.step}, {"train_loss", e.train_loss}, {"val_loss", e.val_loss}, {"lr", e.lr},
-          {"tokens_per_s", e.tokens_per_s}, {"elapsed_s", e.elapsed_s}};
+// The metrics stream's line; a checkpoint's history entry without val_bpb.
+json to_json(const Evaluation& e, bool with_bpb) {
+  json j = {{"step", e.step}, {"train_loss", e.train_loss}, {"val_loss", e.val_loss}};
+  if (with_bpb) j["val_bpb"] = e.val_bpb;
+  j.update({{"lr", e.lr}, {"tokens_per_s", e.tokens_per_s}, {"elapsed_s", e.elapsed_s}});
+  return j;
 }
 
 }  // namespace
 
-std::string evaluation_json(const Evaluation& e) { return to_json(e).dump(); }
+std::string evaluation_json(const Evaluation& e) { return to_json(e, /*with_bpb=*/true).dump(); }
 
 std::string metrics_jsonl(const std::vector<Evaluation>& history, const FinalSummary* final) {
   std::string out;
   for (const Evaluation& e : history) out += evaluation_json(e) + "\n";
   if (final)
-    out += json{{"event", "final"}, {"val_loss", final->val_loss}, {"bigram_val_loss", final->bigram_val_loss},
+    out += json{{"event", "final"}, {"val_loss", final->val_loss}, {"val_bpb", final->val_bpb},
+                {"bigram_val_loss", final->bigram_val_loss},
                 {"steps", final->steps}, {"params", final->params}, {"train_wall_s", final->train_wall_s}}.dump() + "\n";
   return out;
 }
 
 std::string history_json(const std::vector<Evaluation>& history) {
   json arr = json::array();
-  for (const Evaluation& e : history) arr.push_back(to_json(e));
+  for (const Evaluation& e : history) arr.push_back(to_json(e, /*with_bpb=*/false));
   return arr.dump();
 }
 

@@ -51,10 +51,26 @@ data::TextCorpus read_corpus(const TrainConfig& config, std::int64_t context) {
 // ------------------------------------------------------------------------------------------- the loss of a split
 namespace {
 
+// The bytes of text each token id stands for: its UTF-8, and one for the boundary <b> (the newline that ends a line).
+std::vector<std::int64_t> token_bytes(const data::CharTokenizer& tokenizer) {
+  std::vector<std::int64_t> bytes;
+  for (const std::string& token : tokenizer.vocab()) bytes.push_back(token.empty() ? 1 : std::ssize(token));
+  return bytes;
+}
+
+// The bytes the counted targets of a batch stand for (-1, a position nothing is predicted at, counts none).
+std::int64_t target_bytes(const Tensor& targets, const std::vector<std::int64_t>& bytes_of) {
+  std::int64_t total = 0;
+  for (const std::int64_t id : targets.to_vector<std::int64_t>())
+    if (id >= 0) total += bytes_of.at(static_cast<std::size_t>(id));
+  return total;
+}
+
 // The loss over one split of either shape: its evaluation rows in order (every line; the windows 0, T, 2T, ...), in
 // chunks of about 16k tokens of context, so the logits of a chunk stay a few megabytes.
 template <typename Splits>
 SplitLoss loss_over(const nn::GPT& model, const Splits& s, std::int64_t T, data::Split split,
+                    const std::vector<std::int64_t>& bytes_of,
                     const std::function<void(std::int64_t, std::int64_t)>& on_chunk) {
   const std::vector<std::int64_t> rows = data::eval_rows(s, split, T);
   const std::int64_t n = std::ssize(rows), rows_per_chunk = std::max<std::int64_t>(1, 16384 / T);
@@ -69,6 +85,7 @@ SplitLoss loss_over(const nn::GPT& model, const Splits& s, std::int64_t T, data:
     const nn::GPTOutput o = model.forward(b.idx, b.targets);  // loss: mean over the chunk's counted targets
     sum += o.loss.item() * static_cast<double>(b.tokens);
     out.tokens += b.tokens;
+    out.bytes += target_bytes(b.targets, bytes_of);
     if (on_chunk) on_chunk(c + 1, chunks);
   }
   out.loss = out.tokens > 0 ? sum / static_cast<double>(out.tokens) : 0.0;
@@ -77,11 +94,17 @@ SplitLoss loss_over(const nn::GPT& model, const Splits& s, std::int64_t T, data:
 
 }  // namespace
 
+double SplitLoss::bits_per_nat() const {
+  return bytes > 0 ? static_cast<double>(tokens) / (static_cast<double>(bytes) * std::log(2.0)) : 0.0;
+}
+
 SplitLoss split_loss(const nn::GPT& model, const data::TextCorpus& corpus, bool validation,
                      const std::function<void(std::int64_t, std::int64_t)>& on_chunk) {
   NoGradGuard no_grad;
   const data::Split split = validation ? data::Split::validation : data::Split::train;
-  return std::visit([&](const auto& s) { return loss_over(model, s, corpus.context, split, on_chunk); }, corpus.splits);
+  const std::vector<std::int64_t> bytes_of = token_bytes(corpus.tokenizer);
+  return std::visit([&](const auto& s) { return loss_over(model, s, corpus.context, split, bytes_of, on_chunk); },
+                    corpus.splits);
 }
 
 // ------------------------------------------------------------------------------------------- the trainer
@@ -143,7 +166,10 @@ Evaluation Trainer::evaluate() {
   Evaluation e;
   e.step = step_;
   e.train_loss = steps_since_eval_ > 0 ? loss_sum_ / static_cast<double>(steps_since_eval_) : std::nan("");
-  e.val_loss = split_loss(model(), corpus_, /*validation=*/true).loss;
+  const SplitLoss val = split_loss(model(), corpus_, /*validation=*/true);
+  e.val_loss = val.loss, e.val_bpb = val.bits_per_byte();
+  // A resumed run's earlier evaluations came from the checkpoint without val_bpb: the same split gives their factor.
+  for (Evaluation& earlier : history_) earlier.val_bpb = earlier.val_loss * val.bits_per_nat();
   // Weights that are finite can still overflow the logits: such a model is as diverged as one whose training loss
   // is NaN, and its checkpoint must not replace the last good one.
   train::check_loss_finite(e.val_loss, /*epoch=*/0, step_, config_.steps);

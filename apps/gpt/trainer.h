@@ -38,7 +38,12 @@ data::TextCorpus read_corpus(const TrainConfig& config, std::int64_t context);
 // no-grad; `on_chunk(done, total)` reports progress. The sum over chunks is taken in order: reproducible.
 struct SplitLoss {
   double loss = 0;
-  std::int64_t tokens = 0;
+  std::int64_t tokens = 0;  // the predicted tokens
+  std::int64_t bytes = 0;   // the bytes of text they stand for (UTF-8; the line's end <b> is one byte, its newline)
+  // The same loss in bits per byte of text, so that models with other tokenizers compare on one scale (nanochat's
+  // bpb): nats per token x tokens per byte / ln 2. bits_per_nat() is that factor, the same for every model.
+  double bits_per_nat() const;
+  double bits_per_byte() const { return loss * bits_per_nat(); }
 };
 SplitLoss split_loss(const nn::GPT& model, const data::TextCorpus& corpus, bool validation,
                      const std::function<void(std::int64_t, std::int64_t)>& on_chunk = nullptr);

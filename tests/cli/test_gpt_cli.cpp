@@ -127,12 +127,14 @@ TEST_F(GptCli, TrainsBelowTheBigramAndWritesItsMetricsPlotAndCheckpoint) {
   ASSERT_EQ(lines.size(), 4u);  // steps 100, 200, 300, then the final object
   for (int i = 0; i < 3; ++i) {
     EXPECT_EQ(lines[i]["step"], 100 * (i + 1));
-    for (const char* key : {"train_loss", "val_loss", "lr", "tokens_per_s"}) EXPECT_TRUE(lines[i][key].is_number()) << key;
+    for (const char* key : {"train_loss", "val_loss", "val_bpb", "lr", "tokens_per_s"})
+      EXPECT_TRUE(lines[i][key].is_number()) << key;
   }
   const auto& final = lines.back();
   EXPECT_EQ(final["event"], "final");
   EXPECT_EQ(final["steps"], 300);
-  for (const char* key : {"val_loss", "bigram_val_loss", "params", "train_wall_s"}) EXPECT_TRUE(final[key].is_number()) << key;
+  for (const char* key : {"val_loss", "val_bpb", "bigram_val_loss", "params", "train_wall_s"})
+    EXPECT_TRUE(final[key].is_number()) << key;
   // Syllable words: attention over the context sees where a syllable starts, a bigram does not.
   EXPECT_LT(final["val_loss"].get<double>(), final["bigram_val_loss"].get<double>() - 0.05);
   EXPECT_THAT(slurp(path("loss.svg")), HasSubstr("validation loss"));
@@ -233,10 +235,13 @@ TEST_F(GptCli, SampleEvalAndAttentionFromACheckpoint) {
   EXPECT_EQ(ev[0]["event"], "eval");
   EXPECT_NEAR(ev[0]["perplexity"].get<double>(), std::exp(ev[0]["loss"].get<double>()), 1e-9);
   EXPECT_GT(ev[0]["tokens"].get<std::int64_t>(), 0);
+  // One byte a character and a line's end: bits per byte are nats per token over ln 2.
+  EXPECT_EQ(ev[0]["bytes"], ev[0]["tokens"]);
+  EXPECT_NEAR(ev[0]["bpb"].get<double>(), ev[0]["loss"].get<double>() / std::log(2.0), 1e-12);
   write("other.txt", "bako\nrine\n");  // lines the model never saw, in its vocabulary
   const CliResult other = cli({"eval", "--checkpoint", path("m.safetensors"), "--data", path("other.txt")});
   ASSERT_EQ(other.status, 0) << other.err;
-  EXPECT_THAT(other.out, HasSubstr("over 10 tokens of"));  // b a k o <b>, r i n e <b>
+  EXPECT_THAT(other.out, HasSubstr("over 10 tokens (10 bytes) of"));  // b a k o <b>, r i n e <b>
 
   const CliResult a = cli({"attention", "--checkpoint", path("m.safetensors"), "--prompt", "bako", "--svg",
                            path("att.svg"), "--no-color"});
@@ -304,6 +309,24 @@ TEST_F(GptCli, TextFormatTrainsOnRunningText) {
   const auto lines = jsonl(path("m.jsonl"));
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_LT(lines[1]["val_loss"].get<double>(), lines[0]["val_loss"].get<double>() + 0.5);
+}
+
+TEST_F(GptCli, BitsPerByteCountTheBytesOfMultibyteCharacters) {
+  std::string text;
+  for (int i = 0; i < 200; ++i) text += "café crème. ";  // 12 characters, 14 bytes
+  const CliResult r = cli(tiny_text(text, {"--steps", "20", "--samples", "0", "--save", path("t.safetensors"),
+                                           "--metrics-out", path("m.jsonl")}));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const CliResult e = cli({"eval", "--checkpoint", path("t.safetensors"), "--metrics-out", path("e.jsonl")});
+  ASSERT_EQ(e.status, 0) << e.err;
+  const auto ev = jsonl(path("e.jsonl")).at(0);
+  const auto tokens = ev["tokens"].get<double>(), bytes = ev["bytes"].get<double>();
+  EXPECT_GT(bytes, tokens * 13 / 12);
+  EXPECT_NEAR(ev["bpb"].get<double>(), ev["loss"].get<double>() * tokens / (bytes * std::log(2.0)), 1e-12);
+  // The run's final line measured the same split with the same weights.
+  const auto final = jsonl(path("m.jsonl")).back();
+  EXPECT_NEAR(final["val_bpb"].get<double>(), ev["bpb"].get<double>(), 1e-9);
+  EXPECT_NEAR(final["val_loss"].get<double>(), ev["loss"].get<double>(), 1e-9);
 }
 
 TEST_F(GptCli, RunningTextReadsAsTextAndAttentionWritesAnSvgOnlyWhereAsked) {
