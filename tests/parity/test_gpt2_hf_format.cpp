@@ -130,7 +130,8 @@ TEST(Gpt2Hf, RefusesAnUnexpectedTensorButIgnoresMaskBuffers) {
   auto t = hf_tensors();
   ASSERT_TRUE(t.count("transformer.h.0.attn.bias") && t.count("transformer.h.0.attn.masked_bias"));
   t.emplace("transformer.h.0.attn.c_attn.scale", Tensor::zeros({3}));
-  expect_refused(t, "unexpected tensor 'h.0.attn.c_attn.scale' float32 [3] (not a GPT-2 weight nor a causal-mask buffer");
+  expect_refused(t,
+                 "unexpected tensor 'h.0.attn.c_attn.scale' float32 [3] (not a GPT-2 weight nor a causal-mask buffer");
   t = hf_tensors();
   t.emplace("transformer.h.2.attn.bias", Tensor::ones({1, 1, 6, 6}));  // a third block of nothing but a mask
   expect_refused(t, "missing tensor 'h.2.ln_1.weight' [8]");
@@ -154,7 +155,8 @@ TEST(Gpt2Hf, RefusesAnUntiedHeadAndBothSpellings) {
 }
 
 TEST(Gpt2Hf, RefusesSizesThatCannotBeGPT2) {
-  expect_refused(hf_tensors(), "GPTConfig: n_embd (8) must be a multiple of n_head (3) (n_embd 8 from wte.weight [11, 8])",
+  expect_refused(hf_tensors(),
+                 "GPTConfig: n_embd (8) must be a multiple of n_head (3) (n_embd 8 from wte.weight [11, 8])",
                  3);
   auto t = hf_tensors();
   std::erase_if(t, [](const auto& kv) { return kv.first.starts_with("transformer.h."); });

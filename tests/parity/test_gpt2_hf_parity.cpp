@@ -46,8 +46,9 @@ TEST(Gpt2Hf, LogitsAndLossMatchPyTorchInFloat32) {
   EXPECT_LE(logits.worst_ratio, 1.0) << "max |diff| " << logits.max_abs;
   EXPECT_LE(closeness(out.loss, e.t.at("loss"), kRtol32, kAtol32).worst_ratio, 1.0);
   const Closeness torch32 = closeness(e.t.at("logits_f32"), e.t.at("logits"), kRtol32, kAtol32);
-  std::printf("float32 logits: max |diff| %.2e against PyTorch's float64 (PyTorch's float32: %.2e)\n",
-              logits.max_abs, torch32.max_abs);
+  std::printf("float32 logits: max |diff| %.2e against PyTorch's float64 (PyTorch's float32: %.2e), the worst "
+              "element at %.2f of its tolerance (PyTorch's float32: %.2f)\n",
+              logits.max_abs, torch32.max_abs, logits.worst_ratio, torch32.worst_ratio);
 }
 
 // llm.c's test_gpt2 loop: the loss before each of 10 AdamW steps on the same batch, with cppgrad-gpt's trainer's
@@ -96,11 +97,14 @@ TEST(Gpt2Hf, AMappingMistakeMovesTheLogitsFarBeyondTheTolerance) {
       if (name.ends_with("attn.c_proj.weight")) p.copy_(p.t().contiguous());  // undo the transpose
     const Closeness c = closeness(run(*model, e).logits, e.t.at("logits"), kRtol64, kAtol64);
     EXPECT_GT(c.worst_ratio, 1e6) << "untransposed attn.c_proj: max |diff| " << c.max_abs;
+    std::printf("attn.c_proj untransposed: max |diff| %.2e, %.1e times the float64 tolerance\n", c.max_abs,
+                c.worst_ratio);
   }
   {
     auto model = nn::import_gpt2_hf(gpt2_hf_model_path(), 2 * e.n_head());
     const Closeness c = closeness(run(*model, e).logits, e.t.at("logits"), kRtol32, kAtol32);
-    EXPECT_GT(c.worst_ratio, 100.0) << "twice the heads: max |diff| " << c.max_abs;
+    EXPECT_GT(c.worst_ratio, 1e3) << "twice the heads: max |diff| " << c.max_abs;
+    std::printf("twice the heads: max |diff| %.2e, %.1e times the float32 tolerance\n", c.max_abs, c.worst_ratio);
   }
 }
 

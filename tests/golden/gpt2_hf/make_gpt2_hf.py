@@ -18,6 +18,11 @@ cppgrad's parity test (tests/parity/test_gpt2_hf_parity.cpp) imports model.safet
     /usr/bin/python3 tests/golden/gpt2_hf/make_gpt2_hf.py --gpt2-124m --out /tmp/gpt2-124m  # 124M's shapes, ~0.5 GB
     /usr/bin/python3 tests/golden/gpt2_hf/make_gpt2_hf.py --check FILE --out DIR  # PyTorch reads FILE (an export)
 
+and other shapes and seed, to check that the tests follow the files rather than the committed shapes:
+
+    /usr/bin/python3 tests/golden/gpt2_hf/make_gpt2_hf.py --variant alt --out /tmp/golden-alt/gpt2_hf
+    CPPGRAD_GOLDEN_DIR=/tmp/golden-alt ctest --test-dir build -R parity.Gpt2Hf
+
 The same seed and torch build write the same bytes (one thread, fixed generator).
 """
 
@@ -36,7 +41,7 @@ torch.set_num_threads(1)
 
 
 class Conv1D(torch.nn.Module):
-    """HF's Conv1D: a linear layer whose weight is stored [in, out] (y = x W + b), as OpenAI's TensorFlow code had it."""
+    """HF's Conv1D: a linear layer whose weight is stored [in, out] (y = x W + b), OpenAI's TensorFlow layout."""
 
     def __init__(self, n_out, n_in):
         super().__init__()
@@ -243,13 +248,17 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True)
     p.add_argument("--gpt2-124m", action="store_true", help="GPT-2 124M's shapes (not committed: ~0.5 GB)")
+    p.add_argument("--variant", choices=("default", "alt"), default="default", help="alt: other small shapes")
     p.add_argument("--check", metavar="FILE", help="read FILE into PyTorch and compare with --out's expected logits")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=None)
     p.add_argument("--n-head", type=int, default=None)
     a = p.parse_args()
-    small = dict(vocab=97, n_ctx=32, n_layer=2, n_head=2, n_embd=64, batch=2, seq=32, std=0.15, steps=10, lr=1e-3)
-    big = dict(vocab=50257, n_ctx=1024, n_layer=12, n_head=12, n_embd=768, batch=2, seq=64, std=0.02, steps=0, lr=0)
-    for k, v in (big if a.gpt2_124m else small).items():
+    small = dict(vocab=97, n_ctx=32, n_layer=2, n_head=2, n_embd=64, batch=2, seq=32, std=0.15, steps=10, lr=1e-3,
+                 seed=0)
+    alt = dict(vocab=61, n_ctx=24, n_layer=3, n_head=4, n_embd=48, batch=3, seq=20, std=0.15, steps=10, lr=1e-3, seed=7)
+    big = dict(vocab=50257, n_ctx=1024, n_layer=12, n_head=12, n_embd=768, batch=2, seq=64, std=0.02, steps=0, lr=0,
+               seed=0)
+    for k, v in (big if a.gpt2_124m else alt if a.variant == "alt" else small).items():
         if getattr(a, k, None) is None:
             setattr(a, k, v)
     if a.check:
