@@ -219,6 +219,8 @@ std::unique_ptr<GPT> from_hf(std::map<std::string, Tensor> tensors, std::int64_t
   check_heads(config, preset, preset_name, path);
   const std::vector<HFTensor> layout = gpt2_hf_layout(config);
   check_tensors(tensors, layout, config, path);
+  // the mask buffers (48 MB at 124M) and a tied lm_head.weight (150 MB) freed before the model is allocated
+  std::erase_if(tensors, [](const auto& e) { return e.first == "lm_head.weight" || is_mask_buffer(e.first); });
   return build(std::move(tensors), layout, config);
 }
 
