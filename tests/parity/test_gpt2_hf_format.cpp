@@ -1,6 +1,9 @@
 // GPT-2's Hugging Face layout as a file format (nn/gpt_hf.h): both spellings of the names, the mask buffers and a
 // tied lm_head, the refusals (each names the file, the tensor and the shapes), export -> import bit for bit, the
 // layout table against the model's own parameters, and GPT-2's named sizes.
+#include <fstream>
+#include <iterator>
+
 #include "core/autograd.h"
 #include "parity/gpt2_hf_golden.h"
 #include "test_util.h"
@@ -141,6 +144,21 @@ TEST(Gpt2Hf, RefusesANonFloatDtype) {
   auto t = hf_tensors();
   t.at("transformer.ln_f.bias") = Tensor::zeros({8}, DType::Int64);
   expect_refused(t, "tensor 'ln_f.bias' is int64 [8]: a weight must be floating (F32 or F64)");
+  // Half precision (many Hugging Face exports are F16 or BF16): the reader refuses a dtype it does not read, naming
+  // the file and the tensor, before any size is trusted.
+  TempDir dir;
+  const std::string path = (dir.path / "half.safetensors").string();
+  write_safetensors(path, hf_tensors());
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const std::size_t at = bytes.find("\"F32\"");
+  ASSERT_NE(at, std::string::npos);
+  bytes.replace(at, 5, "\"F16\"");
+  std::ofstream(path, std::ios::binary) << bytes;
+  EXPECT_THROW_MSG(nn::import_gpt2_hf(path, 2), std::runtime_error, "half.safetensors: unknown dtype 'F16' for tensor");
 }
 
 TEST(Gpt2Hf, RefusesAnUntiedHeadAndBothSpellings) {
