@@ -24,6 +24,13 @@ constexpr std::int64_t kMaxSize = std::int64_t{1} << 24;
   throw std::runtime_error("gpt2_hf: " + path + ": " + what);
 }
 
+// A name from the file, quoted as a message shows it: cut short, so that a hostile 100 MB name cannot flood a log.
+std::string quote_name(const std::string& name) {
+  constexpr std::size_t kMaxShown = 80;
+  if (name.size() <= kMaxShown) return "'" + name + "'";
+  return fmt::format("'{}...' ({} bytes)", name.substr(0, kMaxShown), name.size());
+}
+
 std::string describe(const Tensor& t) { return fmt::format("{} {}", dtype_name(t.dtype()), shape_str(t.shape())); }
 
 // "h.12.attn.bias" -> "12"; "" for a name outside the blocks.
@@ -50,7 +57,7 @@ std::map<std::string, Tensor> without_prefix(std::map<std::string, Tensor> tenso
   for (auto& [name, t] : tensors) {
     const std::string bare = name.rfind(kPrefix, 0) == 0 ? name.substr(kPrefix.size()) : name;
     if (!out.emplace(bare, std::move(t)).second)
-      fail(path, fmt::format("tensor '{}' appears both with and without the '{}' prefix", bare, kPrefix));
+      fail(path, fmt::format("tensor {} appears both with and without the '{}' prefix", quote_name(bare), kPrefix));
   }
   return out;
 }
@@ -142,8 +149,8 @@ void check_tensors(const std::map<std::string, Tensor>& tensors, const std::vect
     check_tied_head(head->second, tensors.at("wte.weight"), path);
   for (const auto& [name, t] : tensors)
     if (!known.count(name) && name != "lm_head.weight" && !is_mask_buffer(name))
-      fail(path, fmt::format("unexpected tensor '{}' {} (not a GPT-2 weight nor a causal-mask buffer; {})", name,
-                             describe(t), sizes));
+      fail(path, fmt::format("unexpected tensor {} {} (not a GPT-2 weight nor a causal-mask buffer; {})",
+                             quote_name(name), describe(t), sizes));
 }
 
 // Copies the checked tensors into a new GPT, transposing the Conv1D weights, freeing each source once copied.

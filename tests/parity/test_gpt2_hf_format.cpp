@@ -136,6 +136,9 @@ TEST(Gpt2Hf, RefusesAnUnexpectedTensorButIgnoresMaskBuffers) {
   expect_refused(t,
                  "unexpected tensor 'h.0.attn.c_attn.scale' float32 [3] (not a GPT-2 weight nor a causal-mask buffer");
   t = hf_tensors();
+  t.emplace("transformer.ln_f." + std::string(1000, 'x'), Tensor::zeros({1}));  // a hostile name is cut short
+  expect_refused(t, "unexpected tensor 'ln_f." + std::string(75, 'x') + "...' (1005 bytes) float32 [1] (not");
+  t = hf_tensors();
   t.emplace("transformer.h.2.attn.bias", Tensor::ones({1, 1, 6, 6}));  // a third block of nothing but a mask
   expect_refused(t, "missing tensor 'h.2.ln_1.weight' [8]");
 }
