@@ -106,7 +106,14 @@ void expect_refused(std::map<std::string, Tensor> tensors, const std::string& te
                    "gpt2_hf: bad.safetensors: " + text);
 }
 
-TEST(Gpt2Hf, TheSmallFileLoads) { EXPECT_EQ(nn::gpt2_from_hf(hf_tensors(), 2, "ok")->config().n_layer, 2); }
+// The same weights stored F64 load into the same float32 model (the model is float32 whatever the file's dtype).
+TEST(Gpt2Hf, TheSmallFileLoadsFromF32AndF64Alike) {
+  const auto from_f32 = nn::gpt2_from_hf(hf_tensors(), 2, "f32");
+  EXPECT_EQ(from_f32->config().n_layer, 2);
+  std::map<std::string, Tensor> wide;
+  for (const auto& [name, t] : hf_tensors()) wide.emplace(name, t.to(DType::Float64));
+  expect_same_parameters(*nn::gpt2_from_hf(wide, 2, "f64"), *from_f32);
+}
 
 TEST(Gpt2Hf, RefusesAMissingTensor) {
   auto t = hf_tensors();
