@@ -6,7 +6,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bin=${1:-$repo/build}/bin/cppgrad-reverse
 out=$repo/fuzz/corpus
-mkdir -p "$out/checkpoint" "$out/load_state_dict" "$out/safetensors" "$out/text"
+mkdir -p "$out/checkpoint" "$out/load_state_dict" "$out/safetensors" "$out/text" "$out/gpt2_hf"
 "$bin" train --vocab 5 --seq-len 3 --train-size 32 --test-size 8 --d-model 4 --heads 1 --encoder-layers 1 \
   --decoder-layers 1 --d-ff 4 --epochs 1 --batch-size 8 --threads 1 --quiet --save "$out/checkpoint/tiny.safetensors" >/dev/null
 # The state dict: the checkpoint's model.* tensors without the prefix (standard library only).
@@ -52,6 +52,38 @@ PY
 for case in softmax cross_entropy_ignore_index multi_head_attention_cross clip_grad_norm; do
   cp "$repo/tests/golden/$case.safetensors" "$out/safetensors/"
 done
+# fuzz_gpt2_hf: a GPT-2 in Hugging Face's layout (V 5, context 3, 1 layer, 2 heads, 4 wide; the harness's n_head),
+# transformer.-prefixed, Conv1D weights [in, out], with the mask buffers; and the same without the prefix and buffers.
+python3 - "$out/gpt2_hf" <<'PY'
+import json, struct, sys
+V, n_ctx, C = 5, 3, 4
+shapes = {"wte.weight": [V, C], "wpe.weight": [n_ctx, C], "h.0.ln_1.weight": [C], "h.0.ln_1.bias": [C],
+          "h.0.attn.bias": [1, 1, n_ctx, n_ctx], "h.0.attn.masked_bias": [],
+          "h.0.attn.c_attn.weight": [C, 3 * C], "h.0.attn.c_attn.bias": [3 * C], "h.0.attn.c_proj.weight": [C, C],
+          "h.0.attn.c_proj.bias": [C], "h.0.ln_2.weight": [C], "h.0.ln_2.bias": [C], "h.0.mlp.c_fc.weight": [C, 4 * C],
+          "h.0.mlp.c_fc.bias": [4 * C], "h.0.mlp.c_proj.weight": [4 * C, C], "h.0.mlp.c_proj.bias": [C],
+          "ln_f.weight": [C], "ln_f.bias": [C]}
+def write(path, prefix, keep):
+    header, blobs, offset, k = {}, [], 0, 0
+    for name, shape in shapes.items():
+        n = 1
+        for d in shape:
+            n *= d
+        values = [((k + i) % 7 - 3) / 8 for i in range(n)]  # small values, exact in float32; the same in both files
+        k += n
+        if not keep(name):
+            continue
+        blob = struct.pack(f"<{n}f", *values)
+        header[prefix + name] = {"dtype": "F32", "shape": shape, "data_offsets": [offset, offset + len(blob)]}
+        blobs.append(blob)
+        offset += len(blob)
+    header["__metadata__"] = {"format": "pt"}
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * ((8 - len(text) % 8) % 8)
+    open(path, "wb").write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+write(sys.argv[1] + "/tiny.safetensors", "transformer.", lambda name: True)
+write(sys.argv[1] + "/tiny_bare.safetensors", "", lambda name: not name.endswith((".attn.bias", ".attn.masked_bias")))
+PY
 # fuzz_text: the first byte is the harness's knob (context and seed), the rest a data file: a word list with CRLF and
 # an empty line, prose, multi-byte characters, an overlong form.
 printf '\x00apple\nbanana\ncherry\r\n\ndate\n\xc3\xa9clair\nfig\n' > "$out/text/words.txt"

@@ -35,6 +35,7 @@
 #include "nn/feed_forward.h"
 #include "nn/generate.h"
 #include "nn/gpt.h"
+#include "nn/gpt_hf.h"
 #include "nn/init.h"
 #include "nn/kv_cache.h"
 #include "nn/layer_norm.h"

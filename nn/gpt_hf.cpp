@@ -1,0 +1,265 @@
+// GPT-2 in Hugging Face's layout (nn/gpt_hf.h): the names, the config from the shapes, the checks, the copy in, the
+// copy out. Shapes use nanoGPT's names: V vocab_size, C n_embd, n_ctx block_size, L n_layer.
+#include "nn/gpt_hf.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+#include <stdexcept>
+
+#include "core/autograd.h"
+
+namespace cppgrad::nn {
+
+namespace {
+
+constexpr std::string_view kPrefix = "transformer.";
+// No GPT-2 size is near this (the largest is V 50257); bounding every inferred size before anything is allocated
+// also keeps 4C, 3C and V C far from overflowing int64.
+constexpr std::int64_t kMaxSize = std::int64_t{1} << 24;
+
+[[noreturn]] void fail(const std::string& path, const std::string& what) {
+  throw std::runtime_error("gpt2_hf: " + path + ": " + what);
+}
+
+// A name from the file, quoted as a message shows it: cut short, so that a hostile 100 MB name cannot flood a log.
+std::string quote_name(const std::string& name) {
+  constexpr std::size_t kMaxShown = 80;
+  if (name.size() <= kMaxShown) return "'" + name + "'";
+  return fmt::format("'{}...' ({} bytes)", name.substr(0, kMaxShown), name.size());
+}
+
+std::string describe(const Tensor& t) { return fmt::format("{} {}", dtype_name(t.dtype()), shape_str(t.shape())); }
+
+// "h.12.attn.bias" -> "12"; "" for a name outside the blocks.
+std::string layer_of(const std::string& name) {
+  if (name.rfind("h.", 0) != 0) return "";
+  const std::size_t dot = name.find('.', 2);
+  if (dot == std::string::npos || dot == 2) return "";
+  const std::string index = name.substr(2, dot - 2);
+  return std::all_of(index.begin(), index.end(), [](char c) { return c >= '0' && c <= '9'; }) ? index : "";
+}
+
+// The causal-mask buffers HF's GPT-2 attention kept in its state dict: h.<i>.attn.bias [1, 1, n_ctx, n_ctx] and
+// h.<i>.attn.masked_bias []. Ignored whatever they hold (cppgrad builds its mask).
+bool is_mask_buffer(const std::string& name) {
+  const std::string layer = layer_of(name);
+  if (layer.empty()) return false;
+  const std::string rest = name.substr(2 + layer.size());
+  return rest == ".attn.bias" || rest == ".attn.masked_bias";
+}
+
+// The file's tensors under HF's names without the `transformer.` prefix.
+std::map<std::string, Tensor> without_prefix(std::map<std::string, Tensor> tensors, const std::string& path) {
+  std::map<std::string, Tensor> out;
+  for (auto& [name, t] : tensors) {
+    const std::string bare = name.rfind(kPrefix, 0) == 0 ? name.substr(kPrefix.size()) : name;
+    if (!out.emplace(bare, std::move(t)).second)
+      fail(path, fmt::format("tensor {} appears both with and without the '{}' prefix", quote_name(bare), kPrefix));
+  }
+  return out;
+}
+
+const Tensor& require(const std::map<std::string, Tensor>& tensors, const std::string& name, const char* expected,
+                      const std::string& path) {
+  const auto it = tensors.find(name);
+  if (it == tensors.end()) fail(path, fmt::format("missing tensor '{}' ({})", name, expected));
+  if (it->second.dim() != 2)
+    fail(path, fmt::format("tensor '{}' is {}, expected {}", name, describe(it->second), expected));
+  return it->second;
+}
+
+// One inferred size, bounded before it sizes anything.
+std::int64_t bounded(std::int64_t size, const char* what, const std::string& name, const Tensor& t,
+                     const std::string& path) {
+  if (size < 1 || size > kMaxSize)
+    fail(path, fmt::format("tensor '{}' is {}: {} {} is outside [1, {}]", name, describe(t), what, size, kMaxSize));
+  return size;
+}
+
+// vocab_size and n_embd from wte.weight [V, C], block_size from wpe.weight [n_ctx, C], n_layer from how many
+// distinct h.<i> the names hold (each must then be complete: layout's check), n_head given.
+GPTConfig infer_config(const std::map<std::string, Tensor>& tensors, std::int64_t n_head, const std::string& path) {
+  const Tensor& wte = require(tensors, "wte.weight", "[vocab_size, n_embd]", path);
+  const Tensor& wpe = require(tensors, "wpe.weight", "[n_ctx, n_embd]", path);
+  GPTConfig c;
+  c.vocab_size = bounded(wte.shape()[0], "vocab_size", "wte.weight", wte, path);
+  c.n_embd = bounded(wte.shape()[1], "n_embd", "wte.weight", wte, path);
+  c.block_size = bounded(wpe.shape()[0], "n_ctx (block_size)", "wpe.weight", wpe, path);
+  std::set<std::string> layers;
+  for (const auto& [name, t] : tensors)
+    if (const std::string layer = layer_of(name); !layer.empty()) layers.insert(layer);
+  c.n_layer = static_cast<std::int64_t>(layers.size());
+  if (c.n_layer == 0) fail(path, "no transformer blocks: no tensor is named h.0.*");
+  c.n_head = n_head;
+  c.dropout = 0.0;
+  return c;
+}
+
+// A preset's n_head fits only its own n_layer and n_embd; then n_head must split n_embd.
+void check_heads(const GPTConfig& c, const GPTConfig* preset, std::string_view preset_name, const std::string& path) {
+  if (preset && (c.n_layer != preset->n_layer || c.n_embd != preset->n_embd))
+    fail(path, fmt::format("the file holds {} layers {} wide, {} has {} layers {} wide", c.n_layer, c.n_embd,
+                           preset_name, preset->n_layer, preset->n_embd));
+  try {
+    check_config(c);
+  } catch (const std::invalid_argument& e) {
+    fail(path, fmt::format("{} (n_embd {} from wte.weight [{}, {}])", e.what(), c.n_embd, c.vocab_size, c.n_embd));
+  }
+}
+
+void check_float(const std::string& name, const Tensor& t, const std::string& path) {
+  if (!is_floating(t.dtype()))
+    fail(path, fmt::format("tensor '{}' is {}: a weight must be floating (F32 or F64)", name, describe(t)));
+}
+
+// Bit for bit, in wte's dtype: lm_head reads wte's table in cppgrad, so a file whose head differs cannot be loaded.
+void check_tied_head(const Tensor& head, const Tensor& wte, const std::string& path) {
+  check_float("lm_head.weight", head, path);
+  if (head.shape() != wte.shape())
+    fail(path, fmt::format("tensor 'lm_head.weight' is {}, expected wte.weight's shape {} (tied)", describe(head),
+                           shape_str(wte.shape())));
+  const Tensor a = head.to(wte.dtype()).contiguous(), b = wte.contiguous();
+  const std::size_t bytes = static_cast<std::size_t>(a.numel()) * dtype_size(a.dtype());
+  const std::byte* pa = a.impl().storage->data() + a.offset() * static_cast<std::int64_t>(dtype_size(a.dtype()));
+  const std::byte* pb = b.impl().storage->data() + b.offset() * static_cast<std::int64_t>(dtype_size(b.dtype()));
+  if (std::memcmp(pa, pb, bytes) != 0)
+    fail(path, "tensor 'lm_head.weight' differs from 'wte.weight': GPT-2 ties them, and so does cppgrad's GPT");
+}
+
+// Every tensor of the layout present, floating, shaped as the config says; nothing else but mask buffers and a
+// tied lm_head.weight.
+void check_tensors(const std::map<std::string, Tensor>& tensors, const std::vector<HFTensor>& layout,
+                   const GPTConfig& c, const std::string& path) {
+  const std::string sizes = fmt::format("vocab_size {}, n_embd {} (wte.weight), n_ctx {} (wpe.weight), n_layer {}",
+                                        c.vocab_size, c.n_embd, c.block_size, c.n_layer);
+  std::set<std::string> known;
+  for (const HFTensor& e : layout) {
+    known.insert(e.name);
+    const auto it = tensors.find(e.name);
+    if (it == tensors.end()) fail(path, fmt::format("missing tensor '{}' {} ({})", e.name, shape_str(e.shape), sizes));
+    check_float(e.name, it->second, path);
+    if (it->second.shape() != e.shape)
+      fail(path, fmt::format("tensor '{}' is {}, expected {}{} ({})", e.name, describe(it->second),
+                             shape_str(e.shape), e.conv1d ? " [in, out] (HF's Conv1D)" : "", sizes));
+  }
+  if (const auto head = tensors.find("lm_head.weight"); head != tensors.end())
+    check_tied_head(head->second, tensors.at("wte.weight"), path);
+  for (const auto& [name, t] : tensors)
+    if (!known.count(name) && name != "lm_head.weight" && !is_mask_buffer(name))
+      fail(path, fmt::format("unexpected tensor {} {} (not a GPT-2 weight nor a causal-mask buffer; {})",
+                             quote_name(name), describe(t), sizes));
+}
+
+// Copies the checked tensors into a new GPT, transposing the Conv1D weights, freeing each source once copied.
+std::unique_ptr<GPT> build(std::map<std::string, Tensor> tensors, const std::vector<HFTensor>& layout,
+                           const GPTConfig& config) {
+  std::map<std::string, bool> conv1d;
+  for (const HFTensor& e : layout) conv1d[e.name] = e.conv1d;
+  Generator gen(0);  // the initial values are all overwritten
+  auto model = std::make_unique<GPT>(config, gen);
+  NoGradGuard no_grad;
+  for (const auto& [name, p] : model->named_parameters()) {
+    const std::string hf = name.rfind(kPrefix, 0) == 0 ? name.substr(kPrefix.size()) : name;
+    const auto it = tensors.find(hf);
+    if (it == tensors.end() || !conv1d.count(hf))
+      throw std::logic_error("gpt2_hf: cppgrad's parameter '" + name + "' has no place in gpt2_hf_layout");
+    const Tensor source = conv1d.at(hf) ? it->second.t() : it->second;  // [in, out] -> [out, in]
+    p.copy_(source.to(p.dtype()));
+    tensors.erase(it);
+  }
+  return model;
+}
+
+}  // namespace
+
+GPTConfig gpt2_preset(std::string_view name) {
+  struct Preset {
+    std::string_view name;
+    std::int64_t n_layer, n_head, n_embd;
+  };
+  static constexpr Preset kPresets[] = {
+      {"gpt2", 12, 12, 768}, {"gpt2-medium", 24, 16, 1024}, {"gpt2-large", 36, 20, 1280}, {"gpt2-xl", 48, 25, 1600}};
+  for (const Preset& p : kPresets)
+    if (p.name == name)
+      return {.block_size = 1024, .vocab_size = 50257, .n_layer = p.n_layer, .n_head = p.n_head, .n_embd = p.n_embd};
+  throw std::invalid_argument(
+      fmt::format("gpt2_preset: unknown GPT-2 size '{}' (gpt2, gpt2-medium, gpt2-large, gpt2-xl)", name));
+}
+
+// HF's names and shapes, in GPT2Model's order. c_attn [C, 3C]: q, k and v side by side along the output, as
+// cppgrad's [3C, C] stacks them along its rows, so a transpose is the whole conversion.
+std::vector<HFTensor> gpt2_hf_layout(const GPTConfig& c) {
+  const std::int64_t V = c.vocab_size, C = c.n_embd, n_ctx = c.block_size;
+  std::vector<HFTensor> out{{"wte.weight", {V, C}}, {"wpe.weight", {n_ctx, C}}};
+  for (std::int64_t i = 0; i < c.n_layer; ++i) {
+    const std::string h = fmt::format("h.{}.", i);
+    const std::vector<HFTensor> block{
+        {h + "ln_1.weight", {C}},
+        {h + "ln_1.bias", {C}},
+        {h + "attn.c_attn.weight", {C, 3 * C}, true},  // cppgrad [3C, C]
+        {h + "attn.c_attn.bias", {3 * C}},
+        {h + "attn.c_proj.weight", {C, C}, true},      // square: only the values tell a missed transpose
+        {h + "attn.c_proj.bias", {C}},
+        {h + "ln_2.weight", {C}},
+        {h + "ln_2.bias", {C}},
+        {h + "mlp.c_fc.weight", {C, 4 * C}, true},     // cppgrad [4C, C]
+        {h + "mlp.c_fc.bias", {4 * C}},
+        {h + "mlp.c_proj.weight", {4 * C, C}, true},   // cppgrad [C, 4C]
+        {h + "mlp.c_proj.bias", {C}}};
+    out.insert(out.end(), block.begin(), block.end());
+  }
+  out.push_back({"ln_f.weight", {C}});
+  out.push_back({"ln_f.bias", {C}});
+  return out;
+}
+
+namespace {
+
+// The config from the shapes, every tensor checked against it, and only then the model built.
+std::unique_ptr<GPT> from_hf(std::map<std::string, Tensor> tensors, std::int64_t n_head, const GPTConfig* preset,
+                             std::string_view preset_name, const std::string& path) {
+  tensors = without_prefix(std::move(tensors), path);
+  const GPTConfig config = infer_config(tensors, n_head, path);
+  check_heads(config, preset, preset_name, path);
+  const std::vector<HFTensor> layout = gpt2_hf_layout(config);
+  check_tensors(tensors, layout, config, path);
+  // the mask buffers (48 MB at 124M) and a tied lm_head.weight (150 MB) freed before the model is allocated
+  std::erase_if(tensors, [](const auto& e) { return e.first == "lm_head.weight" || is_mask_buffer(e.first); });
+  return build(std::move(tensors), layout, config);
+}
+
+}  // namespace
+
+std::unique_ptr<GPT> gpt2_from_hf(std::map<std::string, Tensor> tensors, std::int64_t n_head,
+                                  const std::string& path_for_errors) {
+  return from_hf(std::move(tensors), n_head, nullptr, "", path_for_errors);
+}
+
+std::unique_ptr<GPT> import_gpt2_hf(const std::string& path, std::int64_t n_head) {
+  return from_hf(read_safetensors(path).tensors, n_head, nullptr, "", path);
+}
+
+std::unique_ptr<GPT> import_gpt2_hf(const std::string& path, std::string_view preset) {
+  const GPTConfig want = gpt2_preset(preset);
+  return from_hf(read_safetensors(path).tensors, want.n_head, &want, preset, path);
+}
+
+std::map<std::string, Tensor> gpt2_to_hf(const GPT& model) {
+  std::map<std::string, bool> conv1d;
+  for (const HFTensor& e : gpt2_hf_layout(model.config())) conv1d[std::string(kPrefix) + e.name] = e.conv1d;
+  std::map<std::string, Tensor> out;
+  for (const auto& [name, p] : model.named_parameters()) {
+    const Tensor value = p.detach().to(DType::Float32);
+    out.emplace(name, conv1d.at(name) ? value.t().contiguous() : value.contiguous());  // [out, in] -> [in, out]
+  }
+  return out;
+}
+
+void export_gpt2_hf(const GPT& model, const std::string& path) {
+  write_safetensors(path, gpt2_to_hf(model), {{"format", "pt"}});
+}
+
+}  // namespace cppgrad::nn
