@@ -56,8 +56,9 @@
 #include "optim/sgd.h"
 
 // data: the seeded sequence-reversal task; text for next-character models (UTF-8, a character tokenizer, corpora
-// of lines or running text, their batches, the count-based bigram baseline)
+// of lines or running text, their batches, the count-based bigram baseline); byte-level BPE (GPT-2's and trained)
 #include "data/bigram.h"
+#include "data/bpe.h"
 #include "data/char_tokenizer.h"
 #include "data/corpus_rows.h"
 #include "data/reversal.h"
