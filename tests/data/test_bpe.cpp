@@ -4,6 +4,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "data/bpe.h"
@@ -69,6 +70,20 @@ TEST(BpeTokenizer, SpecialTokensAreTokensInEncodeAndTextInEncodeOrdinary) {
   // The longest special token wins where two start at the same place.
   const auto nested = BpeTokenizer::train(kText, 260, data::kGpt4SplitPattern, {"<|e", "<|end|>"});
   EXPECT_EQ(nested.encode("<|end|>"), (Ids{261}));
+}
+
+TEST(BpeTokenizer, CopiesShareTheCompiledPatternAndEncodeFromManyThreads) {
+  const auto tok = BpeTokenizer::train(kText, 300);
+  const Ids expected = tok.encode(kText);
+  const BpeTokenizer copy = tok;  // the copy shares the compiled split pattern, which is never written after compiling
+  std::vector<Ids> got(4);
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < got.size(); ++t)
+    threads.emplace_back([&, t] {
+      for (int rep = 0; rep < 20; ++rep) got[t] = (t % 2 ? copy : tok).encode(kText);
+    });
+  for (auto& thread : threads) thread.join();
+  for (const Ids& ids : got) EXPECT_EQ(ids, expected);
 }
 
 TEST(BpeTokenizer, MisuseIsRefusedWithAMessageToActOn) {
