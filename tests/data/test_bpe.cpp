@@ -137,7 +137,8 @@ TEST(BpeTokenizer, AHostileModelFileIsRefusedNamingTheLine) {
                                                     "file holds (1 lines follow)");
   expect_refused("minbpe v1\nx\n1\n<s>\n", "bad.model:4: expected a special token as '<text> <id>'");
   expect_refused("minbpe v1\nx\n1\n<s> 5\n", "bad.model:4: special token '<s>' has id 5: must be in [256, 2^31)");
-  expect_refused("minbpe v1\nx\n2\n<s> 300\n<t> 300\n", "bad.model:5: special token '<t>' 300 repeats the text or id of '<s>' 300");
+  expect_refused("minbpe v1\nx\n2\n<s> 300\n<t> 300\n",
+                 "bad.model:5: special token '<t>' 300 repeats the text or id of '<s>' 300");
   expect_refused("minbpe v1\nx\n0\n97 98\n256 257\n", "bad.model:5: expected a merge '<left> <right>' of two token ids "
                                                       "below 257");
   expect_refused("minbpe v1\nx\n0\n97 98\n97 98\n", "bad.model:5: the merge 97 98 is already learned above");
