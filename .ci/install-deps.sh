@@ -6,7 +6,7 @@
 set -euo pipefail
 
 packages=(cmake g++ make ninja-build pkg-config libgtest-dev libgmock-dev libfmt-dev libcxxopts-dev nlohmann-json3-dev libbenchmark-dev
-          wamerican)  # wamerican: the word list cppgrad-gpt trains on by default (never read by a test)
+          libpcre2-dev wamerican)  # wamerican: the word list cppgrad-gpt trains on by default (never read by a test)
 # --ci: also Clang 16 with its OpenMP runtime and its sanitizer and libFuzzer runtimes, for CI's Clang stages, and
 # Open MPI (its headers and library, and mpirun), for the distributed layer (distributed/) and its tests under mpirun.
 # Without Open MPI everything else builds and passes; CMake says the distributed layer is skipped.
