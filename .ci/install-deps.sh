@@ -6,7 +6,7 @@
 set -euo pipefail
 
 packages=(cmake g++ make ninja-build pkg-config libgtest-dev libgmock-dev libfmt-dev libcxxopts-dev nlohmann-json3-dev libbenchmark-dev
-          wamerican)  # wamerican: the word list cppgrad-gpt trains on by default (never read by a test)
+          libpcre2-dev wamerican)  # wamerican: the word list cppgrad-gpt trains on by default (never read by a test)
 # The GPT-2 tokenizer's corpora and references (tests/golden/README.md): the King James Bible (`bible -f
 # gen1:1-rev22:21`) and the fortunes, compared token for token with tiktoken under node by the ctest corpus_gpt2.
 packages+=(bible-kjv fortunes)

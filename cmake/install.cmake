@@ -93,11 +93,11 @@ install(FILES ${PROJECT_BINARY_DIR}/cppgradConfig.cmake ${PROJECT_BINARY_DIR}/cp
 string(REPLACE ";" " " CPPGRAD_PC_OPENMP_FLAGS "${OpenMP_CXX_FLAGS}")
 if(BUILD_SHARED_LIBS)
   set(CPPGRAD_PC_REQUIRES "cxxopts")
-  set(CPPGRAD_PC_REQUIRES_PRIVATE "fmt")
+  set(CPPGRAD_PC_REQUIRES_PRIVATE "fmt libpcre2-8")
   set(CPPGRAD_PC_LIBS_PRIVATE "${CPPGRAD_PC_OPENMP_FLAGS}")
   set(CPPGRAD_PC_LIBS_OPENMP "")
 else()
-  set(CPPGRAD_PC_REQUIRES "fmt cxxopts")
+  set(CPPGRAD_PC_REQUIRES "fmt cxxopts libpcre2-8")  # libpcre2-8: the BPE tokenizer's regex engine
   set(CPPGRAD_PC_REQUIRES_PRIVATE "")
   set(CPPGRAD_PC_LIBS_PRIVATE "")
   set(CPPGRAD_PC_LIBS_OPENMP "${CPPGRAD_PC_OPENMP_FLAGS}")

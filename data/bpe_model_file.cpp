@@ -1,0 +1,143 @@
+// BpeTokenizer's file: minbpe's .model format, written so minbpe's RegexTokenizer.load reads it, and read as
+// hostile input (every count is checked against what the file can hold before anything is sized by it).
+//
+//   minbpe v1                 the format's name and version
+//   <split pattern>           one line, as is
+//   <n>                       the number of special tokens, then n lines "<text> <id>"
+//   <left> <right>            one line per merge, in rank order: merge r makes token 256 + r
+#include <fmt/format.h>
+
+#include <charconv>
+#include <limits>
+#include <stdexcept>
+#include <unordered_set>
+
+#include "core/atomic_file.h"
+#include "data/bpe.h"
+#include "data/utf8.h"
+
+namespace cppgrad::data {
+
+namespace {
+
+constexpr std::uint64_t kMaxModelFileBytes = std::uint64_t{256} << 20;  // 256 MiB: ~20M merges
+
+bool has_edge_space(std::string_view s) {
+  const auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; };
+  return !s.empty() && (space(s.front()) || space(s.back()));
+}
+
+// The lines of a file, each without its '\n' (and a '\r' before it); no line after a final '\n'.
+std::vector<std::string_view> lines_of(std::string_view text) {
+  std::vector<std::string_view> lines;
+  while (!text.empty()) {
+    const std::size_t end = std::min(text.find('\n'), text.size());
+    std::string_view line = text.substr(0, end);
+    if (line.ends_with('\r')) line.remove_suffix(1);
+    lines.push_back(line);
+    text.remove_prefix(std::min(end + 1, text.size()));
+  }
+  return lines;
+}
+
+// "a b" -> {a, b}: exactly two fields separated by one space.
+std::optional<std::pair<std::string_view, std::string_view>> two_fields(std::string_view line) {
+  const std::size_t space = line.find(' ');
+  if (space == std::string_view::npos || space == 0 || space + 1 == line.size() ||
+      line.find(' ', space + 1) != std::string_view::npos)
+    return std::nullopt;
+  return std::pair{line.substr(0, space), line.substr(space + 1)};
+}
+
+// A non-negative decimal integer that is the whole field.
+std::optional<std::int64_t> parse_count(std::string_view field) {
+  std::int64_t value = 0;
+  const auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), value);
+  if (ec != std::errc() || end != field.data() + field.size() || value < 0) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+std::string BpeTokenizer::to_model_text() const {
+  if (!ranks_.has_identity_bytes())
+    throw std::invalid_argument("BPE save: this tokenizer numbers its byte tokens its own way (GPT-2's does), which "
+                                "minbpe's .model format cannot hold; rebuild GPT-2's with BpeTokenizer::gpt2()");
+  const std::string& pattern = split_pattern();
+  if (pattern.empty() || pattern.find_first_of("\r\n") != std::string::npos || has_edge_space(pattern))
+    throw std::invalid_argument(fmt::format("BPE save: the split pattern '{}' must be one line without space at either "
+                                            "end to fit minbpe's .model format", pattern));
+  std::string out = fmt::format("minbpe v1\n{}\n{}\n", pattern, specials_.size());
+  for (const SpecialToken& s : specials_) {
+    if (s.text.find_first_of(" \t\r\n\v\f") != std::string::npos)
+      throw std::invalid_argument(fmt::format("BPE save: special token '{}' holds white space, which minbpe's .model "
+                                              "format cannot hold", s.text));
+    out += fmt::format("{} {}\n", s.text, s.id);
+  }
+  for (const BpeMerge& m : ranks_.merges()) out += fmt::format("{} {}\n", m.left, m.right);
+  return out;
+}
+
+void BpeTokenizer::save(const std::string& path) const { write_file_atomically(path, to_model_text()); }
+
+BpeTokenizer BpeTokenizer::load(const std::string& path) {
+  return from_model_text(read_text_file(path, kMaxModelFileBytes), path);
+}
+
+BpeTokenizer BpeTokenizer::from_model_text(std::string_view text, const std::string& name) {
+  const std::vector<std::string_view> lines = lines_of(text);
+  std::size_t at = 0;  // the next line's index (its number is at + 1)
+  const auto fail = [&](std::size_t line_index, const std::string& why) {
+    return std::runtime_error(fmt::format("{}:{}: {}", name, line_index + 1, why));
+  };
+  const auto next_line = [&](const char* what) {
+    if (at == lines.size()) throw fail(at, fmt::format("the file ends where {} should be", what));
+    return lines[at++];
+  };
+  if (next_line("the header 'minbpe v1'") != "minbpe v1")
+    throw fail(0, "not a minbpe .model file: the first line must be 'minbpe v1'");
+  const std::string_view pattern = next_line("the split pattern");
+  if (pattern.empty()) throw fail(1, "the split pattern is empty");
+  const std::string_view count_line = next_line("the number of special tokens");
+  const auto count = parse_count(count_line);
+  if (!count || static_cast<std::uint64_t>(*count) > lines.size() - at)
+    throw fail(2, fmt::format("'{}' is not a number of special tokens the file holds ({} lines follow)",
+                              count_line, lines.size() - at));
+  std::vector<SpecialToken> specials;
+  for (std::int64_t i = 0; i < *count; ++i) {
+    const auto fields = two_fields(next_line("a special token"));
+    const auto id = fields ? parse_count(fields->second) : std::nullopt;
+    if (!id) throw fail(at - 1, "expected a special token as '<text> <id>'");
+    for (const SpecialToken& s : specials)
+      if (s.text == fields->first || s.id == *id)
+        throw fail(at - 1, fmt::format("special token '{}' {} repeats the text or id of '{}' {}", fields->first, *id,
+                                       s.text, s.id));
+    specials.push_back({std::string(fields->first), *id});
+  }
+  std::vector<BpeMerge> merges;
+  merges.reserve(lines.size() - at);
+  std::unordered_set<std::uint64_t> seen;  // (left << 32 | right) of each merge so far
+  while (at < lines.size()) {
+    const auto fields = two_fields(lines[at++]);
+    const auto left = fields ? parse_count(fields->first) : std::nullopt;
+    const auto right = fields ? parse_count(fields->second) : std::nullopt;
+    const auto exist = static_cast<std::int64_t>(256 + merges.size());
+    if (!left || !right || *left >= exist || *right >= exist)
+      throw fail(at - 1, fmt::format("expected a merge '<left> <right>' of two token ids below {}", exist));
+    if (!seen.insert((static_cast<std::uint64_t>(*left) << 32) | static_cast<std::uint64_t>(*right)).second)
+      throw fail(at - 1, fmt::format("the merge {} {} is already learned above", *left, *right));
+    merges.push_back({*left, *right});
+  }
+  const auto merged = static_cast<std::int64_t>(256 + merges.size());
+  for (std::size_t i = 0; i < specials.size(); ++i)
+    if (specials[i].id < merged || specials[i].id > std::numeric_limits<std::int32_t>::max())
+      throw fail(3 + i, fmt::format("special token '{}' has id {}: must be in [{}, 2^31), after the {} byte and merge "
+                                    "tokens", specials[i].text, specials[i].id, merged, merged));
+  try {
+    return BpeTokenizer(BpeRanks(BpeRanks::identity_bytes(), std::move(merges)), pattern, std::move(specials));
+  } catch (const std::invalid_argument& e) {  // a pattern that does not compile (the rest is checked above)
+    throw fail(1, e.what());
+  }
+}
+
+}  // namespace cppgrad::data
