@@ -7,6 +7,7 @@
 //   BM_BpeSplitGpt2     the regex split alone (PCRE2, JIT), GPT-2's pattern
 //   BM_BpeEncodeGpt2    BpeTokenizer::gpt2().encode_ordinary(text): split, merge per distinct piece, cache
 //   BM_BpeTrain4096     BpeTokenizer::train(text, 4096): GPT-4's split pattern, 3,840 merges
+// npm tiktoken on the same file, for comparison: bench/bpe_tiktoken.cjs. Figures: docs/tokenizer.md.
 // The counter bytes_per_second is the text's bytes over the wall time. Without $CPPGRAD_BPE_TEXT (or GPT-2's files
 // for the GPT-2 benchmarks) each benchmark stops with a message saying what to set.
 #include <benchmark/benchmark.h>

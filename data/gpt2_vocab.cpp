@@ -151,9 +151,16 @@ Gpt2Vocab read_gpt2_vocab(const std::string& encoder_json_path, const std::strin
   } catch (const std::invalid_argument& e) {
     throw std::runtime_error(fmt::format("{}: {}", vocab_bpe_path, e.what()));
   }
-  // Every other token is a special token (GPT-2 has one, <|endoftext|>); its text is its bytes.
-  for (const auto& [bytes, id] : id_of)
-    if (id >= merged) vocab.specials.emplace_back(bytes, id);
+  // Every other token must be a special token, written <|...|> (GPT-2 has one, <|endoftext|>); its text is its bytes.
+  for (const auto& [bytes, id] : id_of) {
+    if (id < merged) continue;
+    if (!bytes.starts_with("<|") || !bytes.ends_with("|>") || bytes.size() < 4)
+      throw std::runtime_error(fmt::format("{}: token {} (id {}) is no byte, no merge of {} and no special token "
+                                           "<|...|>: is {} cut short?", encoder_json_path, nlohmann::json(bytes).dump(
+                                           -1, ' ', false, nlohmann::json::error_handler_t::replace), id,
+                                           vocab_bpe_path, vocab_bpe_path));
+    vocab.specials.emplace_back(bytes, id);
+  }
   std::sort(vocab.specials.begin(), vocab.specials.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
   if (id_of.size() != static_cast<std::size_t>(merged) + vocab.specials.size())
     throw std::runtime_error(fmt::format("{}: {} tokens, but {} has {} merges: some token below id {} is no byte and "

@@ -58,4 +58,13 @@ printf '\x00apple\nbanana\ncherry\r\n\ndate\n\xc3\xa9clair\nfig\n' > "$out/text/
 printf "\x05To be, or not to be, that is the question:\nWhether 'tis nobler in the mind to suffer\nThe slings and arrows of outrageous fortune,\n" > "$out/text/prose.txt"
 printf '\x02zw\xc3\xb6lf \xe2\x82\xac \xf0\x9f\x98\x80\n\xe6\x97\xa5\xe6\x9c\xac\nab\n' > "$out/text/unicode.txt"
 printf '\x00ab\n\xc0\x80\ncd\n' > "$out/text/overlong.txt"
+# fuzz_bpe_model: minbpe .model files: a trained one with a special token, one with a special id after a gap (as
+# minbpe's register_special_tokens leaves it), and GPT-2's split pattern with no merges.
+mkdir -p "$out/bpe_model"
+printf 'minbpe v1\n%s\n1\n<|endoftext|> 262\n116 104\n256 101\n32 257\n97 110\n259 100\n32 119\n' \
+  "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" \
+  > "$out/bpe_model/gpt4_pattern.model"
+printf 'minbpe v1\n\\p{L}+|\\s\n1\n<|endoftext|> 100257\n97 97\n256 97\n' > "$out/bpe_model/special_gap.model"
+printf "minbpe v1\n's|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+\n0\n" \
+  > "$out/bpe_model/gpt2_pattern.model"
 ls -l "$out"/*

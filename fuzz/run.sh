@@ -11,7 +11,7 @@ build=$(cd "$1" && pwd)
 seconds=${2:-20}
 work=$(mktemp -d /tmp/cppgrad-fuzz.XXXXXX)
 status=0
-for harness in safetensors load_state_dict checkpoint text; do
+for harness in safetensors load_state_dict checkpoint text bpe_model; do
   corpus=$work/$harness
   mkdir -p "$corpus"
   cp "$repo/fuzz/corpus/$harness"/* "$corpus/"

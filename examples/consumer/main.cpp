@@ -1,7 +1,8 @@
 // A program outside cppgrad's source tree that uses the installed library: it defines an op of its own, softplus,
 // checks its gradients (first and second) against finite differences, then trains a two-layer MLP with it:
 // y = sin(x0) * x1 from 256 points with Adam, and the loss must fall at least tenfold in 300 steps. Given a path, it
-// draws the loss curve there as SVG with the training layer (<cppgrad/train.h>).
+// draws the loss curve there as SVG with the training layer (<cppgrad/train.h>). Last, it trains a small BPE
+// tokenizer (data/bpe.h), whose regex split needs PCRE2 from the package's dependencies.
 // examples/consumer/check.sh builds it against an installed cppgrad twice (find_package and pkg-config) and runs it.
 //
 //   consumer [loss.svg]
@@ -15,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <string>
 #include <vector>
 
 using namespace cppgrad;
@@ -88,6 +90,17 @@ int main(int argc, char** argv) {
               CPPGRAD_VERSION, static_cast<long long>(model.num_parameters()), first, last);
   if (!(last < first / 10)) {
     std::printf("FAILED: the loss did not fall tenfold\n");
+    return 1;
+  }
+
+  // A BPE tokenizer trained on a sentence (its split runs on PCRE2, which the installed package must bring along).
+  const std::string text = "the cat sat on the mat; the cat ate the rat";
+  const auto tok = data::BpeTokenizer::train(text, 266);
+  const std::vector<std::int64_t> ids = tok.encode(text);
+  std::printf("BPE: %zu bytes -> %zu tokens with %lld merges\n", text.size(), ids.size(),
+              static_cast<long long>(tok.num_merges()));
+  if (tok.decode(ids) != text || ids.size() >= text.size()) {
+    std::printf("FAILED: the BPE tokenizer did not round-trip and compress its own text\n");
     return 1;
   }
   return 0;

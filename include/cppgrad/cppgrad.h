@@ -56,11 +56,17 @@
 #include "optim/sgd.h"
 
 // data: the seeded sequence-reversal task; text for next-character models (UTF-8, a character tokenizer, corpora
-// of lines or running text, their batches, the count-based bigram baseline)
+// of lines or running text, their batches, the count-based bigram baseline); byte-level BPE (GPT-2's and trained)
 #include "data/bigram.h"
+#include "data/bpe.h"
+#include "data/bpe_basic.h"
+#include "data/bpe_ranks.h"
+#include "data/bpe_train.h"
 #include "data/char_tokenizer.h"
 #include "data/corpus_rows.h"
+#include "data/gpt2_vocab.h"
 #include "data/reversal.h"
 #include "data/text_corpus.h"
+#include "data/text_split.h"
 #include "data/token_batch.h"
 #include "data/utf8.h"

@@ -4,6 +4,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "data/bpe.h"
@@ -71,6 +72,20 @@ TEST(BpeTokenizer, SpecialTokensAreTokensInEncodeAndTextInEncodeOrdinary) {
   EXPECT_EQ(nested.encode("<|end|>"), (Ids{261}));
 }
 
+TEST(BpeTokenizer, CopiesShareTheCompiledPatternAndEncodeFromManyThreads) {
+  const auto tok = BpeTokenizer::train(kText, 300);
+  const Ids expected = tok.encode(kText);
+  const BpeTokenizer copy = tok;  // the copy shares the compiled split pattern, which is never written after compiling
+  std::vector<Ids> got(4);
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < got.size(); ++t)
+    threads.emplace_back([&, t] {
+      for (int rep = 0; rep < 20; ++rep) got[t] = (t % 2 ? copy : tok).encode(kText);
+    });
+  for (auto& thread : threads) thread.join();
+  for (const Ids& ids : got) EXPECT_EQ(ids, expected);
+}
+
 TEST(BpeTokenizer, MisuseIsRefusedWithAMessageToActOn) {
   EXPECT_THROW_MSG(BpeTokenizer::train(kText, 100), std::invalid_argument, "vocab_size 100 must be at least 256");
   EXPECT_THROW_MSG(BpeTokenizer::train("ab", 300), std::invalid_argument,
@@ -122,7 +137,8 @@ TEST(BpeTokenizer, AHostileModelFileIsRefusedNamingTheLine) {
                                                     "file holds (1 lines follow)");
   expect_refused("minbpe v1\nx\n1\n<s>\n", "bad.model:4: expected a special token as '<text> <id>'");
   expect_refused("minbpe v1\nx\n1\n<s> 5\n", "bad.model:4: special token '<s>' has id 5: must be in [256, 2^31)");
-  expect_refused("minbpe v1\nx\n2\n<s> 300\n<t> 300\n", "bad.model:5: special token '<t>' 300 repeats the text or id of '<s>' 300");
+  expect_refused("minbpe v1\nx\n2\n<s> 300\n<t> 300\n",
+                 "bad.model:5: special token '<t>' 300 repeats the text or id of '<s>' 300");
   expect_refused("minbpe v1\nx\n0\n97 98\n256 257\n", "bad.model:5: expected a merge '<left> <right>' of two token ids "
                                                       "below 257");
   expect_refused("minbpe v1\nx\n0\n97 98\n97 98\n", "bad.model:5: the merge 97 98 is already learned above");

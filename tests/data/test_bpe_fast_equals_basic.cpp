@@ -21,7 +21,8 @@ using Ids = std::vector<std::int64_t>;
 
 // The committed excerpt (tests/golden/tokenizer/, the King James Bible's Genesis 1-3: 11 KB of real English).
 std::string genesis() {
-  return data::read_text_file((std::filesystem::path(CPPGRAD_DEFAULT_GOLDEN_DIR) / "tokenizer" / "kjv_genesis_1-3.txt").string());
+  const auto path = std::filesystem::path(CPPGRAD_DEFAULT_GOLDEN_DIR) / "tokenizer" / "kjv_genesis_1-3.txt";
+  return data::read_text_file(path.string());
 }
 
 // Text over a few letters, spaces and a newline, so that many pairs tie in count.

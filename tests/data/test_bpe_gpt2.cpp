@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -101,6 +101,63 @@ TEST(BpeGpt2, AnyBytesRoundTripAndMatchTheReadableEncoder) {
 TEST(BpeGpt2, CannotBeSavedInMinbpesFormat) {
   SKIP_WITHOUT_GPT2();
   EXPECT_THROW_MSG(gpt2()->to_model_text(), std::invalid_argument, "numbers its byte tokens its own way");
+}
+
+// A GPT-2-format vocabulary in miniature, written by the test, so the reader is tested without npm's files: the
+// 256 bytes in GPT-2's printable alphabet with ids in reverse byte order, merges "Ġ t" -> 256 and "h e" -> 257,
+// then <|endoftext|> 258.
+struct MiniVocab {
+  test::TempDir dir;
+  std::string encoder = (dir.path / "encoder.json").string(), merges = (dir.path / "vocab.bpe").string();
+  explicit MiniVocab(const std::string& vocab_bpe = "#version: 0.2\n\u0120 t\nh e\n") {
+    const auto alphabet = data::gpt2_byte_to_unicode();
+    nlohmann::json json = nlohmann::json::object();
+    for (int b = 0; b < 256; ++b) json[data::encode_utf8(alphabet[static_cast<std::size_t>(b)])] = 255 - b;
+    json["\u0120t"] = 256;
+    json["he"] = 257;
+    json["<|endoftext|>"] = 258;
+    std::ofstream(encoder) << json.dump();
+    std::ofstream(merges) << vocab_bpe;
+  }
+};
+
+TEST(BpeGpt2, ReadsGpt2sFileFormatWithoutNpm) {
+  const MiniVocab files;
+  const auto tok = BpeTokenizer::gpt2(files.encoder, files.merges);
+  EXPECT_EQ(tok.size(), 259);
+  EXPECT_EQ(tok.ranks().byte_ids()[' '], 255 - ' ');
+  EXPECT_EQ(tok.encode(" the<|endoftext|>"), (Ids{256, 257, 258}));
+  EXPECT_EQ(tok.encode_ordinary("t"), (Ids{255 - 't'}));
+  EXPECT_EQ(tok.decode(Ids{256, 257, 258}), " the<|endoftext|>");
+}
+
+TEST(BpeGpt2, BadVocabularyFilesAreRefusedNamingFileAndLine) {
+  {
+    const MiniVocab files("#version: 0.2\nh e\n\u0120 t\n");  // merges swapped: "he" is id 257, not 256
+    EXPECT_THROW_MSG(BpeTokenizer::gpt2(files.encoder, files.merges), std::runtime_error,
+                     files.merges + ":2: the joined token has id 257 in encoder.json; merge 0 must make id 256");
+  }
+  {
+    const MiniVocab files("#version: 0.2\n\u0120 t\nh  e\n");
+    EXPECT_THROW_MSG(BpeTokenizer::gpt2(files.encoder, files.merges), std::runtime_error,
+                     files.merges + ":3: expected two tokens separated by one space");
+  }
+  {
+    const MiniVocab files("#version: 0.2\n\u0120 t\nh x\n");
+    EXPECT_THROW_MSG(BpeTokenizer::gpt2(files.encoder, files.merges), std::runtime_error,
+                     files.merges + ":3: a token, or the two joined, is not in encoder.json");
+  }
+  {
+    const MiniVocab files("#version: 0.2\n\u0120 t\n");  // cut short: "he" (257) is then no byte, no merge
+    EXPECT_THROW_MSG(BpeTokenizer::gpt2(files.encoder, files.merges), std::runtime_error,
+                     "token \"he\" (id 257) is no byte, no merge of " + files.merges + " and no special token");
+  }
+  const MiniVocab files;
+  std::ofstream(files.encoder) << "{\"a\": 0";
+  EXPECT_THROW_MSG(BpeTokenizer::gpt2(files.encoder, files.merges), std::runtime_error,
+                   files.encoder + ": not GPT-2's encoder.json");
+  std::ofstream(files.encoder) << "{\"a\": 0}";
+  EXPECT_THROW_MSG(BpeTokenizer::gpt2(files.encoder, files.merges), std::runtime_error, ": byte 0x00 has no token");
 }
 
 TEST(BpeGpt2, MissingFilesAreOneLineNamingThePackage) {
