@@ -5,6 +5,7 @@
 //   cppgrad-gpt sample    --checkpoint PATH [flags]        invent text, with a KV cache; --explain shows the choices
 //   cppgrad-gpt eval      --checkpoint PATH [--data FILE]  loss and perplexity of a split or of a file
 //   cppgrad-gpt attention --checkpoint PATH --prompt TEXT  every layer's and head's causal attention map
+//   cppgrad-gpt tokenize  encode|decode|train [flags]      text to token ids and back; train a BPE (gpt/tokenize.h)
 //
 // Exit status: 0 on success, 2 on bad input (flags, values, files), 3 when training diverged (the loss became NaN or
 // Inf; the last checkpoint stays), 130 / 143 when Ctrl-C / SIGTERM stopped training (saved with --save), 1 otherwise.
@@ -27,6 +28,7 @@
 #include "data/corpus_rows.h"
 #include "data/utf8.h"
 #include "gpt/framing.h"
+#include "gpt/tokenize.h"
 #include "gpt/trainer.h"
 #include "nn/generate.h"
 #include "train/cli.h"
@@ -461,12 +463,14 @@ const char* kUsage =
     "             d_model 64, 4 layers, 4 heads, batch 32, AdamW 5e-4, 2000 steps, seed 0)\n"
     "  sample     invent text with a trained model (--temperature, --top-k, --top-p, --explain)\n"
     "  eval       loss and perplexity on the validation split or a file\n"
-    "  attention  every layer's and head's causal attention map over a prompt (terminal; --svg FILE also)\n";
+    "  attention  every layer's and head's causal attention map over a prompt (terminal; --svg FILE also)\n"
+    "  tokenize   encode a file to token ids, decode ids to bytes, train a BPE (gpt2 or bpe:FILE tokenizers)\n";
 
 }  // namespace
 
 int main(int argc, char** argv) {
   return train::run_program("cppgrad-gpt", argc, argv, kUsage,
-                          {{"train", cmd_train}, {"sample", cmd_sample}, {"eval", cmd_eval}, {"attention", cmd_attention}},
+                          {{"train", cmd_train}, {"sample", cmd_sample}, {"eval", cmd_eval}, {"attention", cmd_attention},
+                           {"tokenize", cmd_tokenize}},
                           "smaller --d-model, --layers, --batch-size or --context need less");
 }

@@ -114,7 +114,7 @@ TEST_F(GptCli, HelpAndVersion) {
     EXPECT_THAT(r.out, HasSubstr(std::string("cppgrad-gpt ") + cmd)) << cmd;
   }
   EXPECT_EQ(cli({}).status, 2);
-  expect_usage_error(cli({"fly"}), "unknown command 'fly' (commands: attention, eval, sample, train");
+  expect_usage_error(cli({"fly"}), "unknown command 'fly' (commands: attention, eval, sample, tokenize, train");
 }
 
 TEST_F(GptCli, TrainsBelowTheBigramAndWritesItsMetricsPlotAndCheckpoint) {

