@@ -1,6 +1,6 @@
 // npm tiktoken's encoding speed on a text file, the figure bench_bpe.cpp's BM_BpeEncodeGpt2 is compared with:
-//   npm install --prefix /some/dir tiktoken
-//   NODE_PATH=/some/dir/node_modules taskset -c 0 node bench/bpe_tiktoken.cjs kjv.txt
+//   NODE_PATH=tests/golden/tokenizer/node_modules taskset -c 0 node bench/bpe_tiktoken.cjs kjv.txt
+// (.ci/install-deps.sh puts the pinned tiktoken there.)
 // Times encode_ordinary alone (the file already read, the encoding already built), as the C++ benchmark does.
 const { get_encoding } = require("tiktoken");
 const fs = require("fs");

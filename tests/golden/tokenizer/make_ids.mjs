@@ -1,7 +1,7 @@
 // Writes gpt2_ids.json beside this file: tiktoken's "gpt2" ids (OpenAI's Rust core, run by npm's tiktoken as
 // WebAssembly) for hostile strings and a King James Bible excerpt, which tests/data/test_bpe_gpt2.cpp must match.
-//   npm install --prefix /some/dir tiktoken
-//   NODE_PATH=/some/dir/node_modules node tests/golden/tokenizer/make_ids.mjs
+//   bash .ci/install-deps.sh    (npm ci beside this file: the pinned tiktoken in its node_modules/)
+//   node tests/golden/tokenizer/make_ids.mjs
 // Each case is {name, text, ids} with ids = encode_ordinary(text) (special tokens' text is ordinary text), except
 // those with "special": true, whose ids are encode(text, "all") (<|endoftext|> becomes 50256).
 import { createRequire } from "node:module";
