@@ -165,7 +165,9 @@ class DataParallel {
     const int threads = std::min(options_.threads, local);
     run_in_parallel(threads, [&](int t) {
       for (int l = t; l < local; l += threads) {
-        replicas_[l]->zero_grad();  // on the thread that owns this replica's gradient memory
+        // On the thread that owns this replica's gradient memory; through the handles, as Module::zero_grad would
+        // build every parameter's dotted name each step.
+        for (const Tensor& p : shard_params_[l]) p.zero_grad();
         const Shard& shard = shards[static_cast<std::size_t>(first_shard_ + l)];
         if (!shard.rows.empty()) results[l] = per_shard(*replicas_[l], shard);
       }
