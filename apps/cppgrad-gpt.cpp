@@ -26,6 +26,7 @@
 #include "core/autograd.h"
 #include "data/corpus_rows.h"
 #include "data/utf8.h"
+#include "gpt/checkpoint.h"
 #include "gpt/framing.h"
 #include "gpt/trainer.h"
 #include "nn/generate.h"
@@ -203,7 +204,12 @@ int cmd_train(int argc, char** argv) {
   if (config.data == kDefaultData && !std::filesystem::exists(config.data))
     throw UsageError(fmt::format("the default data {} is missing: install Debian's word list (sudo apt-get install "
                                  "wamerican, or bash .ci/install-deps.sh), or give --data FILE", kDefaultData));
-  Trainer t(config, processes.get());  // reads the data: an unreadable or invalid file is a usage error (exit 2)
+  // Resumed without --tokenizer, a bpe:FILE run reads its text through the checkpoint's BPE: the file may be gone.
+  std::optional<data::Tokenizer> resumed_bpe;
+  if (!out.resume.empty() && !r.count("tokenizer") && config.tokenizer.kind == data::TokenizerName::Kind::bpe_file)
+    resumed_bpe = read_gpt_checkpoint(out.resume).tokenizer;
+  // Reads the data: an unreadable or invalid file is a usage error (exit 2).
+  Trainer t(config, processes.get(), resumed_bpe ? &*resumed_bpe : nullptr);
   if (!out.resume.empty()) t.load(out.resume);
   if (t.step() >= config.steps && !out.resume.empty())
     throw UsageError(fmt::format("--resume {}: the checkpoint has trained {} steps already and --steps is {}: nothing "

@@ -134,10 +134,11 @@ SplitLoss split_loss(const nn::GPT& model, const data::TextCorpus& corpus, bool 
 }
 
 // ------------------------------------------------------------------------------------------- the trainer
-Trainer::Trainer(const TrainConfig& config, train::ProcessLink* processes)
+Trainer::Trainer(const TrainConfig& config, train::ProcessLink* processes, const data::Tokenizer* bpe)
     : config_(config.with_shards()), processes_(processes), batch_gen_(config.seed + 2) {
   config_.validate();
-  corpus_ = read_corpus(config_, config_.corpus_context());
+  corpus_ = bpe && bpe->bpe() ? read_corpus(config_, config_.corpus_context(), *bpe)
+                              : read_corpus(config_, config_.corpus_context());
   config_.check_sizes(corpus_.tokenizer.size(), corpus_.context);
   bigram_val_loss_ = data::bigram_val_loss(corpus_);
 

@@ -60,7 +60,10 @@ class Trainer {
   // processes: the run's other processes under mpirun (apps/cli/processes.h), or none. With them, every process
   // checks that the others have its configuration and data, takes rank 0's initial weights, and runs its block of
   // each batch's shards; the results are the same bits as one process's.
-  explicit Trainer(const TrainConfig& config, train::ProcessLink* processes = nullptr);
+  // bpe: a BPE known beforehand (a resumed checkpoint's) that the text is read through instead of the one
+  // config.tokenizer names, so a run resumes without its .model file.
+  explicit Trainer(const TrainConfig& config, train::ProcessLink* processes = nullptr,
+                   const data::Tokenizer* bpe = nullptr);
 
   // Called after every step: (steps done, this step's loss, tokens per second of this session's training).
   using StepCallback = std::function<void(std::int64_t, double, double)>;

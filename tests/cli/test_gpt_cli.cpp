@@ -432,8 +432,12 @@ TEST_F(GptCliBpe, BitsPerByteCountEachBpeTokensBytes) {
 
 TEST_F(GptCliBpe, ResumingWithAnotherTokenizerIsRefusedNamingBoth) {
   ASSERT_EQ(cli(bpe_run({"--steps", "20", "--samples", "0", "--save", path("b.safetensors")})).status, 0);
-  const CliResult same = cli({"train", "--resume", path("b.safetensors"), "--steps", "40", "--samples", "0"});
-  EXPECT_EQ(same.status, 0) << same.err;  // the checkpoint's --tokenizer, read again
+  const CliResult same = cli({"train", "--resume", path("b.safetensors"), "--steps", "30", "--samples", "0", "--tokenizer",
+                              "bpe:" + path("tok.model"), "--save", path("b.safetensors")});
+  EXPECT_EQ(same.status, 0) << same.err;  // the same tokens
+  fs::rename(path("tok.model"), path("moved.model"));  // without --tokenizer: the checkpoint's own BPE, no file read
+  const CliResult own = cli({"train", "--resume", path("b.safetensors"), "--steps", "40", "--samples", "0"});
+  EXPECT_EQ(own.status, 0) << own.err;
   const CliResult chars = cli({"train", "--resume", path("b.safetensors"), "--steps", "40", "--tokenizer", "char"});
   expect_usage_error(chars, "was trained with --tokenizer bpe:" + path("tok.model"));
   EXPECT_THAT(chars.err, HasSubstr("this run's --tokenizer char gives another"));
