@@ -27,6 +27,7 @@
 #include "core/autograd.h"
 #include "data/corpus_rows.h"
 #include "data/utf8.h"
+#include "gpt/checkpoint.h"
 #include "gpt/framing.h"
 #include "gpt/tokenize.h"
 #include "gpt/trainer.h"
@@ -70,11 +71,13 @@ TrainConfig train_config(const cxxopts::ParseResult& r) {
   if (resume) c = read_checkpoint_config(r["resume"].as<std::string>());
   train::apply_config_flags(r, config_table(), c);
   c = c.with_shards();  // a resumed run keeps its checkpoint's
-  if (!resume || r.count("data")) {  // stored absolute, so sample and eval find it from any directory
+  const auto make_absolute = [](std::string& path) {  // stored absolute, so sample and eval find it from any directory
     std::error_code ec;
-    const auto absolute = std::filesystem::absolute(c.data, ec);
-    if (!ec) c.data = absolute.string();
-  }
+    const auto absolute = std::filesystem::absolute(path, ec);
+    if (!ec) path = absolute.string();
+  };
+  if (!resume || r.count("data")) make_absolute(c.data);
+  if (c.tokenizer.kind == data::TokenizerName::Kind::bpe_file) make_absolute(c.tokenizer.path);
   try {
     c.validate();
   } catch (const std::invalid_argument& e) {
@@ -99,12 +102,14 @@ std::vector<std::vector<std::int64_t>> draw_samples(const nn::GPT& model, std::o
 
 void print_header(Trainer& t) {
   const data::TextCorpus& c = t.corpus();
-  const std::string splits = std::visit([](const auto& s) {
-    return fmt::format("{} {} train, {} validation", data::split_size(s, data::Split::train), data::split_unit(s),
-                       data::split_size(s, data::Split::validation));
+  const std::string splits = std::visit([&](const auto& s) {
+    return fmt::format("{} {} train, {} validation", data::split_size(s, data::Split::train),
+                       c.tokenizer.chars() ? data::split_unit(s) : "tokens", data::split_size(s, data::Split::validation));
   }, c.splits);
+  const std::string vocab = c.tokenizer.chars() ? std::to_string(c.tokenizer.size())
+                                                : fmt::format("{} ({})", c.tokenizer.size(), t.config().tokenizer.text());
   fmt::print("cppgrad-gpt: {} ({}): {} (seed {}); vocab {}{}; context {}; {} threads\n", t.config().data,
-             train::choice_name(kFormats, t.config().format), splits, t.config().seed, c.tokenizer.size(),
+             train::choice_name(kFormats, t.config().format), splits, t.config().seed, vocab,
              std::visit([](const auto& f) { return f.vocab_note(); }, framing_of(c.tokenizer)), c.context, t.workers());
   fmt::print("model: GPT, {} parameters (d_model {}, {} layers, {} heads); {} tokens per step\n",
              t.model().num_parameters(), t.config().model.n_embd, t.config().model.n_layer, t.config().model.n_head,
@@ -177,7 +182,7 @@ void print_final(Trainer& t, train::TrainOutputs& out, std::int64_t samples) {
              final.bigram_val_loss, final.train_wall_s);
   if (samples == 0) return;
   Generator gen(t.config().seed);
-  const data::CharTokenizer& tok = t.corpus().tokenizer;
+  const data::Tokenizer& tok = t.corpus().tokenizer;
   const auto [stop, start] = std::visit([](const auto& f) { return std::pair(f.stop_token(), f.sample_start({})); },
                                         framing_of(tok));
   std::vector<std::string> texts;
@@ -201,7 +206,12 @@ int cmd_train(int argc, char** argv) {
   if (config.data == kDefaultData && !std::filesystem::exists(config.data))
     throw UsageError(fmt::format("the default data {} is missing: install Debian's word list (sudo apt-get install "
                                  "wamerican, or bash .ci/install-deps.sh), or give --data FILE", kDefaultData));
-  Trainer t(config, processes.get());  // reads the data: an unreadable or invalid file is a usage error (exit 2)
+  // Resumed without --tokenizer, a bpe:FILE run reads its text through the checkpoint's BPE: the file may be gone.
+  std::optional<data::Tokenizer> resumed_bpe;
+  if (!out.resume.empty() && !r.count("tokenizer") && config.tokenizer.kind == data::TokenizerName::Kind::bpe_file)
+    resumed_bpe = read_gpt_checkpoint(out.resume).tokenizer;
+  // Reads the data: an unreadable or invalid file is a usage error (exit 2).
+  Trainer t(config, processes.get(), resumed_bpe ? &*resumed_bpe : nullptr);
   if (!out.resume.empty()) t.load(out.resume);
   if (t.step() >= config.steps && !out.resume.empty())
     throw UsageError(fmt::format("--resume {}: the checkpoint has trained {} steps already and --steps is {}: nothing "
@@ -221,8 +231,11 @@ LoadedModel checkpoint_flag(const cxxopts::ParseResult& r, const char* command) 
   return load_model(r["checkpoint"].as<std::string>());
 }
 
-// A prompt's tokens; a character outside the model's vocabulary is a usage error naming it and the flag.
-std::vector<std::int64_t> prompt_tokens(const data::CharTokenizer& tok, const std::string& text) {
+// A prompt's tokens: a BPE encodes any text; for a character model, a character outside its vocabulary is a usage
+// error naming it and the flag.
+std::vector<std::int64_t> prompt_tokens(const data::Tokenizer& tokenizer, const std::string& text) {
+  if (!tokenizer.chars()) return tokenizer.encode(text);
+  const data::CharTokenizer& tok = *tokenizer.chars();
   std::u32string chars;
   try {
     chars = data::decode_utf8(text);
@@ -237,7 +250,7 @@ std::vector<std::int64_t> prompt_tokens(const data::CharTokenizer& tok, const st
 }
 
 // The five likeliest next tokens of an --explain line, with their probabilities.
-std::string choices_str(const data::CharTokenizer& tok, const std::vector<nn::TokenChoice>& choices) {
+std::string choices_str(const data::Tokenizer& tok, const std::vector<nn::TokenChoice>& choices) {
   std::string s;
   for (const auto& c : choices)
     if (c.prob > 0) s += fmt::format("  {:>5} {:.3f}", cli::token_label(tok, c.id), c.prob);  // fewer may survive
@@ -300,8 +313,7 @@ void print_origins(const data::RunningText&, const LoadedModel&, const std::vect
 // A lines model's samples are judged against its data (the file re-read); a running text's are not.
 void report_origins(const LinesFraming&, const LoadedModel& m, const std::vector<std::string>& words) {
   try {
-    const data::TextCorpus corpus = read_corpus(m.config, m.context);
-    if (corpus.tokenizer.vocab() != m.tokenizer.vocab()) throw std::runtime_error("the vocabulary differs");
+    const data::TextCorpus corpus = read_corpus(m.config, m.context, m.tokenizer);
     std::visit([&](const auto& s) { print_origins(s, m, words); }, corpus.splits);
   } catch (const std::exception& e) {
     fmt::print("(cannot tell which samples are in the data: {}: {})\n", m.config.data, e.what());
@@ -372,9 +384,7 @@ int cmd_eval(int argc, char** argv) {
                                     {.format = m.config.format, .context = m.context, .val_fraction = 0, .seed = 0}, m.tokenizer);
     what = path;
   } else {
-    corpus = read_corpus(m.config, m.context);
-    if (corpus.tokenizer.vocab() != m.tokenizer.vocab())
-      throw std::runtime_error(m.config.data + " gives another vocabulary than the checkpoint's (has it changed?)");
+    corpus = read_corpus(m.config, m.context, m.tokenizer);
     what = "the validation split of " + m.config.data;
   }
   const SplitLoss l = split_loss(*m.model, corpus, /*validation=*/true);

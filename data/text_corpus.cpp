@@ -84,14 +84,15 @@ TextCorpus make_lines(std::u32string_view text, const TextCorpusConfig& c, const
                                             all_val ? 1 : 2, all_val ? "" : "s (one to train on, one to validate)", N));
   TextCorpus corpus;
   Lines& split = corpus.splits.emplace<Lines>();
+  CharTokenizer tokenizer;
   if (fixed) {
     if (!fixed->has_boundary())
       throw std::invalid_argument("make_text_corpus: lines mode needs a tokenizer whose id 0 is the boundary <b>");
-    corpus.tokenizer = *fixed;
+    tokenizer = *fixed;
   } else {
     std::u32string chars;  // every character of every line: the vocabulary
     for (const Line& l : lines) chars += l.text;
-    corpus.tokenizer = CharTokenizer::from_text(chars, /*with_boundary=*/true);
+    tokenizer = CharTokenizer::from_text(chars, /*with_boundary=*/true);
   }
   for (const Line& l : lines) split.longest_line = std::max(split.longest_line, static_cast<std::int64_t>(l.text.size()));
   corpus.context = c.context == 0 ? split.longest_line + 1 : c.context;
@@ -103,7 +104,8 @@ TextCorpus make_lines(std::u32string_view text, const TextCorpusConfig& c, const
 
   std::vector<std::vector<std::int64_t>> encoded;
   encoded.reserve(lines.size());
-  for (const Line& l : lines) encoded.push_back(encode_or_name_line(corpus.tokenizer, l.text, l.number));
+  for (const Line& l : lines) encoded.push_back(encode_or_name_line(tokenizer, l.text, l.number));
+  corpus.tokenizer = Tokenizer(std::move(tokenizer));
   // Fisher-Yates with the seeded Generator, then validation first (words_pytorch.py: words[:n_val]).
   Generator gen(c.seed);
   for (std::int64_t i = N - 1; i > 0; --i) std::swap(encoded[i], encoded[gen.randint(0, i + 1)]);
@@ -114,14 +116,9 @@ TextCorpus make_lines(std::u32string_view text, const TextCorpusConfig& c, const
   return corpus;
 }
 
-TextCorpus make_text(std::u32string_view text, const TextCorpusConfig& c, const CharTokenizer* fixed) {
-  TextCorpus corpus;
-  RunningText& split = corpus.splits.emplace<RunningText>();
-  corpus.context = c.context;
-  if (fixed && fixed->has_boundary())
-    throw std::invalid_argument("make_text_corpus: text mode needs a tokenizer without the boundary <b>");
-  corpus.tokenizer = fixed ? *fixed : CharTokenizer::from_text(text, /*with_boundary=*/false);
-  std::vector<std::int64_t> ids = encode_or_name_line(corpus.tokenizer, text, 1);
+// The ids of a running text split at the end: the last round(N * val_fraction) validate.
+RunningText split_stream(std::vector<std::int64_t> ids, const TextCorpusConfig& c) {
+  RunningText split;
   const std::int64_t N = static_cast<std::int64_t>(ids.size()), T = c.context;
   // round(N * val_fraction) held out, as in lines mode: rounded, so no floating-point error in the product can move
   // the split by a token (nanoGPT floors n * 0.9 for its training part).
@@ -139,20 +136,39 @@ TextCorpus make_text(std::u32string_view text, const TextCorpusConfig& c, const 
   split.val.assign(ids.begin() + n_train, ids.end());
   ids.resize(static_cast<std::size_t>(n_train));
   split.train = std::move(ids);  // moved, not copied: the stream may be a gigabyte of text
-  return corpus;
+  return split;
 }
 
-TextCorpus make(std::string_view utf8, const TextCorpusConfig& c, const CharTokenizer* fixed) {
+TextCorpus make_text(std::u32string_view text, const TextCorpusConfig& c, const CharTokenizer* fixed) {
+  if (fixed && fixed->has_boundary())
+    throw std::invalid_argument("make_text_corpus: text mode needs a tokenizer without the boundary <b>");
+  CharTokenizer chars = fixed ? *fixed : CharTokenizer::from_text(text, /*with_boundary=*/false);
+  std::vector<std::int64_t> ids = encode_or_name_line(chars, text, 1);
+  return {.tokenizer = Tokenizer(std::move(chars)), .context = c.context, .splits = split_stream(std::move(ids), c)};
+}
+
+// A BPE reads the bytes as they are (any bytes: it needs no UTF-8), and only as a running text: lines mode frames
+// each line with the character tokenizer's <b>, id 0, which a BPE does not have.
+TextCorpus make_bpe_text(std::string_view bytes, const TextCorpusConfig& c, const Tokenizer& bpe) {
+  if (c.format == TextFormat::lines)
+    throw std::invalid_argument("make_text_corpus: lines mode frames each line with the character tokenizer's <b>; a "
+                                "BPE tokenizer reads a running text (--format text)");
+  return {.tokenizer = bpe, .context = c.context, .splits = split_stream(bpe.encode(bytes), c)};
+}
+
+TextCorpus make(std::string_view utf8, const TextCorpusConfig& c, const Tokenizer* fixed) {
   check_config(c, fixed != nullptr);
+  if (fixed && fixed->bpe()) return make_bpe_text(utf8, c, *fixed);
   const std::u32string text = decode_utf8(utf8);
-  return c.format == TextFormat::lines ? make_lines(text, c, fixed) : make_text(text, c, fixed);
+  const CharTokenizer* chars = fixed ? fixed->chars() : nullptr;
+  return c.format == TextFormat::lines ? make_lines(text, c, chars) : make_text(text, c, chars);
 }
 
 }  // namespace
 
 TextCorpus make_text_corpus(std::string_view utf8, const TextCorpusConfig& config) { return make(utf8, config, nullptr); }
 
-TextCorpus make_text_corpus(std::string_view utf8, const TextCorpusConfig& config, const CharTokenizer& tokenizer) {
+TextCorpus make_text_corpus(std::string_view utf8, const TextCorpusConfig& config, const Tokenizer& tokenizer) {
   return make(utf8, config, &tokenizer);
 }
 

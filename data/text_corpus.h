@@ -17,8 +17,8 @@
 #include <variant>
 #include <vector>
 
-#include "data/char_tokenizer.h"
 #include "data/token_batch.h"
+#include "data/tokenizer.h"
 
 namespace cppgrad::data {
 
@@ -45,7 +45,7 @@ struct RunningText {
 };
 
 struct TextCorpus {
-  CharTokenizer tokenizer;
+  Tokenizer tokenizer;  // characters (lines or text), or a BPE (text only)
   std::int64_t context = 0;  // T: the model's block size
   std::variant<Lines, RunningText> splits;
 };
@@ -56,9 +56,10 @@ struct TextCorpus {
 // many it has and needs; a config out of range.
 TextCorpus make_text_corpus(std::string_view utf8, const TextCorpusConfig& config);
 
-// The same split with a tokenizer fixed beforehand (a checkpoint's), for `eval --data FILE`: a character outside the
-// vocab is an error naming it and its line. Here val_fraction may be 0, meaning "all of it is validation" (every
-// line / token goes to val, and one line / T + 1 tokens are enough).
-TextCorpus make_text_corpus(std::string_view utf8, const TextCorpusConfig& config, const CharTokenizer& tokenizer);
+// The same split with a tokenizer fixed beforehand (a checkpoint's, for `eval --data FILE`; a BPE, for training): a
+// character outside a character vocab is an error naming it and its line. A BPE reads any bytes, in text mode only
+// (std::invalid_argument for lines mode: the framing's <b> is a character tokenizer's). Here val_fraction may be 0,
+// meaning "all of it is validation" (every line / token goes to val, and one line / T + 1 tokens are enough).
+TextCorpus make_text_corpus(std::string_view utf8, const TextCorpusConfig& config, const Tokenizer& tokenizer);
 
 }  // namespace cppgrad::data

@@ -132,4 +132,48 @@ std::string encode_utf8(std::u32string_view text) {
   return out;
 }
 
+namespace {
+
+// The length of the well-formed sequence at bytes[i], or 0; `taken` is the bytes of its maximal valid prefix (at
+// least 1): what one U+FFFD replaces when it is cut short or bad. Table 3-7 of the Unicode standard: the second byte's
+// range depends on the first (E0: A0..BF no overlong, ED: 80..9F no surrogate, F0: 90..BF, F4: 80..8F).
+std::size_t sequence_at(std::string_view bytes, std::size_t i, std::size_t& taken) {
+  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(bytes[k]); };
+  const unsigned char lead = b(i);
+  taken = 1;
+  if (lead < 0x80) return 1;
+  std::size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // the second byte's range
+  if (lead >= 0xC2 && lead <= 0xDF) n = 2;
+  else if (lead >= 0xE0 && lead <= 0xEF) n = 3, lo = lead == 0xE0 ? 0xA0 : 0x80, hi = lead == 0xED ? 0x9F : 0xBF;
+  else if (lead >= 0xF0 && lead <= 0xF4) n = 4, lo = lead == 0xF0 ? 0x90 : 0x80, hi = lead == 0xF4 ? 0x8F : 0xBF;
+  else return 0;  // a continuation byte, C0, C1, F5..FF: never a lead
+  for (std::size_t k = 1; k < n; ++k) {
+    if (i + k >= bytes.size()) return 0;
+    const unsigned char c = b(i + k);
+    if (c < (k == 1 ? lo : 0x80) || c > (k == 1 ? hi : 0xBF)) return 0;
+    taken = k + 1;
+  }
+  return n;
+}
+
+}  // namespace
+
+std::string to_valid_utf8(std::string_view bytes) {
+  std::string out;
+  out.reserve(bytes.size());
+  for (std::size_t i = 0; i < bytes.size();) {
+    std::size_t taken = 1;
+    const std::size_t n = sequence_at(bytes, i, taken);
+    if (n > 0) {
+      out.append(bytes.substr(i, n));
+      i += n;
+    } else {
+      out += "\xEF\xBF\xBD";  // U+FFFD REPLACEMENT CHARACTER
+      i += taken;
+    }
+  }
+  return out;
+}
+
 }  // namespace cppgrad::data

@@ -21,6 +21,12 @@ std::string read_text_file(const std::string& path, std::uint64_t max_bytes = kM
 // offset of the first byte of the first bad sequence.
 std::u32string decode_utf8(std::string_view bytes);
 
+// Any bytes -> valid UTF-8 to show: each well-formed sequence as it is, and each maximal part of a bad one (a stray
+// continuation byte, a sequence cut short, at the end too, an overlong or surrogate form) as one U+FFFD (Unicode's
+// "maximal subpart" rule, as WHATWG's decoder and Python's errors="replace" apply it). A BPE model's sample may end
+// in the middle of a character: it is shown as U+FFFD, never dropped.
+std::string to_valid_utf8(std::string_view bytes);
+
 // Code points -> UTF-8 (1 to 4 bytes each). std::invalid_argument for a surrogate or a value above U+10FFFF.
 std::string encode_utf8(std::u32string_view text);
 std::string encode_utf8(char32_t c);

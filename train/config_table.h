@@ -11,7 +11,8 @@
 //                     {{"lines", data::TextFormat::lines}, {"text", data::TextFormat::text}}),
 //       ...};
 //
-// Field types: std::int64_t, std::uint64_t, double, std::string, and enums (a `choice` row names each value).
+// Field types: std::int64_t, std::uint64_t, double, std::string, enums (a `choice` row names each value), and any
+// type with a parse and a text function (a `parsed` row: `--tokenizer bpe:FILE` is a struct, carried as its text).
 #include <algorithm>
 #include <cmath>
 #include <concepts>
@@ -128,6 +129,8 @@ struct ConfigRow {
   // says where the value came from).
   std::function<void(Config&, const ConfigValue&)> set;
   std::function<void(const Config&)> check;  // the bound: std::invalid_argument naming the flag
+  // false: to_json leaves the key out while the field holds its default (written_unless_default).
+  bool written_at_default = true;
 
   std::string key() const {  // the JSON key: "d-model" -> "d_model"
     std::string k = flag;
@@ -187,6 +190,28 @@ ConfigRow<Config> choice(std::string flag, std::string group, std::string help, 
   return row;
 }
 
+// A field of its own type, carried by flags and JSON as its text: parse(text) -> Field (std::invalid_argument "must
+// be ..., got '<text>'" for a text it refuses), text(field) -> its text, the inverse.
+template <typename Config, typename Ref, typename Field = std::remove_cvref_t<std::invoke_result_t<Ref, Config&>>>
+ConfigRow<Config> parsed(std::string flag, std::string group, std::string help, Ref ref,
+                         std::function<Field(const std::string&)> parse, std::function<std::string(const Field&)> text,
+                         OnResume on_resume = OnResume::must_match) {
+  ConfigRow<Config> row{std::move(flag), std::move(group), std::move(help), on_resume, nullptr, nullptr, nullptr};
+  row.get = [ref, text](const Config& c) { return ConfigValue(text(ref(c))); };
+  row.set = [ref, parse](Config& c, const ConfigValue& v) { ref(c) = parse(std::get<std::string>(v)); };
+  row.check = [](const Config&) {};  // every value parse gives is allowed
+  return row;
+}
+
+// The row, its key left out of the JSON while its field holds the default. A field added later then leaves the
+// checkpoints of the runs that do not use it exactly as earlier versions wrote them, and reading is unchanged: an
+// absent key takes the default.
+template <typename Config>
+ConfigRow<Config> written_unless_default(ConfigRow<Config> row) {
+  row.written_at_default = false;
+  return row;
+}
+
 // --- the table
 template <typename Config>
 class ConfigTable {
@@ -224,7 +249,9 @@ class ConfigTable {
 
   std::string to_json(const Config& c) const {
     std::vector<std::pair<std::string, ConfigValue>> fields;
-    for (const auto& r : rows_) fields.emplace_back(r.key(), r.get(c));
+    const Config defaults;
+    for (const auto& r : rows_)
+      if (r.written_at_default || r.get(c) != r.get(defaults)) fields.emplace_back(r.key(), r.get(c));
     return config_json(fields);
   }
 

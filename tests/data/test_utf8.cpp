@@ -73,6 +73,20 @@ TEST(Utf8, EncodeRefusesWhatIsNotAScalarValue) {
   EXPECT_THROW_MSG(encode_utf8(std::u32string{U'a', static_cast<char32_t>(0x110000)}), std::invalid_argument, "U+110000");
 }
 
+// What a sample shows: valid text as it is; each maximal bad part as one U+FFFD, a character cut short at the end too.
+TEST(Utf8, ToValidUtf8ReplacesEachBadPartWithOneReplacementCharacter) {
+  const std::string fffd = "\xEF\xBF\xBD";
+  EXPECT_EQ(data::to_valid_utf8("caf\xC3\xA9 \xF0\x9F\x98\x80"), "caf\xC3\xA9 \xF0\x9F\x98\x80");  // unchanged
+  EXPECT_EQ(data::to_valid_utf8("caf\xC3"), "caf" + fffd);                  // é cut after its first byte
+  EXPECT_EQ(data::to_valid_utf8("\xF0\x9F\x98"), fffd);                     // a 4-byte emoji's first 3: one U+FFFD
+  EXPECT_EQ(data::to_valid_utf8("a\x80\x80" "b"), "a" + fffd + fffd + "b");    // two stray continuation bytes
+  EXPECT_EQ(data::to_valid_utf8("\xC0\xAF"), fffd + fffd);                  // overlong '/': C0 is never a lead
+  EXPECT_EQ(data::to_valid_utf8("\xED\xA0\x80"), fffd + fffd + fffd);       // a surrogate: ED takes 80..9F only
+  EXPECT_EQ(data::to_valid_utf8("\xE2\x82x"), fffd + "x");                  // cut short mid-text, the next kept
+  EXPECT_EQ(data::to_valid_utf8("\xFF"), fffd);
+  EXPECT_EQ(data::to_valid_utf8(""), "");
+}
+
 TEST(ReadTextFile, ReadsAFileWhole) {
   test::TempDir dir;
   const auto path = (dir.path / "t.txt").string();

@@ -20,7 +20,15 @@ struct Toy {
   std::uint64_t seed = 3;
   std::int64_t steps = 10;
   Shape shape = Shape::round;
+  std::pair<std::int64_t, std::int64_t> size{2, 3};  // a type of its own: "2x3"
 };
+
+std::pair<std::int64_t, std::int64_t> parse_size(const std::string& text) {
+  const auto x = text.find('x');
+  if (x == std::string::npos || x == 0 || x + 1 == text.size()) throw std::invalid_argument("must be AxB, got '" + text + "'");
+  return {std::stoll(text.substr(0, x)), std::stoll(text.substr(x + 1))};
+}
+std::string size_text(const std::pair<std::int64_t, std::int64_t>& s) { return fmt::format("{}x{}", s.first, s.second); }
 
 const train::ConfigTable<Toy>& toy_table() {
   using train::at;
@@ -32,6 +40,10 @@ const train::ConfigTable<Toy>& toy_table() {
       train::field<Toy>("steps", "training", "steps", at(&Toy::steps), train::in_range(1, 100), train::OnResume::may_change),
       train::choice<Toy>("shape", "model", "round | square", at(&Toy::shape),
                          train::Choices<Shape>{{"round", Shape::round}, {"square", Shape::square}}),
+      train::written_unless_default(train::parsed<Toy>(
+          "size", "model", "AxB", at(&Toy::size),
+          std::function<std::pair<std::int64_t, std::int64_t>(const std::string&)>(parse_size),
+          std::function<std::string(const std::pair<std::int64_t, std::int64_t>&)>(size_text))),
   };
   return table;
 }
@@ -105,6 +117,19 @@ TEST(ConfigTable, DefaultsAreShownAsFlagText) {
   EXPECT_EQ(train::config_text(toy_table().row("rate").get(d)), "0.5");
   EXPECT_EQ(train::config_text(toy_table().row("shape").get(d)), "round");
   EXPECT_EQ(train::config_text(toy_table().row("inner-width").get(d)), "8");
+}
+
+// A parsed row: its own type at the flag, its text in the JSON, and written only when not the default here.
+TEST(ConfigTable, AParsedRowCarriesItsTypeAsTextAndMayBeLeftOutAtItsDefault) {
+  Toy t;
+  EXPECT_EQ(toy_table().to_json(t).find("size"), std::string::npos);  // the default: no key
+  toy_table().set_flag(t, "size", "4x5");
+  EXPECT_EQ(t.size, (std::pair<std::int64_t, std::int64_t>{4, 5}));
+  EXPECT_NE(toy_table().to_json(t).find(R"("size":"4x5")"), std::string::npos);
+  EXPECT_EQ(toy_table().from_json(toy_table().to_json(t)).size, t.size);
+  EXPECT_EQ(toy_table().from_json(toy_table().to_json(Toy{})).size, Toy{}.size);
+  EXPECT_THROW_MSG(toy_table().set_flag(t, "size", "big"), std::invalid_argument, "--size must be AxB, got 'big'");
+  EXPECT_EQ(toy_table().mismatched(t, Toy{}), std::vector<std::string>{"size"});
 }
 
 }  // namespace
