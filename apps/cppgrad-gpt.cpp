@@ -51,8 +51,8 @@ namespace {
 
 // ------------------------------------------------------------------------------------------- train
 cxxopts::Options train_flags() {
-  cxxopts::Options o("cppgrad-gpt train", "Train a GPT on text: next-character prediction, validation loss against "
-                                          "the bigram baseline, samples at the end.");
+  cxxopts::Options o("cppgrad-gpt train", "Train a GPT on text: next-token prediction (characters, GPT-2's BPE or "
+                                          "your own), validation loss against the bigram baseline, samples at the end.");
   train::add_config_flags(o, config_table());
   train::add_output_flags(o, {.save = "checkpoint written at every evaluation, and when Ctrl-C or SIGTERM stops the run "
                                     "(atomically)",
@@ -469,10 +469,10 @@ int cmd_attention(int argc, char** argv) {
 const char* kUsage =
     "usage: cppgrad-gpt <command> [flags]   (cppgrad-gpt <command> --help for its flags)\n"
     "       cppgrad-gpt --version\n\n"
-    "  train      train a character-level GPT (default: Debian's word list /usr/share/dict/american-english,\n"
-    "             d_model 64, 4 layers, 4 heads, batch 32, AdamW 5e-4, 2000 steps, seed 0)\n"
+    "  train      train a GPT on characters or BPE tokens (default: the characters of Debian's word list\n"
+    "             /usr/share/dict/american-english, d_model 64, 4 layers, 4 heads, batch 32, AdamW 5e-4, 2000 steps)\n"
     "  sample     invent text with a trained model (--temperature, --top-k, --top-p, --explain)\n"
-    "  eval       loss and perplexity on the validation split or a file\n"
+    "  eval       loss, perplexity and bits per byte on the validation split or a file\n"
     "  attention  every layer's and head's causal attention map over a prompt (terminal; --svg FILE also)\n"
     "  tokenize   encode a file to token ids, decode ids to bytes, train a BPE (gpt2 or bpe:FILE tokenizers)\n";
 

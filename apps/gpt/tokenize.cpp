@@ -16,6 +16,7 @@
 #include <stdexcept>
 
 #include "core/atomic_file.h"
+#include "data/tokenizer.h"
 #include "train/cli.h"
 
 namespace cppgrad::gpt {
@@ -60,9 +61,9 @@ int cmd_encode(int argc, char** argv) {
   o.add_options()("special", "read \"<|endoftext|>\" in the text as its token (default: as plain text, like "
                              "tiktoken's encode_ordinary and nanoGPT's prepare.py)")("h,help", "this help");
   const auto r = train::parse_flags(o, argc, argv);
-  const TokenizerSpec spec = parse_tokenizer_spec(required(r, "encode", "tokenizer", "gpt2|bpe:FILE"));
+  const std::string tokenizer = required(r, "encode", "tokenizer", "gpt2|bpe:FILE");
   const std::string text = read_bytes("--data", required(r, "encode", "data", "FILE (the text to encode)"));
-  const data::BpeTokenizer tok = load_tokenizer(spec);
+  const data::BpeTokenizer tok = load_tokenizer(tokenizer);
   const std::vector<std::int64_t> ids = r.count("special") ? tok.encode(text) : tok.encode_ordinary(text);
   write_stdout(ids_text(ids));
   return 0;
@@ -73,10 +74,10 @@ int cmd_decode(int argc, char** argv) {
                                              "stdout.", "the file of ids, separated by whitespace");
   o.add_options()("h,help", "this help");
   const auto r = train::parse_flags(o, argc, argv);
-  const TokenizerSpec spec = parse_tokenizer_spec(required(r, "decode", "tokenizer", "gpt2|bpe:FILE"));
+  const std::string tokenizer = required(r, "decode", "tokenizer", "gpt2|bpe:FILE");
   const std::string path = required(r, "decode", "data", "FILE (ids, as tokenize encode prints them)");
   const std::string text = read_bytes("--data", path);
-  const data::BpeTokenizer tok = load_tokenizer(spec);
+  const data::BpeTokenizer tok = load_tokenizer(tokenizer);
   std::vector<std::int64_t> ids;
   try {
     ids = parse_ids(text, tok.size(), "--data '" + path + "'");
@@ -136,20 +137,19 @@ const char* kTokenizeUsage =
 
 }  // namespace
 
-TokenizerSpec parse_tokenizer_spec(const std::string& text) {
-  if (text == "gpt2") return {TokenizerSpec::Kind::Gpt2, ""};
-  if (text.starts_with("bpe:") && text.size() > 4) return {TokenizerSpec::Kind::BpeFile, text.substr(4)};
-  throw UsageError(fmt::format("--tokenizer '{}': expected gpt2 or bpe:FILE (a .model file written by tokenize train)",
-                               text));
-}
-
-data::BpeTokenizer load_tokenizer(const TokenizerSpec& spec) {
-  const std::string name = spec.kind == TokenizerSpec::Kind::Gpt2 ? "gpt2" : "bpe:" + spec.path;
+data::BpeTokenizer load_tokenizer(const std::string& text) {
+  data::TokenizerName name;
   try {
-    if (spec.kind == TokenizerSpec::Kind::Gpt2) return data::BpeTokenizer::gpt2();
-    return data::BpeTokenizer::load(spec.path);
+    name = data::TokenizerName::parse(text);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(fmt::format("--tokenizer {}", e.what()));
+  }
+  if (name.kind == data::TokenizerName::Kind::chars)
+    throw UsageError("--tokenizer char: tokenize takes gpt2 or bpe:FILE (a character model's ids come from its data)");
+  try {
+    return data::load_bpe(name);
   } catch (const std::exception& e) {
-    throw UsageError(fmt::format("--tokenizer {}: {}", name, e.what()));
+    throw UsageError(fmt::format("--tokenizer {}: {}", text, e.what()));
   }
 }
 

@@ -18,18 +18,10 @@
 
 namespace cppgrad::gpt {
 
-// A --tokenizer value: GPT-2's own ("gpt2") or a BPE that `tokenize train` wrote ("bpe:FILE").
-struct TokenizerSpec {
-  enum class Kind { Gpt2, BpeFile };
-  Kind kind = Kind::Gpt2;
-  std::string path;  // the .model file of a BpeFile
-};
-
-// Throws train::UsageError naming the text for anything else.
-TokenizerSpec parse_tokenizer_spec(const std::string& text);
-
-// The tokenizer a spec names, read from its files; a missing or unreadable file is a usage error naming the spec.
-data::BpeTokenizer load_tokenizer(const TokenizerSpec& spec);
+// The BPE a --tokenizer value names: GPT-2's own ("gpt2") or one that `tokenize train` wrote ("bpe:FILE"), parsed as
+// `train --tokenizer` parses it (data::TokenizerName). Anything else, "char", or a file that cannot be read, is a
+// train::UsageError naming the value.
+data::BpeTokenizer load_tokenizer(const std::string& text);
 
 // The ids as text: decimal, one space between two, a newline after the last ("\n" for none).
 std::string ids_text(std::span<const std::int64_t> ids);

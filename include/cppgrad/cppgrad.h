@@ -70,4 +70,5 @@
 #include "data/text_corpus.h"
 #include "data/text_split.h"
 #include "data/token_batch.h"
+#include "data/tokenizer.h"
 #include "data/utf8.h"

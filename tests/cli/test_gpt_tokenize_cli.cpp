@@ -156,8 +156,10 @@ TEST_F(GptTokenizeCli, BadInputIsOneLineNamingWhatWasTyped) {
   expect_usage_error(cli({"tokenize"}), "needs a command: encode, decode or train");
   expect_usage_error(cli({"tokenize", "fly"}), "unknown tokenize command 'fly'");
   expect_usage_error(cli({"tokenize", "encode", "--tokenizer", "gpt3", "--data", text}),
-                     "--tokenizer 'gpt3': expected gpt2 or bpe:FILE");
-  expect_usage_error(cli({"tokenize", "encode", "--tokenizer", "bpe:", "--data", text}), "--tokenizer 'bpe:'");
+                     "--tokenizer must be char, gpt2 or bpe:FILE (a .model file), got 'gpt3'");
+  expect_usage_error(cli({"tokenize", "encode", "--tokenizer", "bpe:", "--data", text}), "got 'bpe:'");
+  expect_usage_error(cli({"tokenize", "encode", "--tokenizer", "char", "--data", text}),
+                     "--tokenizer char: tokenize takes gpt2 or bpe:FILE");
   expect_usage_error(cli({"tokenize", "encode", "--tokenizer", "bpe:" + missing, "--data", text}),
                      "--tokenizer bpe:" + missing);
   expect_usage_error(cli({"tokenize", "encode", "--tokenizer", "gpt2", "--data", missing}),
