@@ -6,7 +6,8 @@
 //
 //   train::StepLoop loop(run.step, config.steps, config.eval_every, quiet);
 //   while (loop.next(run.step)) {
-//     if (!loop.stepped(run.step, train_step(run))) continue;   // train_step counts run.step
+//     const double loss = train_step(run);                      // counts run.step: call it before stepped(),
+//     if (!loop.stepped(run.step, loss)) continue;              // not in its arguments (their order is unspecified)
 //     ... evaluate, print (loop.finish_bar() first), write the metrics, the plot, the checkpoint
 //   }
 //   if (train::stop_requested()) save, and return train::stop_status() (train::stopped_by_signal)
