@@ -58,9 +58,10 @@ bool same_splits(const data::Lines& a, const data::Lines& b) { return a.train ==
 bool same_splits(const data::RunningText& a, const data::RunningText& b) { return a.train == b.train && a.val == b.val; }
 
 void check_corpus(std::string_view text, const data::TextCorpusConfig& config, const data::TextCorpus& c) {
-  const data::CharTokenizer& tok = c.tokenizer;
+  if (c.tokenizer.chars() == nullptr) bug("a corpus made without a tokenizer holds no character tokenizer");
+  const data::CharTokenizer& tok = *c.tokenizer.chars();
   if (data::CharTokenizer::from_vocab_json(tok.vocab_json()).vocab() != tok.vocab()) bug("vocab_json does not round-trip");
-  const auto again = data::make_text_corpus(text, config, tok);  // a checkpoint's tokenizer: the same split
+  const auto again = data::make_text_corpus(text, config, c.tokenizer);  // a checkpoint's tokenizer: the same split
   const bool same = again.splits.index() == c.splits.index() && again.context == c.context &&
                     std::visit([&](const auto& s) { return same_splits(s, std::get<std::decay_t<decltype(s)>>(again.splits)); },
                                c.splits);
