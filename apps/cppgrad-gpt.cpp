@@ -6,6 +6,8 @@
 //   cppgrad-gpt eval      --checkpoint PATH [--data FILE]  loss and perplexity of a split or of a file
 //   cppgrad-gpt attention --checkpoint PATH --prompt TEXT  every layer's and head's causal attention map
 //   cppgrad-gpt tokenize  encode|decode|train [flags]      text to token ids and back; train a BPE (gpt/tokenize.h)
+//   cppgrad-gpt import    --hf FILE --out CKPT [flags]     GPT-2 in Hugging Face's layout to a checkpoint, and
+//   cppgrad-gpt export    --checkpoint CKPT --out FILE     back (gpt/hf_commands.h)
 //
 // Exit status: 0 on success, 2 on bad input (flags, values, files), 3 when training diverged (the loss became NaN or
 // Inf; the last checkpoint stays), 130 / 143 when Ctrl-C / SIGTERM stopped training (saved with --save), 1 otherwise.
@@ -29,6 +31,8 @@
 #include "data/utf8.h"
 #include "gpt/checkpoint.h"
 #include "gpt/framing.h"
+#include "gpt/hf_commands.h"
+#include "gpt/preset.h"
 #include "gpt/tokenize.h"
 #include "gpt/trainer.h"
 #include "nn/generate.h"
@@ -60,16 +64,49 @@ cxxopts::Options train_flags() {
                             .metrics = "JSON Lines: one object per evaluation, then a final one",
                             .plot = "SVG of training and validation loss against steps"});
   o.add_options("output")("samples", "samples printed at the end", cxxopts::value<std::string>()->default_value("12"));
+  // Not config rows: each sets rows (gpt/preset.h), and the checkpoint stores those, not where they came from.
+  o.add_options("model")("preset", "GPT-2's shape: --d-model, --heads, --layers, --context 1024, --tokenizer gpt2, "
+                                   "--format text; flags given with it must agree. " + presets_help(),
+                         cxxopts::value<std::string>())
+      ("init", "finetune: start from a checkpoint's weights (train --save or import) with a fresh AdamW at step 0; "
+               "its shape and tokenizer are the run's (flags given must agree)", cxxopts::value<std::string>());
   train::add_run_flags(o);
   return o;
 }
 
-// The run's configuration: the defaults or the resumed checkpoint's, with the flags given; validated.
-TrainConfig train_config(const cxxopts::ParseResult& r) {
+// The config rows typed on the command line.
+std::set<std::string> given_flags(const cxxopts::ParseResult& r) {
+  std::set<std::string> given;
+  for (const auto& row : config_table().rows())
+    if (r.count(row.flag)) given.insert(row.flag);
+  return given;
+}
+
+// The run's configuration: the defaults or the resumed checkpoint's, with the flags given, then the shape of
+// --preset or of the --init checkpoint (flags must agree: gpt/preset.h); validated.
+TrainConfig train_config(const cxxopts::ParseResult& r, const GptCheckpoint* init) {
   TrainConfig c;
   const bool resume = r.count("resume") > 0;
+  if (resume && init) throw UsageError("--init starts a new run from a checkpoint's weights, --resume continues one: "
+                                       "give one of them");
   if (resume) c = read_checkpoint_config(r["resume"].as<std::string>());
   train::apply_config_flags(r, config_table(), c);
+  try {
+    if (r.count("preset")) {
+      const std::string name = r["preset"].as<std::string>();
+      pin_shape(c, preset_config(name), given_flags(r), "--preset " + name);
+    }
+    if (init) {
+      TrainConfig shape = init->config;
+      shape.context = init->context;  // the model's block_size (a lines run may have stored 0: its longest line)
+      const std::string source = "--init " + r["init"].as<std::string>();
+      std::set<std::string> given = given_flags(r);
+      if (r.count("preset")) given.insert(kShapeFlags.begin(), kShapeFlags.end());  // the preset's must agree too
+      pin_shape(c, shape, given, source);
+    }
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
   c = c.with_shards();  // a resumed run keeps its checkpoint's
   const auto make_absolute = [](std::string& path) {  // stored absolute, so sample and eval find it from any directory
     std::error_code ec;
@@ -191,10 +228,25 @@ void print_final(Trainer& t, train::TrainOutputs& out, std::int64_t samples) {
   fmt::print("samples:{}\n", std::visit([&](const auto& s) { return samples_block(s, texts); }, t.corpus().splits));
 }
 
+// --init's checkpoint; a Hugging Face file (no cppgrad-gpt format) is refused saying how to convert it.
+GptCheckpoint read_init(const std::string& path) {
+  try {
+    return read_gpt_checkpoint(path);
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    if (what.find("not a cppgrad-gpt checkpoint") == std::string::npos) throw;
+    throw std::runtime_error(fmt::format("--init {}: not a cppgrad-gpt checkpoint (a Hugging Face model.safetensors "
+                                         "becomes one with: cppgrad-gpt import --hf {} --out CKPT)", path, path));
+  }
+}
+
 int cmd_train(int argc, char** argv) {
   cxxopts::Options o = train_flags();
   const auto r = train::parse_flags(o, argc, argv);
-  const TrainConfig config = train_config(r);
+  // --init's checkpoint, read once: its shape for the config, its weights for the model.
+  std::optional<GptCheckpoint> init;
+  if (r.count("init")) init = read_init(flag_path(r, "init"));
+  const TrainConfig config = train_config(r, init ? &*init : nullptr);
   const std::int64_t samples = flag_value<std::int64_t>(r, "samples");
   if (samples < 0 || samples > 1000) throw UsageError("--samples must be in 0..1000");
   // Under mpirun: every process trains its block of each batch's shards; rank 0 alone writes and prints.
@@ -207,12 +259,18 @@ int cmd_train(int argc, char** argv) {
     throw UsageError(fmt::format("the default data {} is missing: install Debian's word list (sudo apt-get install "
                                  "wamerican, or bash .ci/install-deps.sh), or give --data FILE", kDefaultData));
   // Resumed without --tokenizer, a bpe:FILE run reads its text through the checkpoint's BPE: the file may be gone.
+  // So does a run that finetunes one: the checkpoint's BPE is the model's.
   std::optional<data::Tokenizer> resumed_bpe;
   if (!out.resume.empty() && !r.count("tokenizer") && config.tokenizer.kind == data::TokenizerName::Kind::bpe_file)
     resumed_bpe = read_gpt_checkpoint(out.resume).tokenizer;
+  if (init && init->tokenizer.bpe()) resumed_bpe = init->tokenizer;
   // Reads the data: an unreadable or invalid file is a usage error (exit 2).
   Trainer t(config, processes.get(), resumed_bpe ? &*resumed_bpe : nullptr);
   if (!out.resume.empty()) t.load(out.resume);
+  if (init) {
+    t.init_from(*init, flag_path(r, "init"));
+    init.reset();  // its tensors are the model's now
+  }
   if (t.step() >= config.steps && !out.resume.empty())
     throw UsageError(fmt::format("--resume {}: the checkpoint has trained {} steps already and --steps is {}: nothing "
                                  "to do (give --steps above {} to train further)", out.resume, t.step(), config.steps,
@@ -474,13 +532,15 @@ const char* kUsage =
     "  sample     invent text with a trained model (--temperature, --top-k, --top-p, --explain)\n"
     "  eval       loss, perplexity and bits per byte on the validation split or a file\n"
     "  attention  every layer's and head's causal attention map over a prompt (terminal; --svg FILE also)\n"
-    "  tokenize   encode a file to token ids, decode ids to bytes, train a BPE (gpt2 or bpe:FILE tokenizers)\n";
+    "  tokenize   encode a file to token ids, decode ids to bytes, train a BPE (gpt2 or bpe:FILE tokenizers)\n"
+    "  import     a GPT-2 model.safetensors (Hugging Face's layout) to a checkpoint: sample, eval, train --init\n"
+    "  export     a checkpoint's model as Hugging Face's GPT-2 model.safetensors (--config-json: config.json too)\n";
 
 }  // namespace
 
 int main(int argc, char** argv) {
   return train::run_program("cppgrad-gpt", argc, argv, kUsage,
                           {{"train", cmd_train}, {"sample", cmd_sample}, {"eval", cmd_eval}, {"attention", cmd_attention},
-                           {"tokenize", cmd_tokenize}},
+                           {"tokenize", cmd_tokenize}, {"import", cmd_import}, {"export", cmd_export}},
                           "smaller --d-model, --layers, --batch-size or --context need less");
 }

@@ -175,18 +175,29 @@ std::unique_ptr<GPT> build(std::map<std::string, Tensor> tensors, const std::vec
 
 }  // namespace
 
+namespace {
+
+struct Preset {
+  std::string_view name;
+  std::int64_t n_layer, n_head, n_embd;
+};
+constexpr Preset kPresets[] = {
+    {"gpt2", 12, 12, 768}, {"gpt2-medium", 24, 16, 1024}, {"gpt2-large", 36, 20, 1280}, {"gpt2-xl", 48, 25, 1600}};
+
+}  // namespace
+
 GPTConfig gpt2_preset(std::string_view name) {
-  struct Preset {
-    std::string_view name;
-    std::int64_t n_layer, n_head, n_embd;
-  };
-  static constexpr Preset kPresets[] = {
-      {"gpt2", 12, 12, 768}, {"gpt2-medium", 24, 16, 1024}, {"gpt2-large", 36, 20, 1280}, {"gpt2-xl", 48, 25, 1600}};
   for (const Preset& p : kPresets)
     if (p.name == name)
       return {.block_size = 1024, .vocab_size = 50257, .n_layer = p.n_layer, .n_head = p.n_head, .n_embd = p.n_embd};
   throw std::invalid_argument(
       fmt::format("gpt2_preset: unknown GPT-2 size '{}' (gpt2, gpt2-medium, gpt2-large, gpt2-xl)", name));
+}
+
+std::vector<std::string_view> gpt2_preset_names() {
+  std::vector<std::string_view> names;
+  for (const Preset& p : kPresets) names.push_back(p.name);
+  return names;
 }
 
 // HF's names and shapes, in GPT2Model's order. c_attn [C, 3C]: q, k and v side by side along the output, as

@@ -35,6 +35,8 @@ namespace cppgrad::nn {
 //   "gpt2-large" 774M: 36 layers, 20 heads, 1280   "gpt2-xl" 1558M: 48 layers, 25 heads, 1600 wide
 // Throws std::invalid_argument listing the names for any other.
 GPTConfig gpt2_preset(std::string_view name);
+// The four names, smallest first.
+std::vector<std::string_view> gpt2_preset_names();
 
 // One tensor of a GPT-2 file: its HF name without the `transformer.` prefix, its shape in the file, and whether it
 // is a Conv1D weight (stored [in, out], transposed to cppgrad's [out, in]).

@@ -94,7 +94,7 @@ GptCheckpoint read_gpt_checkpoint(const std::string& path) {
     c.context = train::metadata_count(f.metadata, "context");
     if (c.context < 1 || c.context > kMaxContext)
       throw std::invalid_argument(fmt::format("metadata 'context' must be in 1..{}", kMaxContext));
-    c.config.check_sizes(c.tokenizer.size(), c.context);
+    c.config.check_parameters(c.tokenizer.size(), c.context);  // a run resumed from it checks its batch too
   } catch (const std::exception& e) {
     throw std::runtime_error("checkpoint " + path + ": " + e.what());
   }

@@ -117,10 +117,14 @@ std::int64_t TrainConfig::estimated_activations(std::int64_t vocab, std::int64_t
   return mul_sat(mul_sat(batch_size, context_size), per_token);
 }
 
-void TrainConfig::check_sizes(std::int64_t vocab, std::int64_t context_size) const {
+void TrainConfig::check_parameters(std::int64_t vocab, std::int64_t context_size) const {
   if (const std::int64_t p = estimated_parameters(vocab, context_size); p > kMaxParameters)
     throw std::invalid_argument(fmt::format("the model would have about {} parameters, more than the limit {}: lower "
                                             "--d-model ({}) or --layers ({})", p, kMaxParameters, model.n_embd, model.n_layer));
+}
+
+void TrainConfig::check_sizes(std::int64_t vocab, std::int64_t context_size) const {
+  check_parameters(vocab, context_size);
   if (const std::int64_t a = estimated_activations(vocab, context_size); a > kMaxActivations)
     throw std::invalid_argument(fmt::format("one training step would hold about {} activations, more than the limit {}: "
                                             "lower --batch-size ({}), --context ({}), --d-model or --layers", a,

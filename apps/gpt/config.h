@@ -26,7 +26,9 @@ inline constexpr std::int64_t kMaxHeads = 256;
 inline constexpr std::int64_t kMaxBatch = 65'536;
 inline constexpr std::int64_t kMaxThreads = 256;
 inline constexpr std::int64_t kMaxShards = 64;
-inline constexpr std::int64_t kMaxParameters = 200'000'000;     // without the vocabulary's rows (known after reading)
+// GPT-2 xl (1.56B with its tables) fits, so every --preset size imports and samples; training one is bounded by
+// kMaxActivations instead.
+inline constexpr std::int64_t kMaxParameters = 1'600'000'000;
 inline constexpr std::int64_t kMaxActivations = 1'000'000'000;  // floats a step's graph holds, roughly (4 GB)
 
 // The names --format and --schedule take, and the values they stand for.
@@ -74,8 +76,10 @@ struct TrainConfig {
   // Rough sizes, for the limits (exact enough to stop a typo); vocab and context as known after reading the data.
   std::int64_t estimated_parameters(std::int64_t vocab, std::int64_t context) const;
   std::int64_t estimated_activations(std::int64_t vocab, std::int64_t context) const;
-  // Throws std::invalid_argument when the model or a step would exceed the limits.
+  // Throws std::invalid_argument when the model or a step would exceed the limits. A checkpoint read to sample or
+  // evaluate checks the model's alone (its batch is not built).
   void check_sizes(std::int64_t vocab, std::int64_t context) const;
+  void check_parameters(std::int64_t vocab, std::int64_t context) const;
 
   // This config with shards chosen: --shards, or when it is 0 train::default_shards of the batch size.
   TrainConfig with_shards() const;

@@ -24,8 +24,6 @@
 
 namespace cppgrad::gpt {
 
-namespace {
-
 // AdamW as makemore and ../shared/anchors/gpt/words_pytorch.py run it: betas 0.9 / 0.99, decay on every parameter.
 std::unique_ptr<optim::Optimizer> make_optimizer(const TrainConfig& c, nn::NamedTensors params) {
   return std::make_unique<optim::Adam>(std::move(params),
@@ -33,6 +31,8 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const TrainConfig& c, nn::Named
                                                           .weight_decay = c.weight_decay,
                                                           .decoupled_weight_decay = true});
 }
+
+namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -270,6 +270,24 @@ void Trainer::load(const std::string& path) {
     train::check_processes_agree(*processes_, "resumed checkpoint (its step)", std::to_string(step_));
     processes_->broadcast(model().parameters());
   }
+}
+
+void Trainer::init_from(const GptCheckpoint& c, const std::string& path) {
+  const nn::GPTConfig have = c.config.model_config(c.tokenizer.size(), c.context), want = model().config();
+  const auto shape = [](const nn::GPTConfig& m) {
+    return fmt::format("{} layers, {} heads, {} wide, context {}, vocabulary {}", m.n_layer, m.n_head, m.n_embd,
+                       m.block_size, m.vocab_size);
+  };
+  if (have.n_layer != want.n_layer || have.n_head != want.n_head || have.n_embd != want.n_embd ||
+      have.block_size != want.block_size || have.vocab_size != want.vocab_size)
+    throw std::runtime_error(fmt::format("--init {}: its model has {}, this run's {}", path, shape(have), shape(want)));
+  check_same_tokenizer(path, c);
+  try {
+    model().load_state_dict(c.state.model);  // names and shapes checked: a transposed weight is refused
+  } catch (const std::exception& e) {
+    throw std::runtime_error("--init " + path + ": " + e.what());
+  }
+  if (processes_) processes_->broadcast(model().parameters());
 }
 
 TrainConfig read_checkpoint_config(const std::string& path) { return read_gpt_checkpoint(path).config; }

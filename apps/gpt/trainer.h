@@ -94,6 +94,10 @@ class Trainer {
   // refuses another configuration (naming the keys), another vocabulary, or a corrupt file, before anything changes.
   void save(const std::string& path) const;
   void load(const std::string& path);
+  // Finetuning (`train --init`): the weights of a checkpoint `c` read from `path`, whose model must have this run's
+  // shape and tokenizer; AdamW, the step (0), the generators and the history stay this run's own. Throws
+  // std::runtime_error "--init <path>: ..." naming both shapes, or the tensor refused.
+  void init_from(const GptCheckpoint& c, const std::string& path);
 
  private:
   data::TokenBatch batch(const std::vector<std::int64_t>& rows) const;
@@ -116,6 +120,9 @@ class Trainer {
   double train_s_ = 0;  // training wall time of the whole run before this interval
   double interval_s_ = 0;  // training wall time of this interval
 };
+
+// AdamW with the config's rate and decay (betas 0.9 / 0.99, eps 1e-8), as every run trains.
+std::unique_ptr<optim::Optimizer> make_optimizer(const TrainConfig& c, nn::NamedTensors params);
 
 // The config a checkpoint holds (to resume with it); throws std::runtime_error naming the file.
 TrainConfig read_checkpoint_config(const std::string& path);

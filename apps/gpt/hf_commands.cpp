@@ -1,0 +1,226 @@
+#include "gpt/hf_commands.h"
+
+#include <fmt/format.h>
+
+#include <cxxopts.hpp>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+
+#include "core/atomic_file.h"
+#include "data/utf8.h"
+#include "gpt/checkpoint.h"
+#include "gpt/preset.h"
+#include "gpt/tokenize.h"
+#include "gpt/trainer.h"
+#include "nn/gpt_hf.h"
+#include "train/cli.h"
+
+namespace cppgrad::gpt {
+
+using train::flag_path;
+using train::flag_value;
+using train::UsageError;
+
+namespace {
+
+constexpr std::uint64_t kMaxConfigJsonBytes = 1 << 20;  // GPT-2's is 665 bytes
+constexpr std::int64_t kGpt2Vocab = 50257;
+
+std::string required(const cxxopts::ParseResult& r, const char* command, const std::string& flag,
+                     const std::string& what) {
+  if (!r.count(flag)) throw UsageError(fmt::format("{} needs --{} {}", command, flag, what));
+  return flag_path(r, flag);
+}
+
+std::string absolute(const std::string& path) {
+  std::error_code ec;
+  const auto a = std::filesystem::absolute(path, ec);
+  return ec ? path : a.string();
+}
+
+// The heads of an import: --preset's, --heads, or the config.json beside the file (nullopt: the preset's).
+struct Heads {
+  std::optional<std::string> preset;
+  std::int64_t n_head = 0;
+  std::optional<std::string> config_json;  // the file they came from, whose other keys are checked after
+  std::optional<HFConfig> hf;
+};
+
+Heads import_heads(const cxxopts::ParseResult& r, const std::string& hf) {
+  if (r.count("preset") && r.count("heads"))
+    throw UsageError("give --preset or --heads, not both (a preset names the heads)");
+  Heads h;
+  if (r.count("preset")) {
+    const std::string name = r["preset"].as<std::string>();
+    h.n_head = preset_config(name).model.n_head;  // std::invalid_argument listing the names: a usage error
+    h.preset = name;
+    return h;
+  }
+  if (r.count("heads")) {
+    h.n_head = flag_value<std::int64_t>(r, "heads");
+    if (h.n_head < 1 || h.n_head > kMaxHeads) throw UsageError(fmt::format("--heads must be in 1..{}", kMaxHeads));
+    return h;
+  }
+  const std::string beside = (std::filesystem::path(hf).parent_path() / "config.json").string();
+  std::error_code ec;
+  if (!std::filesystem::exists(beside, ec))
+    throw UsageError(fmt::format("{}: give --preset NAME or --heads N (the shapes do not tell the heads, and no "
+                                 "config.json sits beside the file)", hf));
+  h.hf = read_hf_config(beside);
+  h.n_head = h.hf->n_head;
+  h.config_json = beside;
+  return h;
+}
+
+// A config.json's sizes against the file's shapes: another model's config beside the file is refused.
+void check_against_config_json(const HFConfig& hf, const nn::GPTConfig& m, const std::string& json,
+                               const std::string& file) {
+  const std::pair<const char*, std::pair<std::int64_t, std::int64_t>> keys[] = {
+      {"n_layer", {hf.n_layer, m.n_layer}}, {"n_embd", {hf.n_embd, m.n_embd}},
+      {"n_positions", {hf.n_positions, m.block_size}}, {"vocab_size", {hf.vocab_size, m.vocab_size}}};
+  for (const auto& [key, values] : keys)
+    if (values.first != values.second)
+      throw std::runtime_error(fmt::format("{}: {} is {}, but {} holds {}", json, key, values.first, file, values.second));
+}
+
+// The tokenizer an imported model reads through: --tokenizer, or GPT-2's for GPT-2's vocabulary; its size must be
+// the model's vocabulary.
+data::Tokenizer import_tokenizer(const cxxopts::ParseResult& r, TrainConfig& c, std::int64_t vocab,
+                                 const std::string& hf) {
+  std::string name = r.count("tokenizer") ? r["tokenizer"].as<std::string>() : "";
+  if (name.empty()) {
+    if (vocab != kGpt2Vocab)
+      throw UsageError(fmt::format("{} has a vocabulary of {}, not GPT-2's {}: give --tokenizer bpe:FILE (a BPE "
+                                   "of {} tokens) or --tokenizer char --data FILE (a text of {} distinct characters)",
+                                   hf, vocab, kGpt2Vocab, vocab, vocab));
+    name = "gpt2";
+  }
+  try {
+    c.tokenizer = data::TokenizerName::parse(name);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--tokenizer ") + e.what());
+  }
+  data::Tokenizer tokenizer;
+  if (c.tokenizer.kind == data::TokenizerName::Kind::chars) {
+    if (!r.count("data")) throw UsageError("--tokenizer char needs --data FILE: its characters are the vocabulary");
+    // A running text's characters, in code-point order from id 0 (data/text_corpus.h: no <b>), as train and eval
+    // derive them from the same file.
+    tokenizer = data::CharTokenizer::from_text(data::decode_utf8(data::read_text_file(c.data)), /*with_boundary=*/false);
+  } else {
+    tokenizer = data::Tokenizer(load_tokenizer(name));
+    if (c.tokenizer.kind == data::TokenizerName::Kind::bpe_file) c.tokenizer.path = absolute(c.tokenizer.path);
+  }
+  if (tokenizer.size() != vocab)
+    throw UsageError(fmt::format("{} has a vocabulary of {}, and --tokenizer {} has {} tokens ({})", hf, vocab,
+                                 name, tokenizer.size(), tokenizer.describe()));
+  return tokenizer;
+}
+
+std::string shape_text(const nn::GPTConfig& m) {
+  return fmt::format("{} layers, {} heads, {} wide, context {}, vocabulary {}", m.n_layer, m.n_head, m.n_embd,
+                     m.block_size, m.vocab_size);
+}
+
+}  // namespace
+
+HFConfig read_hf_config(const std::string& path) {
+  const nlohmann::json j = nlohmann::json::parse(data::read_text_file(path, kMaxConfigJsonBytes), nullptr,
+                                                 /*allow_exceptions=*/false);
+  if (!j.is_object()) throw std::runtime_error(path + ": is not a JSON object (a Hugging Face config.json)");
+  const auto size = [&](const char* key, const char* older = nullptr) {
+    const char* k = !j.contains(key) && older && j.contains(older) ? older : key;
+    if (!j.contains(k)) throw std::runtime_error(fmt::format("{}: has no '{}'", path, key));
+    const nlohmann::json& v = j.at(k);
+    if (!v.is_number_unsigned() || v.get<std::uint64_t>() < 1 || v.get<std::uint64_t>() > (1u << 24))
+      throw std::runtime_error(fmt::format("{}: '{}' must be a whole number in 1..{}, got {}", path, k, 1u << 24,
+                                           v.dump().substr(0, 40)));
+    return v.get<std::int64_t>();
+  };
+  return {.n_head = size("n_head"), .n_layer = size("n_layer"), .n_embd = size("n_embd"),
+          .n_positions = size("n_positions", "n_ctx"), .vocab_size = size("vocab_size")};
+}
+
+std::string hf_config_json(const nn::GPTConfig& m) {
+  nlohmann::ordered_json j = {
+      {"architectures", {"GPT2LMHeadModel"}}, {"model_type", "gpt2"}, {"vocab_size", m.vocab_size},
+      {"n_positions", m.block_size}, {"n_ctx", m.block_size}, {"n_embd", m.n_embd}, {"n_layer", m.n_layer},
+      {"n_head", m.n_head}, {"n_inner", nullptr}, {"activation_function", "gelu_new"},
+      // GPT-2's dropout for further training in transformers; sampling and evaluation turn it off
+      {"resid_pdrop", 0.1}, {"embd_pdrop", 0.1}, {"attn_pdrop", 0.1},
+      {"layer_norm_epsilon", 1e-5}, {"initializer_range", 0.02}, {"scale_attn_weights", true},
+      {"tie_word_embeddings", true}, {"use_cache", true}};
+  if (m.vocab_size == kGpt2Vocab) j["bos_token_id"] = 50256, j["eos_token_id"] = 50256;  // <|endoftext|>
+  return j.dump(2) + "\n";
+}
+
+int cmd_import(int argc, char** argv) {
+  cxxopts::Options o("cppgrad-gpt import", "A GPT-2 in Hugging Face's layout (model.safetensors: GPT2LMHeadModel's or "
+                                           "GPT2Model's names) to a cppgrad-gpt checkpoint.");
+  o.add_options()("hf", "the Hugging Face model.safetensors", cxxopts::value<std::string>())
+      ("out", "the checkpoint to write (atomically)", cxxopts::value<std::string>())
+      ("preset", "one of GPT-2's sizes, which gives the heads: " + presets_help(), cxxopts::value<std::string>())
+      ("heads", "attention heads (the shapes cannot tell them; default: config.json beside the file)",
+       cxxopts::value<std::string>())
+      ("tokenizer", "gpt2 (the default for a vocabulary of 50257) | bpe:FILE | char (the characters of --data)",
+       cxxopts::value<std::string>())
+      ("data", "a text: the vocabulary of --tokenizer char, and what eval scores without --data",
+       cxxopts::value<std::string>())
+      ("h,help", "this help");
+  const auto r = train::parse_flags(o, argc, argv);
+  const std::string hf = required(r, "import", "hf", "FILE (a Hugging Face model.safetensors)");
+  const std::string out = required(r, "import", "out", "CKPT (the checkpoint to write)");
+  train::check_outputs_or_usage_error({{"--out", out}}, hf);  // the input is never overwritten
+  const Heads heads = import_heads(r, hf);
+  const std::unique_ptr<nn::GPT> model =
+      heads.preset ? nn::import_gpt2_hf(hf, *heads.preset) : nn::import_gpt2_hf(hf, heads.n_head);
+  const nn::GPTConfig m = model->config();
+  if (heads.hf) check_against_config_json(*heads.hf, m, *heads.config_json, hf);
+
+  TrainConfig c;
+  c.model.n_layer = m.n_layer, c.model.n_head = m.n_head, c.model.n_embd = m.n_embd, c.model.dropout = 0.0;
+  c.context = m.block_size;
+  c.format = data::TextFormat::text;  // GPT-2 reads a running text (lines mode's <b> is a character model's)
+  if (r.count("data")) c.data = absolute(flag_path(r, "data"));
+  const data::Tokenizer tokenizer = import_tokenizer(r, c, m.vocab_size, hf);
+  c = c.with_shards();
+  try {
+    c.validate();
+    c.check_parameters(m.vocab_size, m.block_size);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(fmt::format("{}: {}", hf, e.what()));
+  }
+  // Step 0 with a fresh AdamW and the generators a new run of this config starts from: --resume continues it as a
+  // run that had just begun, --init finetunes it.
+  model->dropout_generator().set_state(Generator(c.model_config(m.vocab_size, m.block_size).dropout_seed).state());
+  save_gpt_checkpoint(out, *model, *make_optimizer(c, model->named_parameters()), c, tokenizer, /*step=*/0, {},
+                      {.batch_rng = Generator(c.seed + 2).state()});
+  fmt::print("imported {}: GPT-2 of {} parameters ({}), tokenizer {} ({}); wrote {}\n", hf, model->num_parameters(),
+             shape_text(m), c.tokenizer.text(), tokenizer.describe(), out);
+  return 0;
+}
+
+int cmd_export(int argc, char** argv) {
+  cxxopts::Options o("cppgrad-gpt export", "A cppgrad-gpt checkpoint's model in Hugging Face's GPT-2 layout "
+                                           "(GPT2LMHeadModel's model.safetensors).");
+  o.add_options()("checkpoint", "a checkpoint written by train --save or import", cxxopts::value<std::string>())
+      ("out", "the model.safetensors to write (atomically)", cxxopts::value<std::string>())
+      ("config-json", "also write GPT-2's config.json beside --out, so transformers' from_pretrained reads the folder")
+      ("h,help", "this help");
+  const auto r = train::parse_flags(o, argc, argv);
+  const std::string checkpoint = required(r, "export", "checkpoint", "PATH (written by train --save or import)");
+  const std::string out = required(r, "export", "out", "FILE (the model.safetensors to write)");
+  const std::string config_json = (std::filesystem::path(out).parent_path() / "config.json").string();
+  std::vector<train::OutputFlag> outputs = {{"--out", out}};
+  if (r.count("config-json")) outputs.push_back({"--config-json", config_json});
+  train::check_outputs_or_usage_error(outputs, checkpoint);
+  const LoadedModel m = load_model(checkpoint);
+  nn::export_gpt2_hf(*m.model, out);
+  if (r.count("config-json")) write_file_atomically(config_json, hf_config_json(m.model->config()));
+  fmt::print("exported {} (step {}: {}) to {}{}\n", checkpoint, m.steps_done, shape_text(m.model->config()), out,
+             r.count("config-json") ? " and " + config_json : "");
+  return 0;
+}
+
+}  // namespace cppgrad::gpt
