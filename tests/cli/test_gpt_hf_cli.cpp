@@ -1,0 +1,269 @@
+// cppgrad-gpt import / export / train --init / --preset on the command line, on the PyTorch-written GPT-2 of
+// tests/golden/gpt2_hf (2 layers, 2 heads, 64 wide, vocabulary 97, context 32): the imported checkpoint evaluates to
+// the loss the library gives on the same ids, its export is the original file's tensors bit for bit, finetuning starts
+// from the file's weights and lowers the loss, and every misfit is refused with one line and exit status 2.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+
+#include "core/autograd.h"
+#include "core/safetensors.h"
+#include "data/corpus_rows.h"
+#include "data/text_corpus.h"
+#include "data/utf8.h"
+#include "nn/gpt_hf.h"
+#include "parity/gpt2_hf_golden.h"
+#include "run_program.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using namespace cppgrad;
+
+struct CliResult {
+  int status = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+// The first object of a JSON Lines file.
+nlohmann::json first_line(const fs::path& p) {
+  std::ifstream f(p);
+  std::string line;
+  std::getline(f, line);
+  return nlohmann::json::parse(line);
+}
+
+// A running text of exactly 97 distinct characters, the committed model's vocabulary: printable ASCII (95), newline
+// and tab, every one present, then a pseudo-random tail.
+std::string text_of_97_characters(int tail, unsigned seed) {
+  std::string chars;
+  for (char c = 32; c < 127; ++c) chars += c;
+  chars += "\n\t";
+  std::string out = chars;
+  unsigned x = seed;
+  for (int i = 0; i < tail; ++i) {
+    x = x * 1103515245u + 12345u;
+    out += chars[(x >> 16) % chars.size()];
+  }
+  return out;
+}
+
+class GptHfCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = test::fresh_test_dir("cppgrad_gpt_hf_cli");
+    write("text.txt", text_of_97_characters(4000, 3));
+    hf_ = test::gpt2_hf_model_path();
+    n_head_ = test::read_gpt2_hf_expected().n_head();
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  void write(const std::string& name, const std::string& content) const {
+    std::ofstream(dir_ / name, std::ios::binary) << content;
+  }
+  CliResult cli(const std::vector<std::string>& args) const {
+    const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
+    std::string cmd = std::string("'") + CPPGRAD_GPT_BIN + "'";
+    for (const auto& a : args) cmd += " '" + a + "'";
+    cmd += " >'" + out.string() + "' 2>'" + err.string() + "'";
+    const int raw = std::system(cmd.c_str());
+    return {WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw), slurp(out), slurp(err)};
+  }
+  // The committed model imported with its character vocabulary (text.txt) to `out`.
+  void import_to(const std::string& out, std::int64_t heads) const {
+    const CliResult r = cli({"import", "--hf", hf_, "--out", path(out), "--heads", std::to_string(heads), "--tokenizer",
+                             "char", "--data", path("text.txt")});
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+  double eval_loss(const std::vector<std::string>& extra) const {
+    std::vector<std::string> args = {"eval", "--threads", "1", "--metrics-out", path("eval.jsonl")};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const CliResult r = cli(args);
+    EXPECT_EQ(r.status, 0) << r.err;
+    return first_line(dir_ / "eval.jsonl")["loss"].get<double>();
+  }
+
+  fs::path dir_;
+  std::string hf_;
+  std::int64_t n_head_ = 0;
+};
+
+void expect_usage_error(const CliResult& r, const std::string& message) {
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr(message));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line, not a stack trace:\n" << r.err;
+}
+
+// eval's loss of a file, as the library computes it from the Hugging Face file itself: the text's characters in
+// code-point order are the ids (checked), the windows 0, T, 2T, ... of the running text, one forward, and the
+// chunk's mean weighted by its tokens as split_loss sums it.
+double library_loss(const std::string& hf, std::int64_t n_head, const std::string& text) {
+  const std::unique_ptr<nn::GPT> model = nn::import_gpt2_hf(hf, n_head);
+  const std::int64_t T = model->config().block_size;
+  const data::CharTokenizer chars = data::CharTokenizer::from_text(data::decode_utf8(text), /*with_boundary=*/false);
+  const data::TextCorpus corpus = data::make_text_corpus(
+      text, {.format = data::TextFormat::text, .context = T, .val_fraction = 0, .seed = 0}, chars);
+  EXPECT_EQ(corpus.tokenizer.size(), model->config().vocab_size);
+  EXPECT_EQ(corpus.tokenizer.encode(" !~\t\n"), (std::vector<std::int64_t>{2, 3, 96, 0, 1}));  // \t \n then ' ' ...
+  const auto& s = std::get<data::RunningText>(corpus.splits);
+  const std::vector<std::int64_t> rows = data::eval_rows(s, data::Split::validation, T);
+  EXPECT_LE(std::ssize(rows), 16384 / T) << "one chunk of split_loss";
+  const data::TokenBatch b = data::batch(s, data::Split::validation, rows, T);
+  NoGradGuard no_grad;
+  model->eval();
+  const double sum = model->forward(b.idx, b.targets).loss.item() * static_cast<double>(b.tokens);
+  return sum / static_cast<double>(b.tokens);
+}
+
+TEST_F(GptHfCli, ImportedModelEvaluatesToTheLibrarysLossExactly) {
+  import_to("ck.safetensors", n_head_);
+  const double cli_loss = eval_loss({"--checkpoint", path("ck.safetensors"), "--data", path("text.txt")});
+  const double expected = library_loss(hf_, n_head_, slurp(dir_ / "text.txt"));
+  EXPECT_EQ(cli_loss, expected);
+  // The comparison can fail: the same file read with twice the heads scores otherwise.
+  import_to("twice.safetensors", 2 * n_head_);
+  EXPECT_NE(eval_loss({"--checkpoint", path("twice.safetensors"), "--data", path("text.txt")}), expected);
+  // The checkpoint records the character vocabulary and a running text; sample and attention read it alone.
+  const auto meta = read_safetensors(path("ck.safetensors")).metadata;
+  const nlohmann::json config = nlohmann::json::parse(meta.at("config"));
+  EXPECT_EQ(config["format"], "text");
+  EXPECT_EQ(config["heads"], n_head_);
+  EXPECT_EQ(meta.at("context"), "32");
+  const CliResult s = cli({"sample", "--checkpoint", path("ck.safetensors"), "--num", "2", "--max-new-tokens", "8"});
+  EXPECT_EQ(s.status, 0) << s.err;
+  const CliResult a = cli({"attention", "--checkpoint", path("ck.safetensors"), "--prompt", "abc", "--no-color"});
+  EXPECT_EQ(a.status, 0) << a.err;
+}
+
+TEST_F(GptHfCli, ExportOfTheImportIsTheOriginalFileBitForBit) {
+  import_to("ck.safetensors", n_head_);
+  fs::create_directories(dir_ / "hf");
+  const CliResult r = cli({"export", "--checkpoint", path("ck.safetensors"), "--out", path("hf/model.safetensors"),
+                           "--config-json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const SafetensorsFile original = read_safetensors(hf_), exported = read_safetensors(path("hf/model.safetensors"));
+  EXPECT_EQ(exported.metadata.at("format"), "pt");
+  for (const auto& [name, t] : exported.tensors) {
+    ASSERT_TRUE(original.tensors.count(name)) << name;
+    EXPECT_TRUE(test::bitwise_equal(t, original.tensors.at(name))) << name;
+  }
+  for (const auto& [name, t] : original.tensors) {  // all but the causal-mask buffers
+    if (!exported.tensors.count(name)) {
+      EXPECT_THAT(name, ::testing::AnyOf(::testing::EndsWith(".attn.bias"), ::testing::EndsWith(".attn.masked_bias")));
+    }
+  }
+  // config.json: GPT-2's keys, and import reads the heads from it when no flag gives them.
+  const nlohmann::json config = nlohmann::json::parse(slurp(dir_ / "hf" / "config.json"));
+  EXPECT_EQ(config["model_type"], "gpt2");
+  EXPECT_EQ(config["n_head"], n_head_);
+  EXPECT_EQ(config["n_layer"], 2);
+  EXPECT_EQ(config["n_positions"], 32);
+  EXPECT_EQ(config["vocab_size"], 97);
+  const CliResult back = cli({"import", "--hf", path("hf/model.safetensors"), "--out", path("back.safetensors"),
+                              "--tokenizer", "char", "--data", path("text.txt")});
+  ASSERT_EQ(back.status, 0) << back.err;
+  EXPECT_THAT(back.out, HasSubstr(std::to_string(n_head_) + " heads"));
+  // Another model's config.json beside the file is refused, naming it and the key.
+  write("hf/config.json", nlohmann::json({{"n_head", 2}, {"n_layer", 3}, {"n_embd", 64}, {"n_positions", 32},
+                                          {"vocab_size", 97}}).dump());
+  expect_usage_error(cli({"import", "--hf", path("hf/model.safetensors"), "--out", path("back.safetensors"),
+                          "--tokenizer", "char", "--data", path("text.txt")}),
+                     path("hf/config.json") + ": n_layer is 3, but " + path("hf/model.safetensors") + " holds 2");
+}
+
+TEST_F(GptHfCli, TrainInitStartsFromTheFilesWeightsAndFinetunes) {
+  import_to("ck.safetensors", n_head_);
+  const double before = eval_loss({"--checkpoint", path("ck.safetensors")});  // the validation split of text.txt
+  const std::vector<std::string> run = {"train", "--init", path("ck.safetensors"), "--data", path("text.txt"),
+                                        "--batch-size", "8", "--threads", "1", "--samples", "0", "--quiet"};
+  // One step at a rate too small to move anything: the validation loss is the imported model's, not a fresh one's.
+  std::vector<std::string> still = run;
+  still.insert(still.end(), {"--steps", "1", "--lr", "1e-12", "--metrics-out", path("still.jsonl")});
+  ASSERT_EQ(cli(still).status, 0);
+  EXPECT_NEAR(first_line(dir_ / "still.jsonl")["val_loss"].get<double>(), before, 1e-5);
+  // Finetuning: a fresh AdamW from step 0, the loss falls.
+  std::vector<std::string> tune = run;
+  tune.insert(tune.end(), {"--steps", "30", "--eval-every", "30", "--lr", "1e-3", "--metrics-out", path("tune.jsonl"),
+                           "--save", path("tuned.safetensors")});
+  const CliResult r = cli(tune);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json first = first_line(dir_ / "tune.jsonl");
+  EXPECT_EQ(first["step"], 30);
+  EXPECT_LT(first["val_loss"].get<double>(), before - 0.3);
+  // The finetuned checkpoint keeps the shape and evaluates as the run said; --init is not in its config.
+  const auto meta = read_safetensors(path("tuned.safetensors")).metadata;
+  EXPECT_EQ(meta.at("global_step"), "30");
+  EXPECT_EQ(meta.at("config").find("init"), std::string::npos);
+}
+
+TEST_F(GptHfCli, MisfitsAreRefusedWithOneLine) {
+  // import: the heads must divide the width; a vocabulary of 97 is not GPT-2's; a tokenizer of another size.
+  expect_usage_error(cli({"import", "--hf", hf_, "--out", path("x.safetensors"), "--heads", "3", "--tokenizer", "char",
+                          "--data", path("text.txt")}),
+                     "n_embd (64) must be a multiple of n_head (3)");
+  expect_usage_error(cli({"import", "--hf", hf_, "--out", path("x.safetensors"), "--heads", "2"}),
+                     hf_ + " has a vocabulary of 97, not GPT-2's 50257");
+  write("short.txt", "abc");
+  expect_usage_error(cli({"import", "--hf", hf_, "--out", path("x.safetensors"), "--heads", "2", "--tokenizer", "char",
+                          "--data", path("short.txt")}),
+                     "has a vocabulary of 97, and --tokenizer char has 3 tokens");
+  expect_usage_error(cli({"import", "--hf", hf_, "--out", path("x.safetensors")}), "give --preset NAME or --heads N");
+  expect_usage_error(cli({"import", "--hf", hf_, "--out", path("x.safetensors"), "--preset", "gpt2"}),
+                     "the file holds 2 layers 64 wide, gpt2 has 12 layers 768 wide");
+  expect_usage_error(cli({"import", "--hf", hf_, "--out", hf_, "--heads", "2"}), "--out");
+  EXPECT_FALSE(fs::exists(path("x.safetensors")));
+
+  // train --init: flags that disagree with the file's shape; a Hugging Face file; --resume beside it.
+  import_to("ck.safetensors", n_head_);
+  expect_usage_error(cli({"train", "--init", path("ck.safetensors"), "--data", path("text.txt"), "--heads", "4"}),
+                     "--heads 4 disagrees with --init " + path("ck.safetensors") + ", which sets --heads 2");
+  expect_usage_error(cli({"train", "--init", hf_, "--data", path("text.txt")}),
+                     "not a cppgrad-gpt checkpoint (a Hugging Face model.safetensors becomes one with: cppgrad-gpt "
+                     "import");
+  expect_usage_error(cli({"train", "--init", path("ck.safetensors"), "--resume", path("ck.safetensors")}),
+                     "give one of them");
+  // A checkpoint whose MLP weight was stored transposed ([C, 4C], Hugging Face's Conv1D orientation) is refused.
+  SafetensorsFile f = read_safetensors(path("ck.safetensors"));
+  Tensor& w = f.tensors.at("model.transformer.h.0.mlp.c_fc.weight");
+  w = w.t().contiguous();
+  write_safetensors(path("transposed.safetensors"), f.tensors, f.metadata);
+  const CliResult t = cli({"train", "--init", path("transposed.safetensors"), "--data", path("text.txt"), "--steps", "1",
+                           "--threads", "1", "--samples", "0"});
+  expect_usage_error(t, "h.0.mlp.c_fc.weight");
+  // Text whose characters are not the model's vocabulary.
+  write("other.txt", text_of_97_characters(4000, 3) + "\xc3\xa9");  // one more character: é
+  expect_usage_error(cli({"train", "--init", path("ck.safetensors"), "--data", path("other.txt"), "--steps", "1"}),
+                     "vocabulary");
+}
+
+TEST_F(GptHfCli, PresetsSetGpt2sShapesAndRefuseFlagsThatDisagree) {
+  const CliResult help = cli({"train", "--help"});
+  EXPECT_EQ(help.status, 0);
+  std::string words;  // --help's text with its line breaks and indentation as single spaces
+  for (const char c : help.out)
+    if (!(c == ' ' || c == '\n') || (!words.empty() && words.back() != ' ')) words += c == '\n' ? ' ' : c;
+  for (const char* shape : {"gpt2 (124M: 12 layers, 12 heads, 768 wide)", "gpt2-medium (355M: 24 layers, 16 heads, 1024",
+                            "gpt2-large (774M: 36 layers, 20 heads, 1280", "gpt2-xl (1558M: 48 layers, 25 heads, 1600"})
+    EXPECT_THAT(words, HasSubstr(shape));
+  expect_usage_error(cli({"train", "--preset", "gpt2", "--heads", "4"}),
+                     "--heads 4 disagrees with --preset gpt2, which sets --heads 12 (give one or the other)");
+  expect_usage_error(cli({"train", "--preset", "gpt2", "--tokenizer", "char"}), "which sets --tokenizer gpt2");
+  expect_usage_error(cli({"train", "--preset", "gpt3"}), "--preset 'gpt3': must be one of gpt2 (124M");
+  // A preset beside --init must agree with the file too.
+  import_to("ck.safetensors", n_head_);
+  expect_usage_error(cli({"train", "--preset", "gpt2", "--init", path("ck.safetensors"), "--data", path("text.txt")}),
+                     "disagrees with --init");
+}
+
+}  // namespace
