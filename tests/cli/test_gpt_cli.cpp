@@ -110,13 +110,14 @@ std::vector<nlohmann::json> jsonl(const std::string& path) {
 
 TEST_F(GptCli, HelpAndVersion) {
   EXPECT_EQ(cli({"--version"}).out, std::string("cppgrad-gpt ") + CPPGRAD_VERSION + "\n");
-  for (const char* cmd : {"train", "sample", "eval", "attention"}) {
+  for (const char* cmd : {"train", "sample", "eval", "attention", "import", "export"}) {
     const CliResult r = cli({cmd, "--help"});
     EXPECT_EQ(r.status, 0) << cmd;
     EXPECT_THAT(r.out, HasSubstr(std::string("cppgrad-gpt ") + cmd)) << cmd;
   }
   EXPECT_EQ(cli({}).status, 2);
-  expect_usage_error(cli({"fly"}), "unknown command 'fly' (commands: attention, eval, sample, tokenize, train");
+  expect_usage_error(cli({"fly"}),
+                     "unknown command 'fly' (commands: attention, eval, export, import, sample, tokenize, train");
 }
 
 TEST_F(GptCli, TrainsBelowTheBigramAndWritesItsMetricsPlotAndCheckpoint) {
