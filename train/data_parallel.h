@@ -24,11 +24,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "core/kernels/packed_weights.h"
 #include "core/parallel.h"
 #include "core/tensor.h"
 #include "train/shard_sums.h"
@@ -164,6 +166,10 @@ class DataParallel {
     // Thread t runs local shards t, t + threads, ...: the same replicas on the same thread every step.
     const int threads = std::min(options_.threads, local);
     run_in_parallel(threads, [&](int t) {
+      // A thread running several shards packs each weight once for all of them (core/kernels/packed_weights.h): the
+      // shards multiply by the same weights, and the packed panels hold the same values, so the bits are the same.
+      std::optional<kernels::ReusePackedWeights> pack_once;
+      if (t + threads < local) pack_once.emplace();
       for (int l = t; l < local; l += threads) {
         // On the thread that owns this replica's gradient memory; through the handles, as Module::zero_grad would
         // build every parameter's dotted name each step.
