@@ -214,6 +214,7 @@ double Tensor::at(const std::vector<std::int64_t>& index) const {
 
 void Tensor::set(const std::vector<std::int64_t>& index, double value) const {
   const std::int64_t off = element_offset(*this, index);
+  impl().storage->bump_version();
   dispatch_all(dtype(), [&](auto tag) {
     using T = decltype(tag);
     reinterpret_cast<T*>(impl().storage->data())[off] = value_as<T>(value, "set");
@@ -372,6 +373,7 @@ bool Tensor::all_finite() const {
 }
 
 void Tensor::fill_(double value) const {
+  impl().storage->bump_version();
   dispatch_all(dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T v = value_as<T>(value, "fill_");
@@ -407,6 +409,7 @@ void Tensor::copy_(const Tensor& src) const {
   if (src.dtype() != dtype())
     throw std::invalid_argument(std::string("copy_: source dtype ") + dtype_name(src.dtype()) + " vs destination " +
                                 dtype_name(dtype()));
+  impl().storage->bump_version();
   dispatch_all(dtype(), [&](auto tag) {
     using T = decltype(tag);
     for_each_row_pair<T>(*this, src, [](T* d, const T* r, std::int64_t n, std::int64_t d_step, std::int64_t r_step) {
@@ -427,6 +430,7 @@ void Tensor::add_(const Tensor& src) const {
   if (src.shape() != shape() || src.dtype() != dtype())
     throw std::invalid_argument("add_: source " + shape_str(src.shape()) + " " + dtype_name(src.dtype()) +
                                 " vs destination " + shape_str(shape()) + " " + dtype_name(dtype()));
+  impl().storage->bump_version();
   dispatch_floating(dtype(), "add_", [&](auto tag) {
     using T = decltype(tag);
     for_each_row_pair<T>(*this, src, [](T* d, const T* r, std::int64_t n, std::int64_t d_step, std::int64_t r_step) {

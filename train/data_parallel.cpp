@@ -1,6 +1,9 @@
 #include "train/data_parallel.h"
 
 #include <bit>
+#include <optional>
+
+#include "core/kernels/packed_weights.h"
 
 namespace cppgrad::train {
 
@@ -59,6 +62,12 @@ bool any_process(ProcessLink& processes, bool mine) {
   for (const double v : processes.all_gather({mine ? 1.0 : 0.0}))
     if (v != 0) return true;
   return false;
+}
+
+void with_weights_packed_once(bool pack_once, const std::function<void()>& body) {
+  std::optional<kernels::ReusePackedWeights> scope;
+  if (pack_once) scope.emplace();
+  body();
 }
 
 void tree_sum_gradients(const std::vector<std::vector<Tensor>>& shard_params, int threads) {

@@ -49,6 +49,10 @@ std::vector<double> loss_shares(const std::vector<std::int64_t>& counts);
 // parameters are shared among `threads` threads; the additions of each element are the same on any number.
 void tree_sum_gradients(const std::vector<std::vector<Tensor>>& shard_params, int threads = 1);
 
+// Runs body() on this thread; when `pack_once`, inside a scope where the tiled GEMM packs each linear layer's weight
+// once for every product with it (core/kernels/packed_weights.h): for a thread that runs several shards of a step.
+void with_weights_packed_once(bool pack_once, const std::function<void()>& body);
+
 // The other processes of a run (distributed/ provides one over MPI; this layer does not depend on MPI).
 class ProcessLink {
  public:
@@ -164,13 +168,17 @@ class DataParallel {
     // Thread t runs local shards t, t + threads, ...: the same replicas on the same thread every step.
     const int threads = std::min(options_.threads, local);
     run_in_parallel(threads, [&](int t) {
-      for (int l = t; l < local; l += threads) {
-        // On the thread that owns this replica's gradient memory; through the handles, as Module::zero_grad would
-        // build every parameter's dotted name each step.
-        for (const Tensor& p : shard_params_[l]) p.zero_grad();
-        const Shard& shard = shards[static_cast<std::size_t>(first_shard_ + l)];
-        if (!shard.rows.empty()) results[l] = per_shard(*replicas_[l], shard);
-      }
+      // A thread running several shards packs each weight once for all of them: the shards multiply by the same
+      // weights, and the packed panels hold the same values, so the bits are the same.
+      with_weights_packed_once(t + threads < local, [&] {
+        for (int l = t; l < local; l += threads) {
+          // On the thread that owns this replica's gradient memory; through the handles, as Module::zero_grad would
+          // build every parameter's dotted name each step.
+          for (const Tensor& p : shard_params_[l]) p.zero_grad();
+          const Shard& shard = shards[static_cast<std::size_t>(first_shard_ + l)];
+          if (!shard.rows.empty()) results[l] = per_shard(*replicas_[l], shard);
+        }
+      });
     });
     // This process's block: a subtree, for the gradients (into the first replica's) and for the numbers.
     tree_sum_gradients(shard_params_, threads);

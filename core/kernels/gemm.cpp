@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/kernels/gemm_tiled.h"
+#include "core/kernels/packed_weights.h"
 #include "core/kernels/parallel_for.h"
 #include "core/kernels/simd.h"
 
@@ -138,13 +139,16 @@ T* pack_buffer(std::size_t size) {
 
 // The float products take the AVX-512 kernel at that level (when the CPU has it) and when they are at least one of
 // its panels wide; double (gradient checks) and everything else the baseline.
+// b_storage (B's, for a float weight) lets this thread's ReusePackedWeights scope, if any, keep B's packing.
 template <typename T>
 void gemm_tiled_at(SimdLevel level, std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<T> A, MatrixRef<T> B,
-                   T* C, std::int64_t ldc, bool parallel) {
+                   T* C, std::int64_t ldc, bool parallel, const std::shared_ptr<Storage>* b_storage = nullptr) {
+  KeepPackedB keep;
+  if (b_storage) keep = {packed_weights_in_scope(), b_storage};
   if constexpr (std::is_same_v<T, float>)
     if (level == SimdLevel::Avx512 && cpu_has_avx512() && N >= kAvx512PanelWidth)
-      return gemm_tiled_avx512(M, N, K, A, B, C, ldc, parallel, pack_buffer<float>(avx512_packed_size()));
-  gemm_tiled<T, BaseTile<T>>(M, N, K, A, B, C, ldc, parallel, pack_buffer<T>(packed_size<T, BaseTile<T>>()));
+      return gemm_tiled_avx512(M, N, K, A, B, C, ldc, parallel, pack_buffer<float>(avx512_packed_size()), keep);
+  gemm_tiled<T, BaseTile<T>>(M, N, K, A, B, C, ldc, parallel, pack_buffer<T>(packed_size<T, BaseTile<T>>()), keep);
 }
 
 // Rows of C exactly one vector wide (attention with 8 floats per head): C[i, :] = sum_k A[i, k] * B[k, :] with the
@@ -199,7 +203,7 @@ void gemm(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<T> A, Matrix
 template <typename T>
 void batched_gemm(std::int64_t batch, std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<T> A,
                   const std::int64_t* a_offsets, MatrixRef<T> B, const std::int64_t* b_offsets, T* C,
-                  const std::int64_t* c_offsets, std::int64_t ldc) {
+                  const std::int64_t* c_offsets, std::int64_t ldc, const std::shared_ptr<Storage>* b_storage) {
   // Waking a second thread costs a few microseconds; below ~2M multiply-adds (the reversal model's products are
   // at most 1M) the split does not pay for it, measured with the training step at 1 and 2 threads.
   const bool parallel = batch * M * N * K >= (1 << 21);
@@ -207,7 +211,7 @@ void batched_gemm(std::int64_t batch, std::int64_t M, std::int64_t N, std::int64
     auto one = [&](std::int64_t b, bool threads_inside) {
       gemm_tiled_at(simd_level(), M, N, K, MatrixRef<T>{A.data + a_offsets[b], A.row_stride, A.col_stride},
                     MatrixRef<T>{B.data + b_offsets[b], B.row_stride, B.col_stride}, C + c_offsets[b], ldc,
-                    threads_inside);
+                    threads_inside, batch == 1 ? b_storage : nullptr);
     };
     if (batch == 1) return one(0, parallel);
     parallel_for(batch, parallel, [&](std::int64_t b) { one(b, false); });
@@ -233,18 +237,18 @@ template void gemm<float>(std::int64_t, std::int64_t, std::int64_t, MatrixRef<fl
 template void gemm<double>(std::int64_t, std::int64_t, std::int64_t, MatrixRef<double>, MatrixRef<double>, double*);
 template void batched_gemm<float>(std::int64_t, std::int64_t, std::int64_t, std::int64_t, MatrixRef<float>,
                                   const std::int64_t*, MatrixRef<float>, const std::int64_t*, float*,
-                                  const std::int64_t*, std::int64_t);
+                                  const std::int64_t*, std::int64_t, const std::shared_ptr<Storage>*);
 template void batched_gemm<double>(std::int64_t, std::int64_t, std::int64_t, std::int64_t, MatrixRef<double>,
                                    const std::int64_t*, MatrixRef<double>, const std::int64_t*, double*,
-                                   const std::int64_t*, std::int64_t);
+                                   const std::int64_t*, std::int64_t, const std::shared_ptr<Storage>*);
 
 }  // namespace cppgrad::kernels
 
 namespace cppgrad::kernels {
 
 void gemm_at_level(SimdLevel level, std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<float> A,
-                   MatrixRef<float> B, float* C) {
-  if (worth_tiling<float>(M, N, K)) return gemm_tiled_at(level, M, N, K, A, B, C, N, /*parallel=*/false);
+                   MatrixRef<float> B, float* C, const std::shared_ptr<Storage>* b_storage) {
+  if (worth_tiling<float>(M, N, K)) return gemm_tiled_at(level, M, N, K, A, B, C, N, /*parallel=*/false, b_storage);
   gemm_rows(0, M, N, K, A, B, C, N);
 }
 

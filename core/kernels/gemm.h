@@ -3,8 +3,23 @@
 // transposed view is read in place. C is overwritten; its rows are contiguous, ldc elements apart.
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+
+namespace cppgrad {
+class Storage;
+}
 
 namespace cppgrad::kernels {
+
+class PackedWeights;  // core/kernels/packed_weights.h
+
+// A B operand whose packed panels a ReusePackedWeights scope may keep for later products with the same B (a linear
+// layer's weight): the scope's store and B's storage. Empty, the default: B is packed for this product alone.
+struct KeepPackedB {
+  PackedWeights* store = nullptr;
+  const std::shared_ptr<Storage>* storage = nullptr;
+  explicit operator bool() const { return store != nullptr; }
+};
 
 // The widest vector instructions the float kernels use, chosen once per process: AVX-512 (F, VL, BW, DQ) when the
 // CPU has them, AVX2 + FMA otherwise. CPPGRAD_SIMD=avx2 in the environment forces the narrower path (so both can be
@@ -34,22 +49,27 @@ void gemm(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<T> A, Matrix
 // `batch` independent products C_b = A_b @ B_b, A_b at A.data + a_offsets[b] (likewise B); C_b at C + c_offsets[b]
 // with rows ldc elements apart (ldc = N and c_offsets[b] = b*M*N for a dense result; a larger ldc lets the
 // products of several heads interleave their rows, [B, L, H, dh], so merging heads afterwards needs no copy).
-// Threads split the batch and the rows when there is enough work.
+// Threads split the batch and the rows when there is enough work. `b_storage`: B's storage, when B is a weight whose
+// packing the innermost ReusePackedWeights scope of this thread may keep (one float product, batch 1); otherwise
+// null.
 template <typename T>
 void batched_gemm(std::int64_t batch, std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<T> A,
                   const std::int64_t* a_offsets, MatrixRef<T> B, const std::int64_t* b_offsets, T* C,
-                  const std::int64_t* c_offsets, std::int64_t ldc);
+                  const std::int64_t* c_offsets, std::int64_t ldc,
+                  const std::shared_ptr<Storage>* b_storage = nullptr);
 
 // The tiled float GEMM compiled for AVX-512 (core/kernels/gemm_avx512.cpp): C = A @ B with C's rows ldc apart,
-// `packed` scratch of avx512_packed_size() floats. Call only when cpu_has_avx512(). Products narrower than one of
-// its panels (kAvx512PanelWidth columns) take the 8-lane kernel instead.
+// `packed` scratch of avx512_packed_size() floats, `keep` as batched_gemm's b_storage. Call only when
+// cpu_has_avx512(). Products narrower than one of its panels (kAvx512PanelWidth columns) take the 8-lane kernel
+// instead.
 inline constexpr std::int64_t kAvx512PanelWidth = 32;
 std::size_t avx512_packed_size();
 void gemm_tiled_avx512(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<float> A, MatrixRef<float> B, float* C,
-                       std::int64_t ldc, bool parallel, float* packed);
+                       std::int64_t ldc, bool parallel, float* packed, KeepPackedB keep);
 
-// The float GEMM on a chosen path, for the tests that hold each path equal to gemm_reference.
+// The float GEMM on a chosen path, for the tests that hold each path equal to gemm_reference; with b_storage (B's)
+// inside a ReusePackedWeights scope, the path that keeps B's packing.
 void gemm_at_level(SimdLevel level, std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<float> A,
-                   MatrixRef<float> B, float* C);
+                   MatrixRef<float> B, float* C, const std::shared_ptr<Storage>* b_storage = nullptr);
 
 }  // namespace cppgrad::kernels

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/kernels/gemm.h"
+#include "core/kernels/packed_weights.h"
 #include "core/kernels/parallel_for.h"
 #include "core/kernels/simd.h"
 
@@ -26,8 +27,8 @@ static_assert(WideTile::NR == kAvx512PanelWidth);
 }  // namespace
 
 void gemm_tiled_avx512(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<float> A, MatrixRef<float> B, float* C,
-                       std::int64_t ldc, bool parallel, float* packed) {
-  gemm_tiled<float, WideTile>(M, N, K, A, B, C, ldc, parallel, packed);
+                       std::int64_t ldc, bool parallel, float* packed, KeepPackedB keep) {
+  gemm_tiled<float, WideTile>(M, N, K, A, B, C, ldc, parallel, packed, keep);
 }
 
 }  // namespace cppgrad::kernels
@@ -43,7 +44,7 @@ std::size_t avx512_packed_size() { return packed_size<float, WideTile>(); }
 namespace cppgrad::kernels {
 std::size_t avx512_packed_size() { return 0; }
 void gemm_tiled_avx512(std::int64_t, std::int64_t, std::int64_t, MatrixRef<float>, MatrixRef<float>, float*,
-                       std::int64_t, bool, float*) {}
+                       std::int64_t, bool, float*, KeepPackedB) {}
 }  // namespace cppgrad::kernels
 
 #endif

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "core/kernels/gemm.h"
+#include "core/kernels/packed_weights.h"
 #include "core/kernels/parallel_for.h"
 #include "core/kernels/simd.h"
 
@@ -189,10 +190,20 @@ constexpr std::size_t packed_size() {
   return static_cast<std::size_t>(TL::KC * (TL::NC + TL::NR));
 }
 
+// B packed whole, every block at its own place, for a ReusePackedWeights scope to keep (core/kernels/packed_weights.h):
+// block (j0, k0) at j0 * K + k0 * round_up(nc, NR) (the blocks before column j0 are NC wide, a multiple of NR).
+template <typename TL>
+std::size_t whole_packed_size(std::int64_t K, std::int64_t N) {
+  return static_cast<std::size_t>(K * ((N + TL::NR - 1) / TL::NR * TL::NR));
+}
+
+// `keep`: B's packing may be kept (float only): the blocks this product packs go into the scope's buffer for B, or
+// are read from it when an earlier product packed them. Either way the panels hold the same values.
 template <typename T, typename TL>
 void gemm_tiled(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<T> A, MatrixRef<T> B, T* C, std::int64_t ldc,
-                bool parallel, T* packed) {
+                bool parallel, T* packed, KeepPackedB keep = {}) {
   const std::int64_t row_blocks = (M + TL::MR - 1) / TL::MR;
+  PackedWeights::Panels kept{nullptr, false};  // looked up when the first block is to be packed
   for (std::int64_t j0 = 0; j0 < N; j0 += TL::NC) {
     const std::int64_t nc = std::min(TL::NC, N - j0), panels = (nc + TL::NR - 1) / TL::NR;
     for (std::int64_t k0 = 0; k0 < K; k0 += TL::KC) {
@@ -206,7 +217,15 @@ void gemm_tiled(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<T> A, 
       // when M is small.
       const bool b_in_place = B.col_stride == 1 && nc % TL::NR == 0 &&
                               (B.row_stride <= kMaxInPlaceRowStride || kc * nc * sizeof(T) <= kInPlaceBlockBytes);
-      if (!b_in_place) pack_b<T, TL>(B, k0, kc, j0, nc, packed);
+      T* block = packed;  // this block's panels
+      if constexpr (std::is_same_v<T, float>)
+        if (!b_in_place && keep) {
+          if (!kept.data)
+            kept = keep.store->panels({B.data, B.row_stride, B.col_stride, K, N, TL::NR}, *keep.storage,
+                                      whole_packed_size<TL>(K, N));
+          block = kept.data + j0 * K + k0 * (panels * TL::NR);
+        }
+      if (!b_in_place && !kept.packed) pack_b<T, TL>(B, k0, kc, j0, nc, block);
       // Each thread owns whole rows of C, and every element sums over k in the same order: the result does not
       // depend on the number of threads.
       parallel_for(row_blocks, parallel, [&](std::int64_t ib) {
@@ -222,7 +241,7 @@ void gemm_tiled(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<T> A, 
         const std::int64_t next_rows = std::min(TL::MR, M - i - TL::MR);  // the next row block's (0: none)
         for (std::int64_t p = 0; p < panels; ++p) {
           prefetch_a<T, TL>(A, i + TL::MR, next_rows, k0, kc, p, panels);
-          const T* panel = b_in_place ? B.data + k0 * B.row_stride + j0 + p * TL::NR : packed + p * kc * TL::NR;
+          const T* panel = b_in_place ? B.data + k0 * B.row_stride + j0 + p * TL::NR : block + p * kc * TL::NR;
           kernel(kc, a, a_rs, a_cs, panel, b_in_place ? B.row_stride : TL::NR,
                  C + i * ldc + j0 + p * TL::NR, ldc, std::min(TL::NR, nc - p * TL::NR), k0 > 0);
         }

@@ -9,6 +9,15 @@
 
 namespace cppgrad::kernels {
 
+namespace {
+
+// The weight's storage when its packing may be kept by a ReusePackedWeights scope (core/kernels/packed_weights.h): a
+// leaf (a parameter), whose values every shard of a step multiplies by. A weight computed in the graph is new each
+// pass, so keeping its packing would only hold memory.
+const std::shared_ptr<Storage>* kept_weight(const Tensor& w) { return w.is_leaf() ? &w.impl().storage : nullptr; }
+
+}  // namespace
+
 Tensor linear_forward(const Tensor& x, const Tensor& w, const Tensor& b, bool relu_after) {
   const std::int64_t in = w.shape()[1], out = w.shape()[0];
   const Tensor xs = contiguous_values(x), ws = w, bs = b.defined() ? contiguous_values(b) : Tensor();
@@ -23,7 +32,7 @@ Tensor linear_forward(const Tensor& x, const Tensor& w, const Tensor& b, bool re
   } else if (rows > 0 && out > 0) {
     // y [rows, out] = x [rows, in] @ W^T [in, out]: W^T is W read with its strides swapped, in place.
     batched_gemm<float>(1, rows, out, in, {xs.data<float>(), in, 1}, &zero,
-                        {ws.data<float>(), ws.strides()[1], ws.strides()[0]}, &zero, py, &zero, out);
+                        {ws.data<float>(), ws.strides()[1], ws.strides()[0]}, &zero, py, &zero, out, kept_weight(ws));
   }
   if (!bs.defined() && !relu_after) return y;
   const float* pb = bs.defined() ? bs.data<float>() : nullptr;
@@ -53,7 +62,7 @@ std::array<Tensor, 3> linear_backward(const Tensor& g, const Tensor& x, const Te
     if (out == 0) std::fill(dx.data<float>(), dx.data<float>() + dx.numel(), 0.0f);
     else  // dx [rows, in] = g [rows, out] @ W [out, in]
       batched_gemm<float>(1, rows, in, out, {pg, out, 1}, &zero, {ws.data<float>(), ws.strides()[0], ws.strides()[1]},
-                          &zero, dx.data<float>(), &zero, in);
+                          &zero, dx.data<float>(), &zero, in, kept_weight(ws));
   }
   if (need_w && dw.numel() > 0) {
     if (rows == 0) std::fill(dw.data<float>(), dw.data<float>() + dw.numel(), 0.0f);

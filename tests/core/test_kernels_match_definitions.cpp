@@ -3,10 +3,16 @@
 // forward and its closed-form backward) and float64 (the definition, its backward from the ops it is made of),
 // and compares the output and every input's gradient. Shapes, strides (transposed and sliced views) and masks
 // are drawn at random per seed. The tolerance is stated once: float32 rounding, relative to the largest value.
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
 #include <functional>
 #include <string>
 
 #include "core/autograd.h"
+#include "core/kernels/gemm.h"
+#include "core/kernels/packed_weights.h"
 #include "core/ops/attention.h"
 #include "core/ops/elementwise.h"
 #include "core/ops/layer_norm.h"
@@ -272,6 +278,84 @@ TEST(KernelsMatchDefinitions, MatmulGemmWithBroadcastAndViews) {
                                  },
                                  Inputs{a, b}};
   });
+}
+
+// ------------------------------------------------------------------------------------------- packed weights kept
+// Inside a ReusePackedWeights scope (core/kernels/packed_weights.h) the tiled GEMM keeps a weight's packed panels and
+// the next product with the same weight reads them: two shards of a step through one linear layer.
+
+TEST(KernelsMatchDefinitions, LinearTwiceInsideAPackedWeightsScope) {
+  // Wide enough for the tiled GEMM (forward packs W^T; backward's dx = g W packs W when in > 128 floats), with
+  // partial panels and several column blocks of W^T (out > 256); the second product reads what the first packed.
+  const kernels::ReusePackedWeights scope;
+  expect_kernel_matches("linear, weight kept", 4, [](Generator& gen) {
+    const std::int64_t in = draw(gen, 129, 200), out = draw(gen, 100, 300), rows = draw(gen, 6, 40);
+    const bool relu_after = draw(gen, 0, 1) == 1;
+    return std::pair<Op, Inputs>{[=](const Inputs& x) {  // two shards' rows through the same layer, summed
+                                   auto layer = [&](const Tensor& rows_in) {
+                                     return relu_after ? linear_relu(rows_in, x[2], x[3]) : linear(rows_in, x[2], x[3]);
+                                   };
+                                   return add(layer(x[0]), layer(x[1]));
+                                 },
+                                 Inputs{randn({rows, in}, gen), randn({rows, in}, gen), randn({out, in}, gen),
+                                        randn({out}, gen)}};
+  });
+  EXPECT_GT(scope.store().reused(), 0) << "no product read a kept packing: the test does not reach the reuse path";
+}
+
+TEST(KernelsMatchDefinitions, GemmReadingKeptPanelsIsTheSameBits) {
+  // On every path the CPU runs: several column and k blocks, partial panels, B transposed (a weight read as W^T) and
+  // row-major with rows over 128 floats apart (packed): the first product packs into the scope's buffer, the second
+  // reads it; both equal, bit for bit, the product without a scope, and the reference within float rounding.
+  std::vector<kernels::SimdLevel> levels{kernels::SimdLevel::Avx2};
+  if (kernels::cpu_has_avx512()) levels.push_back(kernels::SimdLevel::Avx512);
+  Generator gen(77);
+  for (const kernels::SimdLevel level : levels)
+    for (auto [M, N, K] : std::vector<std::array<std::int64_t, 3>>{{37, 70, 300}, {20, 600, 520}, {64, 129, 40}})
+      for (const bool b_transposed : {false, true}) {
+        const Tensor a = Tensor::randn({M, K}, gen);
+        const std::int64_t ld = b_transposed ? K : N + 131;  // row-major: rows wider than N, over 128 floats apart
+        const Tensor b = Tensor::randn(b_transposed ? Shape{N, K} : Shape{K, ld}, gen);
+        const kernels::MatrixRef<float> A{a.data<float>(), K, 1};
+        const kernels::MatrixRef<float> B{b.data<float>(), b_transposed ? 1 : ld, b_transposed ? K : 1};
+        std::vector<float> plain(static_cast<std::size_t>(M * N)), first(plain.size()), second(plain.size()),
+            ref(plain.size());
+        kernels::gemm_at_level(level, M, N, K, A, B, plain.data());
+        const kernels::ReusePackedWeights scope;
+        kernels::gemm_at_level(level, M, N, K, A, B, first.data(), &b.impl().storage);
+        kernels::gemm_at_level(level, M, N, K, A, B, second.data(), &b.impl().storage);
+        EXPECT_EQ(scope.store().packed(), 1) << kernels::simd_level_name(level) << " M=" << M << " N=" << N;
+        EXPECT_EQ(scope.store().reused(), 1) << kernels::simd_level_name(level) << " M=" << M << " N=" << N;
+        kernels::gemm_reference<float>(M, N, K, A, B, ref.data());
+        for (std::size_t i = 0; i < ref.size(); ++i) {
+          ASSERT_EQ(std::bit_cast<std::uint32_t>(first[i]), std::bit_cast<std::uint32_t>(plain[i])) << i;
+          ASSERT_EQ(std::bit_cast<std::uint32_t>(second[i]), std::bit_cast<std::uint32_t>(plain[i])) << i;
+          ASSERT_NEAR(second[i], ref[i], 1e-4 * std::sqrt(static_cast<double>(K)) * (1 + std::abs(ref[i])))
+              << kernels::simd_level_name(level) << " M=" << M << " N=" << N << " K=" << K << " at " << i;
+        }
+      }
+}
+
+TEST(KernelsMatchDefinitions, AWeightChangedInPlaceInsideTheScopeIsPackedAgain) {
+  Generator gen(78);
+  const Tensor x = Tensor::randn({30, 150}, gen), w = Tensor::randn({40, 150}, gen), other = Tensor::randn({40, 150}, gen);
+  const Tensor want_before = linear(x, w, Tensor()), want_after = linear(x, other, Tensor());  // no scope
+  const kernels::ReusePackedWeights scope;
+  test::expect_all_close(linear(x, w, Tensor()), want_before, 0);
+  w.copy_(other);  // an in-place change: the storage's version moves on, the kept panels are stale
+  test::expect_all_close(linear(x, w, Tensor()), want_after, 0);
+  EXPECT_EQ(scope.store().packed(), 2);
+
+  // Planted wrong: the same change written through the raw pointer, which the version does not see. The kept panels
+  // are then stale and the product is the old weight's: the comparison above would catch a cache that missed a change.
+  const Tensor third = Tensor::randn({40, 150}, gen);
+  std::copy_n(third.data<float>(), third.numel(), w.data<float>());
+  const Tensor stale = linear(x, w, Tensor());
+  test::expect_all_close(stale, want_after, 0);
+  double gap = 0;
+  const auto got = stale.to_vector<float>(), fresh = linear(x, third, Tensor()).to_vector<float>();
+  for (std::size_t i = 0; i < got.size(); ++i) gap = std::max(gap, static_cast<double>(std::abs(got[i] - fresh[i])));
+  EXPECT_GT(gap, 0.1) << "the stale product must differ from the changed weight's";
 }
 
 TEST(KernelsMatchDefinitions, TheComparisonCatchesAWrongKernel) {
