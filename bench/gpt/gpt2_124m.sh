@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# GPT-2 124M, one training step, side by side in one run (issue "real text, real tokens", item 4): the trainer
+# `cppgrad-gpt train` (shards, replicas and all), PyTorch (nanoGPT's model: ANCHORS/gpt/gpt_pytorch.py, at every
+# torch threads x OpenBLAS threads setting) and llm.c's CPU trainer (ANCHORS/llmc/step_bench.c, built into a
+# temporary directory). Per program and thread count: the median step, its model FLOPs utilisation (nanoGPT's
+# estimate_mfu: 6 N + 12 L C T FLOPs a token, N without the position embedding, over the FMA peak of as many cores
+# as threads, bench/gpt/fma_peak.c) and the whole process's peak resident set (/usr/bin/time).
+#
+#   bash bench/gpt/gpt2_124m.sh BUILD_DIR ANCHORS_DIR [BATCH CONTEXT STEPS]   (defaults 4 64 6: llm.c's quick start)
+#
+# cppgrad's step is the difference of the trainer's own "training" seconds between a run of STEPS + 2 steps and one
+# of 2, over STEPS: start-up, the first steps' warm-up and the final evaluation drop out. The text is the King James
+# Bible's first 40 kB through GPT-2's tokenizer (a step's time does not depend on which tokens). Needs bible-kjv, gcc
+# with OpenMP and /usr/bin/python3 with torch. About 3 minutes at the defaults on 2 quiet cores; check `uptime`.
+set -euo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+build=$(cd "${1:?usage: gpt2_124m.sh BUILD_DIR ANCHORS_DIR [BATCH CONTEXT STEPS]}" && pwd)
+anchors=$(cd "${2:?ANCHORS_DIR (the shared anchors: gpt/ and llmc/)}" && pwd)
+B=${3:-4} T=${4:-64} S=${5:-6}
+V=50257 L=12 H=12 C=768
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+bible -f gen1:1-rev22:21 > "$work/kjv.txt" && head -c 40000 "$work/kjv.txt" > "$work/text.txt"  # not a pipe: head would end bible with SIGPIPE
+gcc -Ofast -march=native -fopenmp -DOMP -I"$anchors/llmc/src" "$anchors/llmc/step_bench.c" -lm -o "$work/llmc_step"
+gcc -O2 -fopenmp "$repo/bench/gpt/fma_peak.c" -o "$work/fma_peak"
+"$work/fma_peak" 1 2 > "$work/fma.txt"
+peak() { awk -v t="$1" '$2 == "threads" && $3 == t":" {print $4; exit}' "$work/fma.txt"; }  # widest vector first
+# nanoGPT's estimate: N = every parameter but wpe (wte counted once, tied to the head).
+N=$(( V * C + L * (12 * C * C + 13 * C) + 2 * C ))
+flops=$(( (6 * N + 12 * L * C * T) * B * T ))
+echo "# $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; $(date -u '+%F %H:%M UTC'); load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# FMA peak $(peak 1) GFLOP/s on 1 thread, $(peak 2) on 2; GPT-2 124M at batch $B, context $T: $(awk -v f=$flops 'BEGIN {printf "%.1f", f / 1e9}') GFLOP a step"
+echo
+echo "| program | threads | median step | MFU | peak RSS |"
+echo "|---|---|---|---|---|"
+row() {  # name threads ms
+  awk -v n="$1" -v t="$2" -v ms="$3" -v f=$flops -v p="$(peak "$2")" -v r="$(awk '/Maximum resident/ {print $6}' "$work/time.txt")" \
+    'BEGIN {printf "| %s | %d | %.0f ms | %.0f%% | %.2f GB |\n", n, t, ms, f / (ms / 1000) / (p * 1e9) * 100, r * 1024 / 1e9}'
+}
+median() { grep -o 'median [0-9.]*' | awk '{print $2}'; }
+cppgrad_training_s() {  # THREADS STEPS -> the trainer's "training" seconds
+  /usr/bin/time -v -o "$work/time.txt" "$build/bin/cppgrad-gpt" train --data "$work/text.txt" --format text \
+    --tokenizer gpt2 --d-model $C --heads $H --layers $L --context "$T" --batch-size "$B" --steps "$2" \
+    --eval-every 1000000 --samples 0 --threads "$1" --quiet | sed -n 's/.*; \([0-9.]*\)s training.*/\1/p'
+}
+for th in 1 2; do
+  a=$(cppgrad_training_s $th 2); b=$(cppgrad_training_s $th $((S + 2)))
+  row "cppgrad-gpt train" $th "$(awk -v a="$a" -v b="$b" -v s="$S" 'BEGIN {print (b - a) / s * 1000}')"
+done
+torch_version=$(/usr/bin/python3 -c 'import torch; print(torch.__version__)')
+for th in 1 2; do for ob in 1 2; do
+  ms=$(OPENBLAS_NUM_THREADS=$ob /usr/bin/time -v -o "$work/time.txt" /usr/bin/python3 "$anchors/gpt/gpt_pytorch.py" \
+    $V $L $H $C "$T" "$B" "$S" $th 2>&1 | median)
+  row "PyTorch $torch_version, OpenBLAS on $ob" $th "$ms"
+done; done
+for th in 1 2; do
+  ms=$(OMP_NUM_THREADS=$th /usr/bin/time -v -o "$work/time.txt" "$work/llmc_step" $V $L $H $C "$T" "$B" "$S" 2>&1 | median)
+  row "llm.c train_gpt2.c" $th "$ms"
+done
