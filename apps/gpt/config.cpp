@@ -54,11 +54,18 @@ const train::ConfigTable<TrainConfig>& config_table() {
       row("steps", "training", "optimizer steps", at(&TrainConfig::steps), in_range(1, kMaxSteps),
           OnResume::may_change),  // --steps may grow (train further); mismatched_for_resume: not under cosine
       row("batch-size", "training", "sequences per step", at(&TrainConfig::batch_size), in_range(1, kMaxBatch)),
-      row("lr", "training", "learning rate (AdamW, betas 0.9/0.99)", at(&TrainConfig::lr), train::positive()),
-      choice("schedule", "training", "constant | cosine (linear warm-up, then cosine to 0 at --steps)",
+      row("lr", "training", "learning rate (AdamW, beta1 0.9, beta2 --beta2)", at(&TrainConfig::lr), train::positive()),
+      // Written only when not 0.99: the runs before the flag keep their checkpoints' bytes.
+      train::written_unless_default(row("beta2", "training", "AdamW's beta2, the second moment's decay (nanoGPT: 0.95)",
+                                        at(&TrainConfig::beta2), train::in_interval(0, 1, true))),
+      choice("schedule", "training", "constant | cosine (linear warm-up, then cosine to --min-lr at --steps)",
              at(&TrainConfig::schedule), kSchedules),
       row("warmup-steps", "training", "linear warm-up steps for --schedule cosine", at(&TrainConfig::warmup_steps),
           in_range(0, kMaxSteps)),
+      // Written only when not 0: the runs before the flag keep their checkpoints' bytes.
+      train::written_unless_default(row("min-lr", "training", "the learning rate --schedule cosine ends at (nanoGPT's "
+                                        "min_lr, often --lr / 10; at most --lr)", at(&TrainConfig::min_lr),
+                                        train::non_negative())),
       row("weight-decay", "training", "AdamW's decoupled weight decay", at(&TrainConfig::weight_decay),
           train::in_interval(0, 1e6, false)),
       row("clip-grad", "training", "clip the global gradient norm to this (0: off)", at(&TrainConfig::clip_grad),
@@ -97,6 +104,11 @@ void TrainConfig::validate() const {
   if (tokenizer.kind != data::TokenizerName::Kind::chars && format == data::TextFormat::lines)
     throw std::invalid_argument(fmt::format("--tokenizer {} needs --format text (lines mode frames each line with the "
                                             "character tokenizer's <b>; a BPE reads a running text)", tokenizer.text()));
+  if (min_lr > lr)
+    throw std::invalid_argument(fmt::format("--min-lr {:g} is above --lr {:g}: the cosine falls from --lr to --min-lr",
+                                            min_lr, lr));
+  if (min_lr > 0 && schedule != optim::Schedule::Kind::WarmupCosine)
+    throw std::invalid_argument(fmt::format("--min-lr {:g} needs --schedule cosine (a constant rate has no floor)", min_lr));
   if (model.n_embd % model.n_head != 0)
     throw std::invalid_argument(fmt::format("--heads {} does not divide --d-model {}: each head gets d_model / heads dims",
                                             model.n_head, model.n_embd));

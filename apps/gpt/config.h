@@ -49,12 +49,14 @@ struct TrainConfig {
   // The model's sizes (the anchor config of ../shared/anchors/gpt/words_pytorch.py). block_size and vocab_size are
   // known after reading the data (model_config), dropout_seed follows from the seed.
   nn::GPTConfig model{.n_layer = 4, .n_head = 4, .n_embd = 64, .dropout = 0.0};
-  // optimisation: AdamW, betas 0.9 / 0.99 (makemore's), eps 1e-8
+  // optimisation: AdamW, beta1 0.9, eps 1e-8
   std::int64_t steps = 2000;
   std::int64_t batch_size = 32;
   double lr = 5e-4;
-  optim::Schedule::Kind schedule = optim::Schedule::Kind::Constant;  // or linear warm-up, then cosine to 0 at --steps
+  double beta2 = 0.99;  // makemore's; nanoGPT's is 0.95
+  optim::Schedule::Kind schedule = optim::Schedule::Kind::Constant;  // or linear warm-up, then cosine to --min-lr
   std::int64_t warmup_steps = 0;
+  double min_lr = 0.0;  // where --schedule cosine ends at --steps (nanoGPT's min_lr, often lr / 10)
   double weight_decay = 0.01;
   double clip_grad = 0.0;  // 0: no clipping
   std::uint64_t seed = 0;  // the split, the initial weights, the batches, dropout

