@@ -195,7 +195,8 @@ TEST_F(GptCli, SigtermSavesAndTheResumedRunEndsExactlyLikeAnUnbrokenOne) {
   ASSERT_EQ(cli(long_run({"--save", path("a.safetensors"), "--metrics-out", path("a.jsonl")})).status, 0);
   const pid_t child = start(long_run({"--save", path("b.safetensors"), "--metrics-out", path("b.jsonl")}), path("b.out"));
   ASSERT_GT(child, 0);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(300);  // the first checkpoint; under the sanitizers on a busy machine, over a minute
+  // The first checkpoint: under the sanitizers on a busy machine, over a minute.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(300);
   while (!fs::exists(path("b.safetensors")) && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
