@@ -4,7 +4,7 @@
 # torch threads x OpenBLAS threads setting) and llm.c's CPU trainer (ANCHORS/llmc/step_bench.c, built into a
 # temporary directory). Per program and thread count: the median step, its model FLOPs utilisation (nanoGPT's
 # estimate_mfu: 6 N + 12 L C T FLOPs a token, N without the position embedding, over the FMA peak of as many cores
-# as threads, bench/gpt/fma_peak.c) and the whole process's peak resident set (/usr/bin/time).
+# as it ran on, bench/gpt/fma_peak.c; PyTorch's torch threads or OpenBLAS's, whichever is more) and the whole process's peak resident set (/usr/bin/time).
 #
 #   bash bench/gpt/gpt2_124m.sh BUILD_DIR ANCHORS_DIR [BATCH CONTEXT STEPS]   (defaults 4 64 6: llm.c's quick start)
 #
@@ -32,8 +32,8 @@ echo "# FMA peak $(peak 1) GFLOP/s on 1 thread, $(peak 2) on 2; GPT-2 124M at ba
 echo
 echo "| program | threads | median step | MFU | peak RSS |"
 echo "|---|---|---|---|---|"
-row() {  # name threads ms
-  awk -v n="$1" -v t="$2" -v ms="$3" -v f=$flops -v p="$(peak "$2")" -v r="$(awk '/Maximum resident/ {print $6}' "$work/time.txt")" \
+row() {  # name threads ms [cores, when more than the threads: OpenBLAS's own]
+  awk -v n="$1" -v t="$2" -v ms="$3" -v f=$flops -v p="$(peak "${4:-$2}")" -v r="$(awk '/Maximum resident/ {print $6}' "$work/time.txt")" \
     'BEGIN {printf "| %s | %d | %.0f ms | %.0f%% | %.2f GB |\n", n, t, ms, f / (ms / 1000) / (p * 1e9) * 100, r * 1024 / 1e9}'
 }
 median() { grep -o 'median [0-9.]*' | awk '{print $2}'; }
@@ -50,7 +50,7 @@ torch_version=$(/usr/bin/python3 -c 'import torch; print(torch.__version__)')
 for th in 1 2; do for ob in 1 2; do
   ms=$(OPENBLAS_NUM_THREADS=$ob /usr/bin/time -v -o "$work/time.txt" /usr/bin/python3 "$anchors/gpt/gpt_pytorch.py" \
     $V $L $H $C "$T" "$B" "$S" $th 2>&1 | median)
-  row "PyTorch $torch_version, OpenBLAS on $ob" $th "$ms"
+  row "PyTorch $torch_version, OpenBLAS on $ob" $th "$ms" $((th > ob ? th : ob))  # MFU over the cores it used
 done; done
 for th in 1 2; do
   ms=$(OMP_NUM_THREADS=$th /usr/bin/time -v -o "$work/time.txt" "$work/llmc_step" $V $L $H $C "$T" "$B" "$S" 2>&1 | median)
