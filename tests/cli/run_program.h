@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -68,6 +69,30 @@ inline ProgramResult run_program_in_terminal(const std::string& binary, std::vec
   int raw = 0;
   ::waitpid(pid, &raw, 0);
   return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, out};
+}
+
+// A program's exit status (128 + the signal's number when a signal ended it) and its two streams, kept apart.
+struct CliResult {
+  int status = -1;
+  std::string out, err;
+};
+
+// A whole file's bytes ("" when it cannot be read).
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+// Runs `binary` with args through the shell, each argument quoted, as a user types it; standard output and standard
+// error go to dir/stdout.txt and dir/stderr.txt. `env` ("NAME=value ") goes before the program.
+inline CliResult run_cli(const std::string& binary, const std::vector<std::string>& args,
+                         const std::filesystem::path& dir, const std::string& env = "") {
+  const std::filesystem::path out = dir / "stdout.txt", err = dir / "stderr.txt";
+  std::string cmd = env + "'" + binary + "'";
+  for (const auto& a : args) cmd += " '" + a + "'";
+  cmd += " >'" + out.string() + "' 2>'" + err.string() + "'";
+  const int raw = std::system(cmd.c_str());
+  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw), slurp(out), slurp(err)};
 }
 
 // An empty directory of its own for the running test: <tmp>/<prefix>_<pid>_<test name>, removed first if it exists.

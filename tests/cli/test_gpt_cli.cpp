@@ -29,24 +29,8 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-struct CliResult {
-  int status = -1;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p);
-  return std::string(std::istreambuf_iterator<char>(f), {});
-}
-
-CliResult run(const std::vector<std::string>& args, const fs::path& dir) {
-  const fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
-  std::string cmd = std::string("'") + CPPGRAD_GPT_BIN + "'";
-  for (const auto& a : args) cmd += " '" + a + "'";
-  cmd += " >'" + out.string() + "' 2>'" + err.string() + "'";
-  const int raw = std::system(cmd.c_str());
-  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw), slurp(out), slurp(err)};
-}
+using cppgrad::test::CliResult;
+using cppgrad::test::slurp;
 
 // Words that say their syllables twice ("kotukotu", "rinerine"): a bigram cannot know whether "u" ends the word or
 // starts the repeat, attention over the context can.
@@ -76,7 +60,7 @@ class GptCli : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
   void write(const std::string& name, const std::string& content) const { std::ofstream(dir_ / name) << content; }
-  CliResult cli(const std::vector<std::string>& args) { return run(args, dir_); }
+  CliResult cli(const std::vector<std::string>& args) { return cppgrad::test::run_cli(CPPGRAD_GPT_BIN, args, dir_); }
 
   // A small model that trains in a second or two.
   std::vector<std::string> tiny(std::vector<std::string> extra) const {

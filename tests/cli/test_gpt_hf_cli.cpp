@@ -27,15 +27,8 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using namespace cppgrad;
 
-struct CliResult {
-  int status = -1;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), {});
-}
+using test::CliResult;
+using test::slurp;
 
 // The first object of a JSON Lines file.
 nlohmann::json first_line(const fs::path& p) {
@@ -73,14 +66,7 @@ class GptHfCli : public ::testing::Test {
   void write(const std::string& name, const std::string& content) const {
     std::ofstream(dir_ / name, std::ios::binary) << content;
   }
-  CliResult cli(const std::vector<std::string>& args) const {
-    const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
-    std::string cmd = std::string("'") + CPPGRAD_GPT_BIN + "'";
-    for (const auto& a : args) cmd += " '" + a + "'";
-    cmd += " >'" + out.string() + "' 2>'" + err.string() + "'";
-    const int raw = std::system(cmd.c_str());
-    return {WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw), slurp(out), slurp(err)};
-  }
+  CliResult cli(const std::vector<std::string>& args) const { return test::run_cli(CPPGRAD_GPT_BIN, args, dir_); }
   // The committed model imported with its character vocabulary (text.txt) to `out`.
   void import_to(const std::string& out, std::int64_t heads) const {
     const CliResult r = cli({"import", "--hf", hf_, "--out", path(out), "--heads", std::to_string(heads), "--tokenizer",

@@ -25,15 +25,8 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
 
-struct CliResult {
-  int status = -1;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), {});
-}
+using cppgrad::test::CliResult;
+using cppgrad::test::slurp;
 
 bool has_gpt2() {
   try {
@@ -57,11 +50,7 @@ class GptTokenizeCli : public ::testing::Test {
   }
   // `env` (e.g. "CPPGRAD_GPT2_DIR=/x ") goes before the program; stdout and stderr are kept apart.
   CliResult cli(const std::vector<std::string>& args, const std::string& env = "") const {
-    std::string cmd = env + "'" + CPPGRAD_GPT_BIN + "'";
-    for (const auto& a : args) cmd += " '" + a + "'";
-    cmd += " >'" + path("stdout") + "' 2>'" + path("stderr") + "'";
-    const int raw = std::system(cmd.c_str());
-    return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, slurp(path("stdout")), slurp(path("stderr"))};
+    return cppgrad::test::run_cli(CPPGRAD_GPT_BIN, args, dir_, env);
   }
   // A small BPE (300 tokens: 44 merges) trained on 3000 words of two to four syllables, written to bpe.model.
   void train_small_bpe() const {

@@ -26,29 +26,8 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-struct CliResult {
-  int status = -1;  // exit status, or 128 + signal
-  std::string out, err;
-};
-
-// Runs cppgrad-reverse with args (no shell), capturing stdout and stderr through files.
-CliResult run(const std::vector<std::string>& args, const fs::path& dir) {
-  const fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
-  std::string cmd = std::string("'") + CPPGRAD_REVERSE_BIN + "'";
-  for (const auto& a : args) cmd += " '" + a + "'";
-  cmd += " >'" + out.string() + "' 2>'" + err.string() + "'";
-  const int raw = std::system(cmd.c_str());
-  CliResult r;
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
-  auto slurp = [](const fs::path& p) {
-    std::ifstream f(p);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-  };
-  r.out = slurp(out), r.err = slurp(err);
-  return r;
-}
+using cppgrad::test::CliResult;
+using cppgrad::test::slurp;
 
 class ReverseCli : public ::testing::Test {
  protected:
@@ -57,7 +36,7 @@ class ReverseCli : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  CliResult cli(const std::vector<std::string>& args) { return run(args, dir_); }
+  CliResult cli(const std::vector<std::string>& args) { return cppgrad::test::run_cli(CPPGRAD_REVERSE_BIN, args, dir_); }
 
   // A tiny configuration that trains in well under a second per epoch.
   static std::vector<std::string> tiny(std::vector<std::string> extra) {
@@ -474,10 +453,6 @@ void wait_for(const std::string& path) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
 
-std::string slurp(const std::string& path) {
-  std::ifstream f(path);
-  return std::string(std::istreambuf_iterator<char>(f), {});
-}
 
 // Sends the signals to a child started with start(), one right after another, and waits for it to end: its exit
 // status (-1 when a signal ended it) and what it printed into `out`.

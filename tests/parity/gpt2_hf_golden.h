@@ -16,7 +16,7 @@
 namespace cppgrad::test {
 
 // The model file and PyTorch's numbers: $CPPGRAD_GOLDEN_DIR/gpt2_hf if that set carries one, else the committed
-// tests/golden/gpt2_hf. A golden set of one-case-per-file (../shared/golden's format) has no such folder, and its
+// tests/golden/gpt2_hf. A golden set of one case per file (docs/parity.md's format) has no such folder, and its
 // op cases say nothing about this model, so the committed one stands in.
 inline std::filesystem::path gpt2_hf_dir() {
   if (const std::filesystem::path given = golden_dir() / "gpt2_hf"; std::filesystem::is_directory(given)) return given;
