@@ -108,13 +108,8 @@ TrainConfig train_config(const cxxopts::ParseResult& r, const GptCheckpoint* ini
     throw UsageError(e.what());
   }
   c = c.with_shards();  // a resumed run keeps its checkpoint's
-  const auto make_absolute = [](std::string& path) {  // stored absolute, so sample and eval find it from any directory
-    std::error_code ec;
-    const auto absolute = std::filesystem::absolute(path, ec);
-    if (!ec) path = absolute.string();
-  };
-  if (!resume || r.count("data")) make_absolute(c.data);
-  if (c.tokenizer.kind == data::TokenizerName::Kind::bpe_file) make_absolute(c.tokenizer.path);
+  if (!resume || r.count("data")) c.data = absolute_path(c.data);
+  if (c.tokenizer.kind == data::TokenizerName::Kind::bpe_file) c.tokenizer.path = absolute_path(c.tokenizer.path);
   try {
     c.validate();
   } catch (const std::invalid_argument& e) {

@@ -5,12 +5,19 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <stdexcept>
 
 #include "train/data_parallel.h"
 
 namespace cppgrad::gpt {
+
+std::string absolute_path(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path absolute = std::filesystem::absolute(path, ec);
+  return ec ? path : absolute.string();
+}
 
 nn::GPTConfig TrainConfig::model_config(std::int64_t vocab, std::int64_t context_size) const {
   nn::GPTConfig c = model;

@@ -94,6 +94,10 @@ struct TrainConfig {
   std::vector<std::string> mismatched_for_resume(const TrainConfig& other) const;
 };
 
+// `path` made absolute (unchanged if the working directory cannot be read): a checkpoint stores its data and BPE
+// files so, and sample and eval find them from any directory.
+std::string absolute_path(const std::string& path);
+
 // The table every field is declared in (config.cpp): the flags of `train`, their --help, the bounds, the JSON.
 const train::ConfigTable<TrainConfig>& config_table();
 

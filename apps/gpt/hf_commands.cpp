@@ -34,12 +34,6 @@ std::string required(const cxxopts::ParseResult& r, const char* command, const s
   return flag_path(r, flag);
 }
 
-std::string absolute(const std::string& path) {
-  std::error_code ec;
-  const auto a = std::filesystem::absolute(path, ec);
-  return ec ? path : a.string();
-}
-
 // The heads of an import: --preset's, --heads, or the config.json beside the file (nullopt: the preset's).
 struct Heads {
   std::optional<std::string> preset;
@@ -110,7 +104,7 @@ data::Tokenizer import_tokenizer(const cxxopts::ParseResult& r, TrainConfig& c, 
     tokenizer = data::CharTokenizer::from_text(data::decode_utf8(data::read_text_file(c.data)), /*with_boundary=*/false);
   } else {
     tokenizer = data::Tokenizer(load_tokenizer(name));
-    if (c.tokenizer.kind == data::TokenizerName::Kind::bpe_file) c.tokenizer.path = absolute(c.tokenizer.path);
+    if (c.tokenizer.kind == data::TokenizerName::Kind::bpe_file) c.tokenizer.path = absolute_path(c.tokenizer.path);
   }
   if (tokenizer.size() != vocab)
     throw UsageError(fmt::format("{} has a vocabulary of {}, and --tokenizer {} has {} tokens ({})", hf, vocab,
@@ -182,7 +176,7 @@ int cmd_import(int argc, char** argv) {
   c.model.n_layer = m.n_layer, c.model.n_head = m.n_head, c.model.n_embd = m.n_embd, c.model.dropout = 0.0;
   c.context = m.block_size;
   c.format = data::TextFormat::text;  // GPT-2 reads a running text (lines mode's <b> is a character model's)
-  if (r.count("data")) c.data = absolute(flag_path(r, "data"));
+  if (r.count("data")) c.data = absolute_path(flag_path(r, "data"));
   const data::Tokenizer tokenizer = import_tokenizer(r, c, m.vocab_size, hf);
   c = c.with_shards();
   try {
