@@ -71,4 +71,9 @@ BENCHMARK_CAPTURE(BM_GptSample, large, SampleShape{64, 256, 4, 4, 128})
 BENCHMARK_CAPTURE(BM_GptSampleRecompute, large, SampleShape{64, 256, 4, 4, 128})
     ->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 
+// GPT-2 124M (vocab 50257, d 768, 12 layers, 12 heads) at llm.c's sampling length: context 64, 63 tokens a sample
+// (train_gpt2.c's genT). Only the KV cache: the recompute twin would take minutes here (bench/gpt/gpt2_124m.sh).
+BENCHMARK_CAPTURE(BM_GptSample, gpt2, SampleShape{50257, 768, 12, 12, 64})
+    ->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+
 }  // namespace

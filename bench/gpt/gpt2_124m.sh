@@ -5,6 +5,8 @@
 # temporary directory). Per program and thread count: the median step, its model FLOPs utilisation (nanoGPT's
 # estimate_mfu: 6 N + 12 L C T FLOPs a token, N without the position embedding, over the FMA peak of as many cores
 # as it ran on, bench/gpt/fma_peak.c; PyTorch's torch threads or OpenBLAS's, whichever is more) and the whole process's peak resident set (/usr/bin/time).
+# Then, where BUILD_DIR has cppgrad-bench (-DCPPGRAD_BUILD_BENCH=ON), sampling with the KV cache at 124M, in ms per
+# token, against llm.c's sampling loop.
 #
 #   bash bench/gpt/gpt2_124m.sh BUILD_DIR ANCHORS_DIR [BATCH CONTEXT STEPS]   (defaults 4 64 6: llm.c's quick start)
 #
@@ -56,3 +58,26 @@ for th in 1 2; do
   ms=$(OMP_NUM_THREADS=$th /usr/bin/time -v -o "$work/time.txt" "$work/llmc_step" $V $L $H $C "$T" "$B" "$S" 2>&1 | median)
   row "llm.c train_gpt2.c" $th "$ms"
 done
+
+# Sampling with the KV cache at 124M, ms per token: 63 tokens after a 1-token prompt, context 64 (train_gpt2.c's
+# genT). cppgrad: cppgrad-bench's BM_GptSample/gpt2 (configure with -DCPPGRAD_BUILD_BENCH=ON), the median of 3;
+# llm.c: its sampling loop, a forward over the whole context for every token (bench/gpt/llmc_sample.c), one sample.
+if [[ -x $build/bin/cppgrad-bench ]]; then
+  gcc -Ofast -march=native -fopenmp -DOMP -I"$anchors/llmc/src" "$repo/bench/gpt/llmc_sample.c" -lm -o "$work/llmc_sample" 2>/dev/null
+  echo
+  echo "| sampling, context 64 | threads | ms per token |"
+  echo "|---|---|---|"
+  for th in 1 2; do
+    "$build/bin/cppgrad-bench" --benchmark_filter="BM_GptSample/gpt2/threads:$th/" --benchmark_repetitions=3 \
+      --benchmark_format=json --benchmark_out="$work/sample.json" > /dev/null
+    /usr/bin/python3 - "$work/sample.json" "$th" <<'PY'
+import json, sys
+runs = [b for b in json.load(open(sys.argv[1]))["benchmarks"] if b.get("aggregate_name") == "median"]
+print(f"| cppgrad, KV cache | {sys.argv[2]} | {1000 / runs[0]['tokens']:.1f} |")
+PY
+  done
+  for th in 1 2; do
+    OMP_NUM_THREADS=$th "$work/llmc_sample" $V $L $H $C 64 1 "$work/llmc_sample_ckpt.bin" |
+      awk -v t=$th '{for (i = 1; i < NF; i++) if ($i == "full") printf "| llm.c'"'"'s loop | %d | %.1f |\n", t, $(i + 1)}'
+  done
+fi
