@@ -46,6 +46,13 @@ std::string presets_help() {
 void pin_shape(TrainConfig& c, const TrainConfig& shape, const std::set<std::string>& given, const std::string& source) {
   const auto& table = config_table();
   for (const std::string& flag : kShapeFlags) {
+    if (flag == "context" && given.count(flag)) {  // a shorter window crops the position table; a longer has none
+      if (c.context > shape.context)
+        throw std::invalid_argument(fmt::format("--context {} is longer than {}'s {}: its position table has {} rows "
+                                                "(a shorter --context crops it, as nanoGPT's crop_block_size does)",
+                                                c.context, source, shape.context, shape.context));
+      continue;
+    }
     const auto& row = table.row(flag);
     const train::ConfigValue want = row.get(shape);
     if (given.count(flag) && row.get(c) != want)

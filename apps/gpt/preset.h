@@ -25,7 +25,9 @@ std::string presets_help();
 
 // `c` with the kShapeFlags fields of `shape`. `given`: the flags typed; one of them whose value in `c` differs from
 // `shape`'s is a std::invalid_argument naming both, e.g. "--heads 4 disagrees with --preset gpt2, which sets --heads
-// 12 (give one or the other)"; `source` says where the shape came from ("--preset gpt2").
+// 12 (give one or the other)"; `source` says where the shape came from ("--preset gpt2"). The one exception: a typed
+// --context shorter than the shape's is kept, the model's position table cropped to its first rows (nanoGPT's
+// crop_block_size: GPT-2 finetuned on windows of 256 tokens); a longer one is refused.
 void pin_shape(TrainConfig& c, const TrainConfig& shape, const std::set<std::string>& given, const std::string& source);
 
 }  // namespace cppgrad::gpt

@@ -274,11 +274,15 @@ void Trainer::init_from(const GptCheckpoint& c, const std::string& path) {
                        m.block_size, m.vocab_size);
   };
   if (have.n_layer != want.n_layer || have.n_head != want.n_head || have.n_embd != want.n_embd ||
-      have.block_size != want.block_size || have.vocab_size != want.vocab_size)
+      have.block_size < want.block_size || have.vocab_size != want.vocab_size)
     throw std::runtime_error(fmt::format("--init {}: its model has {}, this run's {}", path, shape(have), shape(want)));
   check_same_tokenizer(path, c);
+  nn::StateDict state = c.state.model;
+  if (want.block_size < have.block_size)  // a shorter --context: the first rows of the position table (crop_block_size)
+    for (auto& [name, tensor] : state)
+      if (name.ends_with("wpe.weight")) tensor = tensor.narrow(0, 0, want.block_size).contiguous();
   try {
-    model().load_state_dict(c.state.model);  // names and shapes checked: a transposed weight is refused
+    model().load_state_dict(state);  // names and shapes checked: a transposed weight is refused
   } catch (const std::exception& e) {
     throw std::runtime_error("--init " + path + ": " + e.what());
   }

@@ -100,7 +100,8 @@ class Trainer {
   void save(const std::string& path) const;
   void load(const std::string& path);
   // Finetuning (`train --init`): the weights of a checkpoint `c` read from `path`, whose model must have this run's
-  // shape and tokenizer; AdamW, the step (0), the generators and the history stay this run's own. Throws
+  // shape and tokenizer (a shorter context takes the first rows of its position table); AdamW, the step (0), the
+  // generators and the history stay this run's own. Throws
   // std::runtime_error "--init <path>: ..." naming both shapes, or the tensor refused.
   void init_from(const GptCheckpoint& c, const std::string& path);
 

@@ -41,9 +41,19 @@ TEST(GptPreset, PinningSetsTheShapeAndRefusesAFlagThatDisagrees) {
   agree.model.n_head = 16;
   EXPECT_NO_THROW(gpt::pin_shape(agree, shape, {"heads"}, "--preset gpt2-medium"));
   gpt::TrainConfig disagree;
-  disagree.context = 256;
-  EXPECT_THROW_MSG(gpt::pin_shape(disagree, shape, {"context"}, "--preset gpt2-medium"), std::invalid_argument,
-                   "--context 256 disagrees with --preset gpt2-medium, which sets --context 1024 (give one or the other)");
+  disagree.model.n_layer = 6;
+  EXPECT_THROW_MSG(gpt::pin_shape(disagree, shape, {"layers"}, "--preset gpt2-medium"), std::invalid_argument,
+                   "--layers 6 disagrees with --preset gpt2-medium, which sets --layers 24 (give one or the other)");
+  // the context: a shorter window is kept (the position table cropped), a longer one refused
+  gpt::TrainConfig shorter;
+  shorter.context = 256;
+  gpt::pin_shape(shorter, shape, {"context"}, "--preset gpt2-medium");
+  EXPECT_EQ(shorter.context, 256);
+  EXPECT_EQ(shorter.model.n_layer, 24);
+  gpt::TrainConfig longer;
+  longer.context = 2048;
+  EXPECT_THROW_MSG(gpt::pin_shape(longer, shape, {"context"}, "--preset gpt2-medium"), std::invalid_argument,
+                   "--context 2048 is longer than --preset gpt2-medium's 1024: its position table has 1024 rows");
   // a default not typed is not a disagreement: --heads 4 is the default, the preset's 16 wins
   gpt::TrainConfig untyped;
   EXPECT_NO_THROW(gpt::pin_shape(untyped, shape, {}, "--preset gpt2-medium"));

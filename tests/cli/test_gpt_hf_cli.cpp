@@ -194,6 +194,32 @@ TEST_F(GptHfCli, TrainInitStartsFromTheFilesWeightsAndFinetunes) {
   EXPECT_EQ(meta.at("config").find("init"), std::string::npos);
 }
 
+TEST_F(GptHfCli, TrainInitWithAShorterContextCropsThePositionTable) {
+  import_to("ck.safetensors", n_head_);  // context 32
+  const CliResult r = cli({"train", "--init", path("ck.safetensors"), "--data", path("text.txt"), "--context", "16",
+                           "--steps", "1", "--lr", "1e-12", "--batch-size", "4", "--threads", "1", "--samples", "0",
+                           "--quiet", "--save", path("short.safetensors")});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto full = read_safetensors(path("ck.safetensors")), cropped = read_safetensors(path("short.safetensors"));
+  EXPECT_EQ(cropped.metadata.at("context"), "16");
+  std::string wpe;
+  for (const auto& [name, t] : full.tensors)
+    if (name.ends_with("wpe.weight")) wpe = name;
+  ASSERT_FALSE(wpe.empty());
+  const Tensor before = full.tensors.at(wpe), after = cropped.tensors.at(wpe);
+  ASSERT_EQ(after.shape(), (Shape{16, before.shape()[1]}));
+  // the first 16 rows, moved by at most one step at lr 1e-12 (and not the last 16, which would be as plausible a bug)
+  const std::vector<float> got = after.to_vector<float>(), first = before.narrow(0, 0, 16).to_vector<float>(),
+                           last = before.narrow(0, 16, 16).to_vector<float>();
+  float to_first = 0, to_last = 0;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    to_first = std::max(to_first, std::abs(got[i] - first[i])), to_last = std::max(to_last, std::abs(got[i] - last[i]));
+  EXPECT_LT(to_first, 1e-6f);
+  EXPECT_GT(to_last, 1e-3f);
+  expect_usage_error(cli({"train", "--init", path("ck.safetensors"), "--data", path("text.txt"), "--context", "64"}),
+                     "--context 64 is longer than --init " + path("ck.safetensors") + "'s 32");
+}
+
 TEST_F(GptHfCli, MisfitsAreRefusedWithOneLine) {
   // import: the heads must divide the width; a vocabulary of 97 is not GPT-2's; a tokenizer of another size.
   expect_usage_error(cli({"import", "--hf", hf_, "--out", path("x.safetensors"), "--heads", "3", "--tokenizer", "char",
