@@ -87,13 +87,13 @@ std::int64_t target_bytes(const Tensor& targets, const std::vector<std::int64_t>
 }
 
 // The loss over one split of either shape: its evaluation rows in order (every line; the windows 0, T, 2T, ...), in
-// chunks of about 16k tokens of context, so the logits of a chunk stay a few megabytes.
+// chunks of eval_chunk_rows.
 template <typename Splits>
 SplitLoss loss_over(const nn::GPT& model, const Splits& s, std::int64_t T, data::Split split,
                     const std::vector<std::int64_t>& bytes_of,
                     const std::function<void(std::int64_t, std::int64_t)>& on_chunk) {
   const std::vector<std::int64_t> rows = data::eval_rows(s, split, T);
-  const std::int64_t n = std::ssize(rows), rows_per_chunk = std::max<std::int64_t>(1, 16384 / T);
+  const std::int64_t n = std::ssize(rows), rows_per_chunk = eval_chunk_rows(T, model.config().vocab_size);
   const std::int64_t chunks = (n + rows_per_chunk - 1) / rows_per_chunk;
   SplitLoss out;
   double sum = 0;  // nats, summed chunk by chunk in order
@@ -113,6 +113,10 @@ SplitLoss loss_over(const nn::GPT& model, const Splits& s, std::int64_t T, data:
 }
 
 }  // namespace
+
+std::int64_t eval_chunk_rows(std::int64_t context, std::int64_t vocab) {
+  return std::max<std::int64_t>(1, std::min(16384 / context, (std::int64_t{1} << 24) / (context * vocab)));
+}
 
 double SplitLoss::bits_per_nat() const {
   return bytes > 0 ? static_cast<double>(tokens) / (static_cast<double>(bytes) * std::log(2.0)) : 0.0;

@@ -46,6 +46,9 @@ std::vector<std::int64_t> token_byte_lengths(const data::Tokenizer& tokenizer);
 
 // Mean loss in nats per predicted token of `model` over a split (of lines or of a running text), in fixed order, under
 // no-grad; `on_chunk(done, total)` reports progress. The sum over chunks is taken in order: reproducible.
+// The chunks hold eval_chunk_rows(T, V) rows of T tokens: about 16k tokens, fewer where the vocabulary is large, so
+// that a chunk's logits stay within 2^24 floats (64 MB; at GPT-2's 50,257, 16k tokens' logits would be 3.3 GB).
+std::int64_t eval_chunk_rows(std::int64_t context, std::int64_t vocab);
 struct SplitLoss {
   double loss = 0;
   std::int64_t tokens = 0;  // the predicted tokens
