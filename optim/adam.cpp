@@ -25,6 +25,8 @@ void Adam::step() {
     Tensor& m = slot(name, "exp_avg", p);
     Tensor& v = slot(name, "exp_avg_sq", p);
     Tensor g = grad.contiguous();
+    const bool decays = options_.decay_on == DecayOn::every_parameter || p.dim() >= 2;
+    const double weight_decay = decays ? options_.weight_decay : 0.0;
     dispatch_floating(p.dtype(), "Adam", [&](auto tag) {
       using T = decltype(tag);
       // Four distinct buffers: __restrict lets the compiler vectorise the loop (sqrt and divide included).
@@ -36,8 +38,8 @@ void Adam::step() {
       const T eps = static_cast<T>(options_.eps), ss = static_cast<T>(step_size), sb2 = static_cast<T>(sqrt_bc2);
       // Decoupled (AdamW): w shrinks by lr * wd and the gradient is left alone; coupled (Adam): wd * w is
       // added to the gradient. One of the two factors is neutral, so one loop serves both.
-      const T decay = static_cast<T>(options_.decoupled_weight_decay ? 1 - lr_ * options_.weight_decay : 1);
-      const T wd = static_cast<T>(options_.decoupled_weight_decay ? 0 : options_.weight_decay);
+      const T decay = static_cast<T>(options_.decoupled_weight_decay ? 1 - lr_ * weight_decay : 1);
+      const T wd = static_cast<T>(options_.decoupled_weight_decay ? 0 : weight_decay);
       const std::int64_t n = p.numel();
 #pragma omp simd
       for (std::int64_t i = 0; i < n; ++i) {

@@ -3,6 +3,11 @@
 
 namespace cppgrad::optim {
 
+// Which parameters weight decay shrinks: every one (PyTorch's default for one parameter group), or only the
+// matrices, tensors of two or more dimensions (linear weights and embeddings), not biases or LayerNorm's gains and
+// shifts: nanoGPT's configure_optimizers, its two groups.
+enum class DecayOn { every_parameter, matrices };
+
 struct AdamOptions {
   double lr = 1e-3;
   double beta1 = 0.9;
@@ -10,6 +15,7 @@ struct AdamOptions {
   double eps = 1e-8;
   double weight_decay = 0.0;
   bool decoupled_weight_decay = false;  // true: AdamW
+  DecayOn decay_on = DecayOn::every_parameter;
 };
 
 // Adam (Kingma & Ba) with PyTorch's exact arithmetic; AdamW when decoupled_weight_decay.

@@ -75,6 +75,10 @@ const train::ConfigTable<TrainConfig>& config_table() {
                                         train::non_negative())),
       row("weight-decay", "training", "AdamW's decoupled weight decay", at(&TrainConfig::weight_decay),
           train::in_interval(0, 1e6, false)),
+      // Written only when not "all": the runs before the flag keep their checkpoints' bytes.
+      train::written_unless_default(choice("weight-decay-on", "training", "all (every parameter) | matrices (nanoGPT's: "
+                                           "weights and embeddings, not biases or LayerNorm's)",
+                                           at(&TrainConfig::weight_decay_on), kDecayOn)),
       row("clip-grad", "training", "clip the global gradient norm to this (0: off)", at(&TrainConfig::clip_grad),
           train::in_interval(0, 1e30, false)),
       row("seed", "training", "seed of the split, the initial weights, the batches and dropout", at(&TrainConfig::seed)),

@@ -8,6 +8,7 @@
 #include "data/text_corpus.h"
 #include "data/tokenizer.h"
 #include "nn/gpt.h"
+#include "optim/adam.h"
 #include "optim/schedule.h"
 #include "train/config_table.h"
 
@@ -31,9 +32,11 @@ inline constexpr std::int64_t kMaxShards = 64;
 inline constexpr std::int64_t kMaxParameters = 1'600'000'000;
 inline constexpr std::int64_t kMaxActivations = 1'000'000'000;  // floats a step's graph holds, roughly (4 GB)
 
-// The names --format and --schedule take, and the values they stand for.
+// The names --format, --weight-decay-on and --schedule take, and the values they stand for.
 inline const train::Choices<data::TextFormat> kFormats = {{"lines", data::TextFormat::lines},
                                                           {"text", data::TextFormat::text}};
+inline const train::Choices<optim::DecayOn> kDecayOn = {{"all", optim::DecayOn::every_parameter},
+                                                         {"matrices", optim::DecayOn::matrices}};
 inline const train::Choices<optim::Schedule::Kind> kSchedules = {{"constant", optim::Schedule::Kind::Constant},
                                                                  {"cosine", optim::Schedule::Kind::WarmupCosine}};
 
@@ -58,6 +61,7 @@ struct TrainConfig {
   std::int64_t warmup_steps = 0;
   double min_lr = 0.0;  // where --schedule cosine ends at --steps (nanoGPT's min_lr, often lr / 10)
   double weight_decay = 0.01;
+  optim::DecayOn weight_decay_on = optim::DecayOn::every_parameter;  // or nanoGPT's: the matrices only
   double clip_grad = 0.0;  // 0: no clipping
   std::uint64_t seed = 0;  // the split, the initial weights, the batches, dropout
   std::int64_t threads = 0;  // 0: OpenMP's default

@@ -94,6 +94,19 @@ TEST(GptConfig, TheTokenizerIsParsedAtTheFlagAndWrittenOnlyWhenNotChar) {
   EXPECT_TRUE(c.mismatched_for_resume(moved).empty());
 }
 
+// --weight-decay-on matrices (nanoGPT's two groups) is written only when set, read back, and a name it does not know
+// is refused listing the two it does.
+TEST(GptConfig, WeightDecayOnIsWrittenOnlyWhenSet) {
+  gpt::TrainConfig c;
+  EXPECT_FALSE(nlohmann::json::parse(c.to_json()).contains("weight_decay_on"));
+  EXPECT_EQ(gpt::TrainConfig::from_json(kGptBeforeShards).weight_decay_on, optim::DecayOn::every_parameter);
+  const auto& t = gpt::config_table();
+  t.set_flag(c, "weight-decay-on", "matrices");
+  EXPECT_EQ(nlohmann::json::parse(c.to_json())["weight_decay_on"], "matrices");
+  EXPECT_EQ(gpt::TrainConfig::from_json(c.to_json()).weight_decay_on, optim::DecayOn::matrices);
+  EXPECT_THROW_MSG(t.set_flag(c, "weight-decay-on", "biases"), std::invalid_argument, "--weight-decay-on must be all or matrices, got 'biases'");
+}
+
 // --beta2 and --min-lr (nanoGPT's knobs) are written only when set: a default run's checkpoint keeps its bytes, and an
 // older config reads as the defaults; their bounds are checked naming the flag.
 TEST(GptConfig, Beta2AndMinLrAreWrittenOnlyWhenSetAndCheckedNamingTheFlag) {

@@ -58,6 +58,24 @@ TEST(Optim, ParametersWithoutGradientsAreLeftAlone) {
   EXPECT_NE(a.to_vector<double>(), (std::vector<double>{1, 1}));
 }
 
+TEST(Optim, AdamWDecaysOnlyTheMatricesWhenAsked) {
+  // nanoGPT's two groups: a [2, 2] weight decays, a [2] bias does not. Each is compared with an AdamW of its own,
+  // with and without decay, on the same gradient: the matrix must equal the decayed one, the bias the undecayed one.
+  const auto one_step = [](const Shape& shape, double weight_decay, optim::DecayOn on) {
+    Tensor p = Tensor::full(shape, 2.0, DType::Float64);
+    p.set_requires_grad(true);
+    optim::Adam adam({{"p", p}}, {.lr = 0.1, .weight_decay = weight_decay, .decoupled_weight_decay = true,
+                                  .decay_on = on});
+    p.set_grad(Tensor::full(shape, 0.5, DType::Float64));
+    adam.step();
+    return p.to_vector<double>();
+  };
+  const auto every = optim::DecayOn::every_parameter, matrices = optim::DecayOn::matrices;
+  EXPECT_EQ(one_step({2, 2}, 0.5, matrices), one_step({2, 2}, 0.5, every));
+  EXPECT_EQ(one_step({2}, 0.5, matrices), one_step({2}, 0.0, every));
+  EXPECT_NE(one_step({2}, 0.5, matrices), one_step({2}, 0.5, every));  // the decay is large enough to be seen
+}
+
 TEST(Optim, StateDictRoundTripContinuesIdentically) {
   auto make = [] {
     Tensor w = Tensor::from_vector<double>({1, 2}, {2});
