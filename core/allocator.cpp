@@ -1,6 +1,10 @@
 #include "core/allocator.h"
+#include "core/allocator_release.h"
 
 #include <cstdlib>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <new>
 #include <unordered_map>
 #include <vector>
@@ -147,6 +151,19 @@ void free_storage(void* p, std::size_t nbytes) noexcept {
   } catch (const std::bad_alloc&) {
     std::free(p);
   }
+}
+
+void release_cached_storage() noexcept {
+  if (!kCacheEnabled || t_phase != Phase::Alive) return;
+  Cache& c = cache();
+  for (auto& [size, blocks] : c.free_blocks) {
+    for (void* p : blocks) std::free(p);
+    blocks.clear();
+  }
+  c.stats.cached_bytes = 0;
+#if defined(__GLIBC__)
+  malloc_trim(0);  // blocks below glibc's mmap threshold went to its heap: return its free pages too
+#endif
 }
 
 AllocatorStats allocator_stats() { return t_phase == Phase::Destroyed ? AllocatorStats{} : cache().stats; }

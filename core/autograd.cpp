@@ -316,6 +316,21 @@ void check_anomalies(const Node& node, const TensorList& grads, const Tensor& g)
   }
 }
 
+// Adds g into a pending gradient. In place when nothing else can see the slot's memory (no graph on it, contiguous,
+// its impl and storage referenced by the slot alone): the tied embedding's [V, C] gradient, from the head and from the
+// lookup, then needs two buffers of its size and not three. The same additions either way (slot[i] + g[i]).
+void add_pending(Tensor& slot, const Tensor& g) {
+  if (!slot.defined()) {
+    slot = g;
+    return;
+  }
+  const bool private_memory = !slot.requires_grad() && !g.requires_grad() && slot.dtype() == g.dtype() &&
+                              slot.is_contiguous() && slot.impl_ptr().use_count() == 1 &&
+                              slot.impl().storage.use_count() == 1 && !slot.same(g);
+  if (private_memory) slot.add_(g);
+  else slot = add(slot, g);
+}
+
 // Runs one node's rule on g and adds each input's gradient into `pending`.
 void propagate(const Tensor& t, const Tensor& g, const ImplIndex& position, std::vector<Tensor>& pending,
                bool record_grad_norms) {
@@ -335,8 +350,7 @@ void propagate(const Tensor& t, const Tensor& g, const ImplIndex& position, std:
                              shape_str(in.shape()));
     const std::int64_t at = position.find(in.impl_ptr().get());
     assert(at != ImplIndex::kNone && "backward: an input the topological order did not visit");
-    Tensor& slot = pending[static_cast<std::size_t>(at)];
-    slot = slot.defined() ? add(slot, grads[i]) : grads[i];
+    add_pending(pending[static_cast<std::size_t>(at)], grads[i]);
   }
 }
 

@@ -29,6 +29,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/allocator_release.h"
 #include "core/parallel.h"
 #include "core/tensor.h"
 #include "train/shard_sums.h"
@@ -132,6 +133,10 @@ class DataParallel {
       shard_params_.push_back(replicas_.back()->parameters());
     }
     params_ = model_->parameters();
+    // The replicas' own weights, dropped for the model's, and the initialisation's temporaries sit in this thread's
+    // block cache, where only this thread's blocks of the same sizes could reuse them (AdamW's moments do; with an
+    // optimizer keeping fewer, they would stay idle for the whole run).
+    release_cached_storage();
   }
 
   Model& model() { return *model_; }

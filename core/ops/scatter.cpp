@@ -6,6 +6,7 @@
 #include "core/autograd.h"
 #include "core/kernels/layout.h"
 #include "core/ops/elementwise.h"
+#include "core/ops/index_add_to_zeros.h"
 #include "core/ops/scatter.h"
 #include "core/ops/select.h"
 
@@ -21,11 +22,11 @@ void check_adjoint_args(const Tensor& x, const Tensor& index, const Tensor& src,
                                 dtype_name(src.dtype()) + " (convert one with .to())");
 }
 
-}  // namespace
-
 // x: (A.., S, B..)  index: (I) in [0, S)  source: (A.., I, B..) -> x's shape, with source's rows added at index
 // dx = g;  dsource = index_select(g, dim, index)
-Tensor index_add(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& source, std::source_location where) {
+// `x_is_scratch`: x is the caller's own fresh contiguous buffer (no graph), written in place instead of copied.
+Tensor index_add_rows(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& source, bool x_is_scratch,
+                      std::source_location where) {
   check_adjoint_args(x, index, source, "index_add");
   const std::int64_t d = normalize_dim(dim, x.dim(), "index_add");
   Shape expected = x.shape();
@@ -36,7 +37,7 @@ Tensor index_add(const Tensor& x, std::int64_t dim, const Tensor& index, const T
                                 shape_str(index.shape()) + ", source " + shape_str(source.shape()));
   if (x.dim() == 0) return add(x, source.reshape({}), where);
   const Tensor idx = index.detach().contiguous().reshape({-1}), src = source.detach().contiguous();
-  Tensor out = x.detach().clone();  // contiguous
+  Tensor out = x_is_scratch ? x : x.detach().clone();  // contiguous
   // x seen as [outer, S, inner] and source as [outer, I, inner]: row (o, idx[i]) of out += row (o, i) of source.
   const std::int64_t S = x.shape()[d], I = idx.numel();
   std::int64_t outer = 1, inner = 1;
@@ -62,6 +63,20 @@ Tensor index_add(const Tensor& x, std::int64_t dim, const Tensor& index, const T
   return record_op(out, "index_add", {x, source}, [d, idx](const Tensor& g) {
     return TensorList{g, index_select(g, d, idx)};
   }, where);
+}
+
+}  // namespace
+
+Tensor index_add(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& source, std::source_location where) {
+  return index_add_rows(x, dim, index, source, /*x_is_scratch=*/false, where);
+}
+
+Tensor index_add_to_zeros(const Shape& shape, std::int64_t dim, const Tensor& index, const Tensor& source,
+                          std::source_location where) {
+  const Tensor zeros = Tensor::zeros(shape, source.dtype());
+  // With a graph, out and zeros must stay two tensors (zeros is an input of the recorded op); without, one buffer.
+  const bool graph = source.requires_grad() && grad_enabled();
+  return index_add_rows(zeros, dim, index, source, /*x_is_scratch=*/!graph, where);
 }
 
 // x: (..)  index: x's rank, each size <= src's (and <= x's but along dim)  src: (..) -> x's shape, with

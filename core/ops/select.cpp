@@ -5,6 +5,7 @@
 #include "core/kernels/layout.h"
 #include "core/kernels/strided.h"
 #include "core/ops/elementwise.h"
+#include "core/ops/index_add_to_zeros.h"
 #include "core/ops/scatter.h"
 #include "core/ops/select.h"
 #include "core/ops/views.h"
@@ -181,7 +182,7 @@ Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index, std:
   });
   const Shape in_shape = x.shape();
   return record_op(out, "index_select", {x}, [in_shape, d, idx](const Tensor& g) {
-    return TensorList{index_add(Tensor::zeros(in_shape, g.dtype()), d, idx, g)};
+    return TensorList{index_add_to_zeros(in_shape, d, idx, g)};
   }, where);
 }
 

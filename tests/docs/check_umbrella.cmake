@@ -14,9 +14,11 @@
 #   core/allocator.h core/storage.h              the parts of a Tensor (core/tensor.h includes them)
 #   core/small_vector.h
 #   core/thread_pool.h                           the threads behind run_in_parallel (core/parallel.h includes it)
+#   core/allocator_release.h                     giving the block cache back: train/data_parallel.h's, not a user's
+#   core/ops/index_add_to_zeros.h                index_select's backward rule's helper (core/ops/select.cpp)
 cmake_minimum_required(VERSION 3.25)  # script mode: the policies of the project's CMake
 set(CPPGRAD_NOT_PUBLIC core/ops/elementwise_helpers.h core/allocator.h core/storage.h core/small_vector.h
-                       core/thread_pool.h)
+                       core/thread_pool.h core/allocator_release.h core/ops/index_add_to_zeros.h)
 
 if(NOT SOURCE_DIR)
   message(FATAL_ERROR "usage: cmake -DSOURCE_DIR=<repository> [-DOVERLAY_DIR=<tree>] -P check_umbrella.cmake")

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "core/allocator.h"
+#include "core/allocator_release.h"
 #include "core/ops/softmax.h"
 #include "nn/seq2seq.h"
 #include "optim/adam.h"
@@ -32,6 +33,29 @@ TEST(Allocator, TrainingStepsReuseTensorMemoryInTheSteadyState) {
   const AllocatorStats after = allocator_stats();
   EXPECT_EQ(after.system_allocations, before.system_allocations) << "new blocks in the steady state";
   EXPECT_GT(after.reuses, before.reuses);
+}
+
+TEST(Allocator, ReleasingTheCacheGivesItsBlocksBackAndTheNextSameSizeIsNew) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "the block cache is off under AddressSanitizer";
+#endif
+  release_cached_storage();  // whatever earlier tests left on this thread
+  EXPECT_EQ(allocator_stats().cached_bytes, 0u);
+  constexpr std::size_t kBytes = 3 << 20;  // a size no other test here uses
+  free_storage(allocate_storage(kBytes), kBytes);
+  EXPECT_EQ(allocator_stats().cached_bytes, kBytes) << "a freed block is cached";
+  const AllocatorStats kept = allocator_stats();
+  free_storage(allocate_storage(kBytes), kBytes);  // served by the cache
+  EXPECT_EQ(allocator_stats().reuses, kept.reuses + 1);
+  EXPECT_EQ(allocator_stats().system_allocations, kept.system_allocations);
+  release_cached_storage();
+  EXPECT_EQ(allocator_stats().cached_bytes, 0u) << "released";
+  const AllocatorStats released = allocator_stats();
+  void* p = allocate_storage(kBytes);
+  EXPECT_EQ(allocator_stats().system_allocations, released.system_allocations + 1) << "the released block came back";
+  EXPECT_EQ(allocator_stats().reuses, released.reuses);
+  free_storage(p, kBytes);
+  release_cached_storage();
 }
 
 TEST(Allocator, SmallObjectsReuseFreedBlocksOfTheirSizeClass) {
