@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <variant>
 
+#include "core/allocator_release.h"
 #include "core/autograd.h"
 #include "core/thread_pool.h"
 #include "data/bigram.h"
@@ -191,6 +192,10 @@ double Trainer::train_step() {
 }
 
 Evaluation Trainer::evaluate() {
+  // The last step's blocks, cached for the next step, are not the sizes an evaluation asks for: give them back first,
+  // or the evaluation's logits come on top of them (GPT-2 124M's peak, docs/performance.md). The next step takes
+  // fresh blocks once; the numbers are the same.
+  release_cached_storage();
   model().eval();
   Evaluation e;
   e.step = step_;
