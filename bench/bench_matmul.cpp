@@ -139,6 +139,13 @@ void register_model_batched(std::int64_t batch, std::int64_t L) {
   register_model_2d(1024, 256, 1024);
   register_model_2d(1024, 1024, 256);
   register_model_2d(768, 64, 256);
+  // GPT-2 124M at batch 4, context 64, one of 2 shards: 128 rows (c_attn, c_proj, mlp.c_fc, mlp.c_proj, and the
+  // head, x @ wte^T: here with a [768, 50257] weight, the .T variant reads a [50257, 768] one as the model does).
+  register_model_2d(128, 768, 2304);
+  register_model_2d(128, 768, 768);
+  register_model_2d(128, 768, 3072);
+  register_model_2d(128, 3072, 768);
+  register_model_2d(128, 768, 50257);
   return true;
 }();
 
