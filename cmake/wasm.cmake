@@ -85,6 +85,6 @@ if(CPPGRAD_BUILD_TESTS)
 endif()
 
 # One thread's training steps per second of the words GPT, to compare with the same program built natively
-# (bench/gpt_step_words.cpp; docs/browser.md). Built on request only.
-add_executable(gpt_step_words EXCLUDE_FROM_ALL bench/gpt_step_words.cpp)
+# (bench/wasm/gpt_step_words.cpp; docs/browser.md). Built on request only.
+add_executable(gpt_step_words EXCLUDE_FROM_ALL bench/wasm/gpt_step_words.cpp)
 target_link_libraries(gpt_step_words PRIVATE cppgrad)
