@@ -14,9 +14,11 @@
 #   core/allocator.h core/storage.h              the parts of a Tensor (core/tensor.h includes them)
 #   core/small_vector.h
 #   core/thread_pool.h                           the threads behind run_in_parallel (core/parallel.h includes it)
+#   core/source_location.h core/bit_cast.h       the standard's, or equivalents where libc++ 14 lacks them (the
+#                                                headers that use them include them)
 cmake_minimum_required(VERSION 3.25)  # script mode: the policies of the project's CMake
 set(CPPGRAD_NOT_PUBLIC core/ops/elementwise_helpers.h core/allocator.h core/storage.h core/small_vector.h
-                       core/thread_pool.h)
+                       core/thread_pool.h core/source_location.h core/bit_cast.h)
 
 if(NOT SOURCE_DIR)
   message(FATAL_ERROR "usage: cmake -DSOURCE_DIR=<repository> [-DOVERLAY_DIR=<tree>] -P check_umbrella.cmake")
