@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the build and test dependencies of cppgrad on Debian 12 with apt-get (with --ci, also what CI's
-# Clang stages and the distributed layer's tests need), and the GPT-2 tokenizer's references with npm.
+# Clang stages, the distributed layer's tests and the WebAssembly build need; with --wasm, the WebAssembly build's
+# alone), and the GPT-2 tokenizer's references with npm.
 # Each package is checked first, so on a machine that has them all this does nothing and needs no network.
 # Quiet on success; on failure it says which step failed and shows apt's or npm's output.
 set -euo pipefail
@@ -15,9 +16,14 @@ command -v npm >/dev/null 2>&1 || packages+=(npm)
 # --ci: also Clang 16 with its OpenMP runtime and its sanitizer and libFuzzer runtimes, for CI's Clang stages, and
 # Open MPI (its headers and library, and mpirun), for the distributed layer (distributed/) and its tests under mpirun.
 # Without Open MPI everything else builds and passes; CMake says the distributed layer is skipped.
-if [[ "${1:-}" == "--ci" ]]; then
-  packages+=(clang-16 libomp-16-dev libclang-rt-16-dev libopenmpi-dev openmpi-bin)
-fi
+# --wasm (and --ci): Debian's emscripten (3.1.6), for the WebAssembly build and its tests under node (docs/browser.md);
+# GoogleTest's source, which that build compiles, comes with libgtest-dev above.
+case "${1:-}" in
+  --ci) packages+=(clang-16 libomp-16-dev libclang-rt-16-dev libopenmpi-dev openmpi-bin emscripten) ;;
+  --wasm) packages+=(emscripten) ;;
+  "") ;;
+  *) echo "install-deps: unknown option '$1' (expected --ci, --wasm or nothing)" >&2; exit 2 ;;
+esac
 
 # `dpkg -s` also succeeds for a removed package whose config files remain, so check the status itself.
 installed() {

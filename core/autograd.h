@@ -6,7 +6,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <source_location>
+#include "core/source_location.h"
 #include <string>
 #include <type_traits>
 #include <vector>

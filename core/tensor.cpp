@@ -1,6 +1,8 @@
 #include "core/tensor.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <ostream>
 #include <sstream>
@@ -81,12 +83,14 @@ namespace {
 Tensor allocate(const Shape& shape, DType dtype, bool zero) {
   for (auto d : shape)
     if (d < 0) throw std::invalid_argument("empty: negative size in shape " + shape_str(shape));
-  std::size_t nbytes = 0;
-  if (__builtin_mul_overflow(static_cast<std::size_t>(numel_of(shape)), dtype_size(dtype), &nbytes) ||
-      nbytes > (std::size_t{1} << 48))
+  // In 64 bits even where size_t has 32 (WebAssembly): there a shape of more than 4 GiB is refused, not wrapped.
+  constexpr std::uint64_t kMaxBytes = std::min<std::uint64_t>(std::uint64_t{1} << 48, SIZE_MAX);
+  std::uint64_t nbytes = 0;
+  if (__builtin_mul_overflow(static_cast<std::uint64_t>(numel_of(shape)), std::uint64_t{dtype_size(dtype)}, &nbytes) ||
+      nbytes > kMaxBytes)
     throw std::length_error("empty: shape " + shape_str(shape) + " of " + dtype_name(dtype) + " is too large to allocate");
   auto impl = std::allocate_shared<TensorImpl>(PoolAllocator<TensorImpl>());
-  impl->storage = std::allocate_shared<Storage>(PoolAllocator<Storage>(), nbytes, zero);
+  impl->storage = std::allocate_shared<Storage>(PoolAllocator<Storage>(), static_cast<std::size_t>(nbytes), zero);
   impl->shape = shape;
   impl->strides = contiguous_strides(shape);
   impl->dtype = dtype;

@@ -1,6 +1,8 @@
 #include "core/thread_pool.h"
 
+#if CPPGRAD_HAS_THREADS
 #include <omp.h>
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -13,6 +15,8 @@
 #include <vector>
 
 #include "core/kernels/contention.h"
+
+#if CPPGRAD_HAS_THREADS
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -186,3 +190,41 @@ void parallel_pieces(int n, const std::function<void(int)>& piece) {
 }
 
 }  // namespace cppgrad
+
+#else  // no threads: every piece on the calling thread, in order, with the same contract (first error by lowest i)
+
+namespace cppgrad {
+
+namespace {
+thread_local bool g_in_piece = false;
+}  // namespace
+
+// No pool, so no judgement to keep or to give back.
+kernels::Contention kernels::exchange_pool_contention(const Contention&) { return {}; }
+
+bool in_parallel_pieces() { return g_in_piece; }
+
+int max_parallel_workers() { return 1; }
+
+void parallel_pieces(int n, const std::function<void(int)>& piece) {
+  if (n <= 0) return;
+  if (n == 1 || g_in_piece) {  // as with threads: nothing to share, or already inside a piece
+    for (int i = 0; i < n; ++i) piece(i);
+    return;
+  }
+  std::exception_ptr first;
+  g_in_piece = true;
+  for (int i = 0; i < n; ++i) {
+    try {
+      piece(i);
+    } catch (...) {
+      if (!first) first = std::current_exception();  // every piece still runs, as with threads
+    }
+  }
+  g_in_piece = false;
+  if (first) std::rethrow_exception(first);
+}
+
+}  // namespace cppgrad
+
+#endif

@@ -18,6 +18,15 @@
 // a piece computes.
 #include <functional>
 
+// Whether this build has threads, decided at compile time: WebAssembly built without -pthread (the browser build,
+// docs/browser.md) has none (std::thread fails to start), and there every piece runs on the calling thread, one
+// after another, with the same results.
+#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
+#define CPPGRAD_HAS_THREADS 0
+#else
+#define CPPGRAD_HAS_THREADS 1
+#endif
+
 namespace cppgrad {
 
 // Runs piece(i) for every i in [0, n): piece 0 on the calling thread, the others on the pool's workers (created when
@@ -29,7 +38,7 @@ void parallel_pieces(int n, const std::function<void(int)>& piece);
 bool in_parallel_pieces();
 
 // The threads work may be shared among: OpenMP's setting (OMP_NUM_THREADS, or omp_set_num_threads), which the
-// programs' --threads flags set, by default the CPUs this process may run on.
+// programs' --threads flags set, by default the CPUs this process may run on; 1 in a build without threads.
 int max_parallel_workers();
 
 }  // namespace cppgrad

@@ -2,14 +2,18 @@
 // Flag values of a command-line program, parsed strictly: the whole text must be the number ("0.5abc", "5x", ""
 // and " 5" are refused), and a refusal names the flag; and what a program says of a --threads the machine cannot
 // run at once. Header-only, so a program needs nothing else for it.
+#include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <type_traits>
 #include <vector>
 
 namespace cppgrad::train {
@@ -26,11 +30,30 @@ inline std::vector<std::string> split_list(const std::string& s) {
 // The whole string as a number of type T, or nothing (no sign for unsigned T, no leading space or '+').
 template <typename T>
 std::optional<T> parse_number(const std::string& s) {
-  T value{};
-  const char* end = s.data() + s.size();
-  const auto [ptr, ec] = std::from_chars(s.data(), end, value);
-  if (ec != std::errc() || ptr != end || s.empty()) return std::nullopt;
-  return value;
+#if !defined(__cpp_lib_to_chars)
+  // libc++ 14 (the WebAssembly build, docs/browser.md) has from_chars for integers only: a floating-point value is
+  // read by strtod, after refusing what from_chars would refuse and strtod takes (leading space, '+', hexadecimal).
+  if constexpr (std::is_floating_point_v<T>) {
+    const std::size_t digits = !s.empty() && s[0] == '-' ? 1 : 0;
+    if (s.empty() || std::isspace(static_cast<unsigned char>(s[0])) || s[0] == '+' ||
+        s.find_first_of("xX") != std::string::npos || (digits < s.size() && s[digits] == '+'))
+      return std::nullopt;
+    char* stop = nullptr;
+    errno = 0;
+    T value{};
+    if constexpr (std::is_same_v<T, float>) value = std::strtof(s.c_str(), &stop);
+    else value = static_cast<T>(std::strtod(s.c_str(), &stop));
+    if (errno == ERANGE || stop != s.c_str() + s.size()) return std::nullopt;
+    return value;
+  } else
+#endif
+  {
+    T value{};
+    const char* end = s.data() + s.size();
+    const auto [ptr, ec] = std::from_chars(s.data(), end, value);
+    if (ec != std::errc() || ptr != end || s.empty()) return std::nullopt;
+    return value;
+  }
 }
 
 inline std::optional<std::int64_t> parse_int(const std::string& s) { return parse_number<std::int64_t>(s); }

@@ -8,7 +8,7 @@
 // of std::exp (Kernels.ExpFloatMatchesLibm). Inputs below -87.3 (-inf included) give about 1e-38, not 0:
 // callers that need exact zeros (masked entries) select them.
 // exp_fast<double> is std::exp: float64 is for gradient checks and parity, which want libm's precision.
-#include <bit>
+#include "core/bit_cast.h"
 #include <cmath>
 #include <cstdint>
 #include <type_traits>

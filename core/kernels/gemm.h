@@ -23,8 +23,9 @@ struct KeepPackedB {
 
 // The widest vector instructions the float kernels use, chosen once per process: AVX-512 (F, VL, BW, DQ) when the
 // CPU has them, AVX2 + FMA otherwise. CPPGRAD_SIMD=avx2 in the environment forces the narrower path (so both can be
-// measured and tested on one machine); a level the CPU lacks is never chosen.
-enum class SimdLevel { Avx2, Avx512 };
+// measured and tested on one machine); a level the CPU lacks is never chosen. Simd128: the WebAssembly build
+// (docs/browser.md), where the same 8-lane kernels as Avx2's run as pairs of 128-bit vectors, always.
+enum class SimdLevel { Avx2, Avx512, Simd128 };
 SimdLevel simd_level();
 bool cpu_has_avx512();
 const char* simd_level_name(SimdLevel level);

@@ -1,6 +1,6 @@
 #pragma once
 // Scaled dot-product attention as one op (core/ops/attention.cpp). Part of core/ops.h.
-#include <source_location>
+#include "core/source_location.h"
 
 #include "core/tensor.h"
 

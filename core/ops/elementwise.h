@@ -2,7 +2,7 @@
 // Elementwise arithmetic (core/ops/elementwise.cpp): + - * / of two tensors or a tensor and a number, and the
 // inverse of broadcasting. Part of core/ops.h, which includes every op group.
 // Shape vocabulary: B batch, T/L sequence, C channels/classes, D features, H heads, V vocabulary, N rows.
-#include <source_location>
+#include "core/source_location.h"
 
 #include "core/tensor.h"
 

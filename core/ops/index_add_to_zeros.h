@@ -2,8 +2,8 @@
 // index_select's gradient (core/ops/select.cpp) in one buffer; defined with index_add in core/ops/scatter.cpp. Not
 // part of core/ops.h: a backward rule's helper.
 #include <cstdint>
-#include <source_location>
 
+#include "core/source_location.h"
 #include "core/tensor.h"
 
 namespace cppgrad {

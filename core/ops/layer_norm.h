@@ -1,6 +1,6 @@
 #pragma once
 // Layer normalisation (core/ops/layer_norm.cpp). Part of core/ops.h.
-#include <source_location>
+#include "core/source_location.h"
 
 #include "core/tensor.h"
 

@@ -1,7 +1,7 @@
 #pragma once
 // Reductions (core/ops/reduce.cpp). Part of core/ops.h.
 #include <cstdint>
-#include <source_location>
+#include "core/source_location.h"
 
 #include "core/tensor.h"
 

@@ -2,7 +2,7 @@
 // The adjoints of index_select, gather and slice (core/ops/scatter.cpp), each the other's backward. Part of
 // core/ops.h.
 #include <cstdint>
-#include <source_location>
+#include "core/source_location.h"
 
 #include "core/tensor.h"
 

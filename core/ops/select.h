@@ -1,7 +1,7 @@
 #pragma once
 // Selection: masks, joins and indexing (core/ops/select.cpp). Part of core/ops.h.
 #include <cstdint>
-#include <source_location>
+#include "core/source_location.h"
 #include <vector>
 
 #include "core/tensor.h"

@@ -1,7 +1,7 @@
 #pragma once
 // Unary math, elementwise (core/ops/unary.cpp): x: (..) -> (..). Part of core/ops.h. A new elementwise function
 // (an activation, say) is declared here and defined in unary.cpp: docs/add-an-op.md walks through one.
-#include <source_location>
+#include "core/source_location.h"
 
 #include "core/tensor.h"
 

@@ -1,7 +1,7 @@
 #pragma once
 // Differentiable views (core/ops/views.cpp); the Tensor methods of the same names call these. Part of core/ops.h.
 #include <cstdint>
-#include <source_location>
+#include "core/source_location.h"
 
 #include "core/tensor.h"
 

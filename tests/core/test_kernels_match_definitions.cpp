@@ -5,7 +5,7 @@
 // are drawn at random per seed. The tolerance is stated once: float32 rounding, relative to the largest value.
 #include <algorithm>
 #include <array>
-#include <bit>
+#include "core/bit_cast.h"
 #include <cmath>
 #include <functional>
 #include <string>

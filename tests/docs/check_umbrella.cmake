@@ -16,9 +16,12 @@
 #   core/thread_pool.h                           the threads behind run_in_parallel (core/parallel.h includes it)
 #   core/allocator_release.h                     giving the block cache back: train/data_parallel.h's, not a user's
 #   core/ops/index_add_to_zeros.h                index_select's backward rule's helper (core/ops/select.cpp)
+#   core/source_location.h core/bit_cast.h       the standard's, or equivalents where libc++ 14 lacks them (the
+#                                                headers that use them include them)
 cmake_minimum_required(VERSION 3.25)  # script mode: the policies of the project's CMake
 set(CPPGRAD_NOT_PUBLIC core/ops/elementwise_helpers.h core/allocator.h core/storage.h core/small_vector.h
-                       core/thread_pool.h core/allocator_release.h core/ops/index_add_to_zeros.h)
+                       core/thread_pool.h core/allocator_release.h core/ops/index_add_to_zeros.h core/source_location.h
+                       core/bit_cast.h)
 
 if(NOT SOURCE_DIR)
   message(FATAL_ERROR "usage: cmake -DSOURCE_DIR=<repository> [-DOVERLAY_DIR=<tree>] -P check_umbrella.cmake")
