@@ -17,11 +17,11 @@ const {execFileSync} = require('child_process');
 const [moduleJs, nativeBin, wordsFile, scratch] = process.argv.slice(2);
 const kWordsPath = '/usr/share/dict/american-english';  // the page's path for the word list: cppgrad-gpt's default
 const kSeed = 5, kSteps = 50, kEvery = 10;
-// The bound, relative: 1e-6, about eight float32 ulps (2^-23 each). Not bit for bit: the C library differs (musl's
-// expf, logf, erff and pow in wasm, glibc's natively, each rounding a few arguments to the neighbouring float), and
-// the native compiler may contract a*b + c into one FMA where wasm has none. Such one-ulp differences in a step move
-// the weights by rounding errors, which the next steps carry along. Measured (seed 5, 50 steps, 2026-11-28): the
-// means of 10 steps' losses differ by at most 1.3e-8 relative (5e-8 absolute), a single step's loss by 5.7e-8; the
+// The bound, relative: 1e-6, about eight float32 ulps (2^-23 each). Not bit for bit: the first step's loss already
+// differs in its last bit, from the same initial weights. The builds run the same reference loops but not the same C
+// library (musl's expf, logf, erff in wasm, glibc's natively), nor the same contraction of a*b + c into one FMA (wasm
+// has none); which operation moves a given step was not isolated. Such differences move the weights by rounding
+// errors, which the next steps carry along. Measured (seed 5, 50 steps, 2026-11-28): the means of 10 steps' losses differ by at most 1.3e-8 relative (5e-8 absolute), a single step's loss by 5.7e-8; the
 // weights after 50 steps by rounding errors (2.6e-6 at most, on values up to 1); another seed's losses by about 1e-2.
 const kBound = 1e-6;
 
