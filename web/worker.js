@@ -66,9 +66,10 @@ async function loadModule(reference) {
   return module;
 }
 
-// A file name as the page gave it, reduced to one path component.
+// A file name as the page gave it, reduced to one path component (spaces and other characters kept: the command line
+// quotes them).
 function fileName(name, fallback) {
-  const base = String(name || '').split(/[\\/]/).pop().replace(/[^\w.+-]/g, '_');
+  const base = String(name || '').split(/[\\/]/).pop().replace(/[\u0000-\u001f]/g, '_');
   return base && base !== '.' && base !== '..' ? base : fallback;
 }
 
