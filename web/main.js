@@ -9,9 +9,9 @@ const $ = (id) => document.getElementById(id);
 
 // What the page knows about the run; window.cppgradPage shows a copy.
 const state = {
-  ready: false, training: false, waitingForReady: true, steps_done: 0, max_steps: 2000,
+  ready: false, hasSession: false, training: false, waitingForReady: true, steps_done: 0, max_steps: 2000,
   losses: [], vals: [], bigram: null, val_loss: null, attention: null, ms_per_step: null, tokens_per_s: null,
-  errors: [], text: null, name: null, graphWhat: null, sampleSeed: 0,
+  errors: [], text: null, name: null, pendingData: null, graphWhat: null, sampleSeed: 0,
 };
 
 Object.defineProperty(window, 'cppgradPage', {
@@ -37,11 +37,12 @@ function setStatus(text, isError = false) {
   $('status').classList.toggle('error', isError);
 }
 
+// An error answers one request and leaves the session as it was (a refused checkpoint or text keeps the run the page
+// had); it does not stop training by itself: the worker says 'done' or goes on.
 function showError(message) {
-  state.errors.push(message);
+  if (state.errors.length < 100) state.errors.push(message);
   setStatus(message, true);
-  state.waitingForReady = false;
-  setTraining(false);
+  if (state.waitingForReady) Object.assign(state, { waitingForReady: false, ready: state.hasSession, pendingData: null });
   enableControls();
 }
 
@@ -61,21 +62,32 @@ function config() {
            format: $('format').value };
 }
 
-function startRun(type) {
-  Object.assign(state, { ready: false, waitingForReady: true, losses: [], vals: [], val_loss: null, steps_done: 0 });
+// init, reset and load each end in 'ready' (a new run) or an error; until then chunks of the old run are ignored.
+function request(message, transfer, status) {
+  Object.assign(state, { ready: false, waitingForReady: true });
   setTraining(false);
   enableControls();
+  send(message, transfer);
+  setStatus(status);
+}
+
+function startRun(type) {
   const message = { type, config: config() };
-  if (state.text != null) Object.assign(message, { text: state.text, name: state.name });
-  send(message);
-  setStatus(type === 'init' ? 'Loading the engine and the words…' : 'Starting over…');
-  redraw();
+  const data = state.pendingData ?? (state.text != null ? { text: state.text, name: state.name } : null);
+  if (data) Object.assign(message, data);
+  request(message, [], type === 'init' ? 'Loading the engine and the words…' : 'Starting over…');
 }
 
 const handlers = {
   ready(m) {
-    Object.assign(state, { ready: true, waitingForReady: false, steps_done: m.steps_done, max_steps: m.max_steps,
-                           bigram: m.bigram_val_loss });
+    Object.assign(state, { ready: true, hasSession: true, waitingForReady: false, steps_done: m.steps_done,
+                           max_steps: m.max_steps, bigram: m.bigram_val_loss, losses: [], vals: [], val_loss: null,
+                           ms_per_step: null, tokens_per_s: null });
+    redraw();
+    if (state.pendingData) {
+      Object.assign(state, state.pendingData, { pendingData: null });
+      $('data-name').textContent = `${state.name} (${state.text.length.toLocaleString('en')} characters)`;
+    }
     $('max-steps').value = m.max_steps;
     // A loaded checkpoint brings its own config: its seed is in the native command (absent means the default, 0).
     $('seed').value = /--seed (\d+)/.exec(m.command)?.[1] ?? '0';
@@ -197,19 +209,13 @@ $('word').addEventListener('input', () => {
 });
 
 setupFiles({
+  // A dropped text becomes the page's data once the worker accepts it (ready); a refused one leaves the old data.
   onText(text, name) {
-    Object.assign(state, { text, name });
-    $('data-name').textContent = `${name} (${text.length.toLocaleString('en')} characters)`;
+    state.pendingData = { text, name };
     startRun('reset');
   },
   onFormat() { if (state.ready || state.text != null) startRun('reset'); },
-  onCheckpoint(bytes, name) {
-    Object.assign(state, { ready: false, waitingForReady: true, losses: [], vals: [], val_loss: null });
-    setTraining(false);
-    enableControls();
-    setStatus(`Loading ${name}…`);
-    send({ type: 'load', bytes, name }, [bytes]);
-  },
+  onCheckpoint(bytes, name) { request({ type: 'load', bytes, name }, [bytes], `Loading ${name}…`); },
   onError: showError,
 });
 

@@ -92,9 +92,10 @@ export function drawLossChart(canvas, { losses, vals, bigram }) {
     ctx.beginPath(); ctx.moveTo(m.left, y(bigram)); ctx.lineTo(w - m.right, y(bigram)); ctx.stroke();
     ctx.setLineDash([]);
     ctx.fillStyle = colours.bigram;
-    ctx.textAlign = 'right';
+    // Labelled at the left, where the young model's loss is still far above it.
+    ctx.textAlign = 'left';
     ctx.textBaseline = 'bottom';
-    ctx.fillText(`bigram baseline ${bigram.toFixed(3)}`, w - m.right - 4, y(bigram) - 3);
+    ctx.fillText(`bigram baseline ${bigram.toFixed(3)}`, m.left + 6, y(bigram) - 3);
   }
   for (const [s, v] of vals) {
     ctx.fillStyle = colours.val;
