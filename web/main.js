@@ -9,7 +9,7 @@ const $ = (id) => document.getElementById(id);
 
 // What the page knows about the run; window.cppgradPage shows a copy.
 const state = {
-  ready: false, hasSession: false, training: false, waitingForReady: true, steps_done: 0, max_steps: 2000,
+  ready: false, hasSession: false, loading: false, sampled: false, training: false, waitingForReady: true, steps_done: 0, max_steps: 2000,
   losses: [], vals: [], bigram: null, val_loss: null, attention: null, ms_per_step: null, tokens_per_s: null,
   errors: [], text: null, name: null, pendingData: null, graphWhat: null, sampleSeed: 0,
 };
@@ -30,6 +30,9 @@ const params = new URLSearchParams(location.search);
 // screenshot, or a link that shows a learning model straight away).
 const autotrain = Math.max(0, Number.parseInt(params.get('autotrain') ?? '0', 10) || 0);
 if (autotrain > 0) $('max-steps').value = autotrain;
+let autotrainPending = autotrain > 0;
+// ?reference=1 runs the readable reference kernels (CPPGRAD_REFERENCE=1), for comparing losses with a native run.
+const reference = params.get('reference') === '1';
 
 // ------------------------------------------------------------------------------------------------ status
 function setStatus(text, isError = false) {
@@ -42,7 +45,8 @@ function setStatus(text, isError = false) {
 function showError(message) {
   if (state.errors.length < 100) state.errors.push(message);
   setStatus(message, true);
-  if (state.waitingForReady) Object.assign(state, { waitingForReady: false, ready: state.hasSession, pendingData: null });
+  if (state.waitingForReady)
+    Object.assign(state, { waitingForReady: false, loading: false, ready: state.hasSession, pendingData: null });
   enableControls();
 }
 
@@ -63,8 +67,10 @@ function config() {
 }
 
 // init, reset and load each end in 'ready' (a new run) or an error; until then chunks of the old run are ignored.
+// The worker handles messages in order, so Train, Sample or Download pressed meanwhile apply to the new run.
 function request(message, transfer, status) {
-  Object.assign(state, { ready: false, waitingForReady: true });
+  Object.assign(state, { ready: false, waitingForReady: true, loading: message.type === 'load' });
+  if (message.type !== 'load') Object.assign(state, { steps_done: 0, max_steps: message.config.steps });
   setTraining(false);
   enableControls();
   send(message, transfer);
@@ -75,12 +81,24 @@ function startRun(type) {
   const message = { type, config: config() };
   const data = state.pendingData ?? (state.text != null ? { text: state.text, name: state.name } : null);
   if (data) Object.assign(message, data);
-  request(message, [], type === 'init' ? 'Loading the engine and the words…' : 'Starting over…');
+  if (type === 'init' && reference) message.reference = true;
+  request(message, [], data && type === 'init' ? `Reading ${data.name}…`
+                       : type === 'init' ? 'Loading the engine and the words…' : 'Starting over…');
 }
+
+// A seed or step count changed before the first step restarts the run at once (the same as starting it so natively);
+// later, Reset applies it: the worker cannot change a running run's steps.
+function reconfigure() {
+  if (!state.hasSession || state.loading) return;
+  if (state.steps_done === 0 && !state.training) startRun('reset');
+  else setStatus('The new seed and steps apply when you press Reset (it starts over).');
+}
+$('seed').addEventListener('change', reconfigure);
+$('max-steps').addEventListener('change', reconfigure);
 
 const handlers = {
   ready(m) {
-    Object.assign(state, { ready: true, hasSession: true, waitingForReady: false, steps_done: m.steps_done,
+    Object.assign(state, { ready: true, hasSession: true, waitingForReady: false, loading: false, steps_done: m.steps_done,
                            max_steps: m.max_steps, bigram: m.bigram_val_loss, losses: [], vals: [], val_loss: null,
                            ms_per_step: null, tokens_per_s: null });
     redraw();
@@ -100,7 +118,7 @@ const handlers = {
     enableControls();
     requestAttention();
     if (state.graphWhat) requestGraph();
-    if (autotrain > 0 && m.steps_done === 0) toggleTraining();
+    if (autotrainPending && m.steps_done === 0) autotrainPending = false, toggleTraining();
   },
   progress(m) {
     if (state.waitingForReady) return;  // a chunk of the run a reset just replaced
@@ -120,7 +138,7 @@ const handlers = {
     setTraining(false);
     enableControls();
     setStatus(`Done: ${state.steps_done} steps. Sample from it, download it, or raise the steps and press Reset.`);
-    if (autotrain > 0) sample();
+    if (autotrain > 0 && !state.sampled) sample();
   },
   attention(m) {
     if (m.word !== $('word').value) return;  // the user typed on since
@@ -129,7 +147,8 @@ const handlers = {
   },
   samples(m) {
     showSamples($('samples'), $('explain'), m.samples);
-    if (autotrain > 0) $('samples').querySelector('button')?.click();
+    if (autotrain > 0 && !state.sampled) $('samples').querySelector('button')?.click();
+    state.sampled = true;
   },
   checkpoint(m) {
     const url = URL.createObjectURL(new Blob([m.bytes], { type: 'application/octet-stream' }));
@@ -159,14 +178,15 @@ function setTraining(on) {
   $('train').setAttribute('aria-pressed', String(on));
 }
 
+// Usable once a run exists, except while a checkpoint loads (its steps are not known yet).
 function enableControls() {
-  const finished = state.steps_done >= state.max_steps;
-  $('train').disabled = !state.ready || (finished && !state.training);
-  for (const id of ['reset', 'sample', 'download']) $(id).disabled = !state.ready;
+  const usable = state.hasSession && !state.loading, finished = state.steps_done >= state.max_steps;
+  $('train').disabled = !usable || (finished && !state.training);
+  for (const id of ['reset', 'sample', 'download']) $(id).disabled = !usable;
 }
 
 function toggleTraining() {
-  if (!state.ready) return;
+  if (!state.hasSession || state.loading) return;
   setTraining(!state.training);
   send({ type: state.training ? 'train' : 'pause' });
   setStatus(state.training ? 'Training… (the page stays responsive: the work is in a Web Worker)' : 'Paused.');
@@ -201,7 +221,7 @@ $('download').addEventListener('click', () => send({ type: 'save' }));
 let attentionTimer = 0;
 function requestAttention() {
   const word = $('word').value;
-  if (state.ready && word !== '') send({ type: 'attention', word });
+  if (state.hasSession && word !== '') send({ type: 'attention', word });
 }
 $('word').addEventListener('input', () => {
   clearTimeout(attentionTimer);
@@ -210,11 +230,12 @@ $('word').addEventListener('input', () => {
 
 setupFiles({
   // A dropped text becomes the page's data once the worker accepts it (ready); a refused one leaves the old data.
+  // A new text is an init (the worker keeps it for later resets).
   onText(text, name) {
     state.pendingData = { text, name };
-    startRun('reset');
+    startRun('init');
   },
-  onFormat() { if (state.ready || state.text != null) startRun('reset'); },
+  onFormat() { if (state.hasSession || state.text != null) startRun('reset'); },
   onCheckpoint(bytes, name) { request({ type: 'load', bytes, name }, [bytes], `Loading ${name}…`); },
   onError: showError,
 });
@@ -247,7 +268,7 @@ window.addEventListener('resize', redraw);
 function requestGraph() {
   state.graphWhat = $('graph-what').value;
   $('graph-caption').textContent = captions[state.graphWhat];
-  if (state.ready) send({ type: 'graph', what: state.graphWhat });
+  send({ type: 'graph', what: state.graphWhat });
 }
 $('graph-what').addEventListener('change', requestGraph);
 
