@@ -12,8 +12,10 @@ function el(name, attrs, text) {
 }
 
 // Numbers in a box are short (two decimals); the tooltip gives them to four significant digits.
-const num = (v) => (Math.abs(v) >= 1e3 || (v !== 0 && Math.abs(v) < 1e-2) ? v.toExponential(1) : v.toFixed(2));
-const full = (v) => v.toPrecision(4);
+// JSON has no infinities: the engine's writer turns the causal mask's -inf into null, the only non-finite value here.
+const num = (v) => (v == null ? '−∞' : Math.abs(v) >= 1e3 || (v !== 0 && Math.abs(v) < 1e-2) ? v.toExponential(1)
+  : v.toFixed(2));
+const full = (v) => (v == null ? '−∞' : v.toPrecision(4));
 
 const shapeText = (shape) => (shape.length ? `(${shape.join(',')})` : 'scalar');
 
@@ -24,7 +26,8 @@ function preview(values, shape) {
   return size === 1 ? shown : `[${shown}${size > SHOWN ? ', …' : ''}]`;
 }
 
-// Layer of each node: 0 for a node nothing feeds, else one more than its deepest input. Kahn's order, no recursion.
+// Layer of each node: one more than its deepest input (Kahn's order, no recursion); a leaf then moves down to just
+// above its first user.
 function layers(nodes, edges) {
   const layer = new Map(nodes.map((n) => [n.id, 0]));
   const indegree = new Map(nodes.map((n) => [n.id, 0]));
@@ -42,6 +45,12 @@ function layers(nodes, edges) {
       indegree.set(to, indegree.get(to) - 1);
       if (indegree.get(to) === 0) queue.push(to);
     }
+  }
+  // A leaf sits just above its first user, as micrograd draws a neuron's bias beside the sum it joins.
+  for (const n of nodes) {
+    const users = out.get(n.id);
+    const fed = edges.some(([, to]) => to === n.id);
+    if (!fed && users.length) layer.set(n.id, Math.min(...users.map((u) => layer.get(u))) - 1);
   }
   return layer;
 }
@@ -111,7 +120,7 @@ export function drawGraph(svg, graph) {
     const line = (i, cls, text) => g.append(el('text', { x: x + PAD, y: y + PAD + LINE * (i + 0.75), class: cls }, text));
     line(0, 'label', n.label);
     g.append(el('text', { x: x + BOX_W - PAD, y: y + PAD + LINE * 0.75, class: 'op', 'text-anchor': 'end' },
-                `${n.op || (leaf ? 'leaf' : '')} ${shapeText(n.shape)}`));
+                `${n.op && n.op !== n.label ? n.op : leaf && !n.op ? 'leaf' : ''} ${shapeText(n.shape)}`));
     line(1, 'value', `value ${preview(n.value, n.shape)}`);
     line(2, 'grad', `grad  ${preview(n.grad, n.shape)}`);
     line(3, 'op', leaf ? 'leaf: backward ends here' : output ? 'output: backward starts at 1' : '');
