@@ -63,28 +63,26 @@ export function drawGraph(svg, graph) {
   const inputs = new Map(nodes.map((n) => [n.id, []]));
   for (const [from, to] of edges) inputs.get(to)?.push(from);
 
-  // Columns by layer; within a column, nodes ordered by the mean row of their inputs, so edges cross less.
-  const columns = [];
-  for (const n of nodes) (columns[layer.get(n.id)] ??= []).push(n);
-  const row = new Map();
-  for (const column of columns.filter(Boolean)) {
-    const mean = (n) => {
-      const rows = inputs.get(n.id).map((i) => row.get(i)).filter((r) => r != null);
-      return rows.length ? rows.reduce((a, b) => a + b, 0) / rows.length : 0;
-    };
-    column.sort((a, b) => mean(a) - mean(b));
-    column.forEach((n, i) => row.set(n.id, i));
-  }
-
-  // Layers top to bottom (inputs first, the loss last), each row centred: it fits a screen better than a long line.
-  const boxH = PAD * 2 + LINE * 4;
-  const rows = columns.filter(Boolean);
-  const widest = Math.max(...rows.map((r) => r.length));
+  // Rows by layer, top to bottom (inputs first, the loss last). Each node wants to sit under the mean of its inputs,
+  // so a chain runs straight down and a long edge passes beside it; a sweep then keeps boxes from overlapping.
+  const rows = [];
+  for (const n of nodes) (rows[layer.get(n.id)] ??= []).push(n);
+  const boxH = PAD * 2 + LINE * 4, slot = BOX_W + COL_GAP;
   const pos = new Map();
-  const width = 20 + widest * (BOX_W + COL_GAP) - COL_GAP, height = 20 + rows.length * (boxH + ROW_GAP) - ROW_GAP;
-  rows.forEach((r, i) => {
-    const offset = ((widest - r.length) * (BOX_W + COL_GAP)) / 2;
-    r.forEach((n, j) => pos.set(n.id, { x: 10 + offset + j * (BOX_W + COL_GAP), y: 10 + i * (boxH + ROW_GAP) }));
+  let width = 0, height = 0;
+  rows.filter(Boolean).forEach((row, i) => {
+    const y = 10 + i * (boxH + ROW_GAP);
+    const want = new Map(row.map((n, j) => {
+      const xs = inputs.get(n.id).map((id) => pos.get(id)?.x).filter((x) => x != null);
+      return [n.id, xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 10 + j * slot];
+    }));
+    let next = 10;
+    for (const n of [...row].sort((p, q) => want.get(p.id) - want.get(q.id))) {
+      const x = Math.max(next, want.get(n.id));
+      pos.set(n.id, { x, y });
+      next = x + slot;
+      width = Math.max(width, x + BOX_W + 10), height = Math.max(height, y + boxH + 10);
+    }
   });
   svg.setAttribute('width', width);
   svg.setAttribute('height', height);
