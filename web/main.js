@@ -9,7 +9,8 @@ const $ = (id) => document.getElementById(id);
 
 // What the page knows about the run; window.cppgradPage shows a copy.
 const state = {
-  ready: false, hasSession: false, loading: false, sampled: false, training: false, waitingForReady: true, steps_done: 0, max_steps: 2000,
+  ready: false, hasSession: false, loading: false, waitingForReady: true, training: false, chunks: 0, sampled: false,
+  steps_done: 0, max_steps: 2000,
   losses: [], vals: [], bigram: null, val_loss: null, attention: null, ms_per_step: null, tokens_per_s: null,
   errors: [], text: null, name: null, pendingData: null, graphWhat: null, sampleSeed: 0,
 };
@@ -41,13 +42,20 @@ function setStatus(text, isError = false) {
 }
 
 // An error answers one request and leaves the session as it was (a refused checkpoint or text keeps the run the page
-// had); it does not stop training by itself: the worker says 'done' or goes on.
+// had). A refused word leaves training going; a failed step stops it, and the message does not say which it was, so
+// training counts as stopped when no progress follows within a few seconds (a chunk is well under one).
 function showError(message) {
   if (state.errors.length < 100) state.errors.push(message);
   setStatus(message, true);
   if (state.waitingForReady)
     Object.assign(state, { waitingForReady: false, loading: false, ready: state.hasSession, pendingData: null });
   enableControls();
+  if (state.training) {
+    const seen = state.chunks;
+    setTimeout(() => {
+      if (state.training && state.chunks === seen) setTraining(false), enableControls();
+    }, 3000);
+  }
 }
 
 // ------------------------------------------------------------------------------------------------ the worker
@@ -122,6 +130,7 @@ const handlers = {
   },
   progress(m) {
     if (state.waitingForReady) return;  // a chunk of the run a reset just replaced
+    state.chunks += 1;
     for (const s of m.steps) state.losses.push([s.step, s.loss]);
     Object.assign(state, { steps_done: m.steps_done, ms_per_step: m.ms_per_step, tokens_per_s: m.tokens_per_s });
     updateNumbers();
