@@ -120,6 +120,7 @@ const handlers = {
     $('command').textContent = m.command;
     $('model-size').textContent = m.params.toLocaleString('en');
     $('vocab-context').textContent = `${m.vocab}, ${m.context}`;
+    $('top-k').max = String(m.vocab);  // top-k beyond the vocabulary keeps everything, as 0 does
     setStatus(m.steps_done > 0 ? `Loaded at step ${m.steps_done}. Press Train to go on, or Sample.`
                                : 'Ready: press Train and watch the loss fall below the bigram line.');
     updateNumbers();
