@@ -129,8 +129,10 @@ export function weightColour(p) {
   return `rgb(${c[0]},${c[1]},${c[2]})`;
 }
 
+// The legend of the maps: 160 x 28 CSS pixels, set here because fitCanvas grows the canvas's own size on a dense screen.
 export function drawColourScale(canvas) {
-  const { ctx, w, h } = fitCanvas(canvas, canvas.width, canvas.height);
+  Object.assign(canvas.style, { width: '160px', height: '28px' });
+  const { ctx, w, h } = fitCanvas(canvas, 160, 28);
   for (let i = 0; i < w - 40; i++) {
     ctx.fillStyle = weightColour(i / (w - 41));
     ctx.fillRect(20 + i, 2, 1, 12);
