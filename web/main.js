@@ -115,8 +115,9 @@ const handlers = {
       $('data-name').textContent = `${state.name} (${state.text.length.toLocaleString('en')} characters)`;
     }
     $('max-steps').value = m.max_steps;
-    // A loaded checkpoint brings its own config: its seed is in the native command (absent means the default, 0).
+    // A loaded checkpoint brings its own config: its seed and format are in the native command (absent: the defaults).
     $('seed').value = /--seed (\d+)/.exec(m.command)?.[1] ?? '0';
+    $('format').value = /--format text\b/.test(m.command) ? 'text' : 'lines';
     $('command').textContent = m.command;
     $('model-size').textContent = m.params.toLocaleString('en');
     $('vocab-context').textContent = `${m.vocab}, ${m.context}`;
