@@ -216,8 +216,8 @@ void pack_a(const T* a, std::int64_t a_rs, std::int64_t a_cs, std::int64_t rows,
     for (std::int64_t r = 0; r < rows; ++r) out[k * TL::MR + r] = a[r * a_rs + k * a_cs];
 }
 
-// pack_a for the 128-bit tile (the WebAssembly build, which packs every A): the same layout, walked with pointers and 32-bit counts (wasm32
-// computes an int64 index in i64 before each access, as many instructions as the copy itself).
+// pack_a for the 128-bit tile (the WebAssembly build, which packs every A): the same layout, walked with pointers and
+// 32-bit counts (wasm32 computes an int64 index in i64 before each access, as many instructions as the copy itself).
 template <typename T, typename TL>
 void pack_a_128(const T* a, std::int64_t a_rs, std::int64_t a_cs, std::int64_t rows, std::int64_t kc, T* out) {
   const std::ptrdiff_t rs = static_cast<std::ptrdiff_t>(a_rs), cs = static_cast<std::ptrdiff_t>(a_cs);
