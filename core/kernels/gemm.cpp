@@ -129,6 +129,18 @@ template <> struct Simd<double> { using V = f64x4; };
 template <typename T>
 using BaseTile = Tile<T, typename Simd<T>::V>;
 
+// The tiled float GEMM's tile. WebAssembly: 4-lane vectors, one v128 each, in a 5 x 8 micro-tile that fits V8's
+// registers without FMA (the 8-lane tile there is 24 v128 accumulators, mostly spilled). The choice of path
+// (worth_tiling) and each element's order of summation over k stay those of the 8-lane tile: the same bits.
+#if defined(__wasm_simd128__)
+using f32x4 = float __attribute__((vector_size(16)));
+template <typename T>
+using TiledTile = std::conditional_t<std::is_same_v<T, float>, Tile<float, f32x4>, BaseTile<T>>;
+#else
+template <typename T>
+using TiledTile = BaseTile<T>;
+#endif
+
 // Scratch for packed panels, reused across calls on the same thread (its contents never outlive a call).
 template <typename T>
 T* pack_buffer(std::size_t size) {
@@ -148,7 +160,7 @@ void gemm_tiled_at(SimdLevel level, std::int64_t M, std::int64_t N, std::int64_t
   if constexpr (std::is_same_v<T, float>)
     if (level == SimdLevel::Avx512 && cpu_has_avx512() && N >= kAvx512PanelWidth)
       return gemm_tiled_avx512(M, N, K, A, B, C, ldc, parallel, pack_buffer<float>(avx512_packed_size()), keep);
-  gemm_tiled<T, BaseTile<T>>(M, N, K, A, B, C, ldc, parallel, pack_buffer<T>(packed_size<T, BaseTile<T>>()), keep);
+  gemm_tiled<T, TiledTile<T>>(M, N, K, A, B, C, ldc, parallel, pack_buffer<T>(packed_size<T, TiledTile<T>>()), keep);
 }
 
 // Rows of C exactly one vector wide (attention with 8 floats per head): C[i, :] = sum_k A[i, k] * B[k, :] with the

@@ -30,13 +30,20 @@ template <typename T, typename Vec>
 struct Tile {
   using V = Vec;
   static constexpr std::int64_t W = sizeof(V) / sizeof(T);  // lanes per vector
-  static constexpr std::int64_t NR = 2 * W;                 // columns per micro-tile (two vectors)
+  // WebAssembly's 128-bit vectors (the wasm build's float tile, core/kernels/gemm.cpp): V8 allocates 15 of x86's 16
+  // vector registers and there is no FMA, so each multiply needs a register for its product before the add.
+  static constexpr bool k128 = sizeof(V) == 16;
+  static constexpr std::int64_t NV = 2;                     // vectors of B per k
+  static constexpr std::int64_t NR = NV * W;                // columns per micro-tile
   // Rows per micro-tile: 2 MR accumulators + 2 B + 1 A must fit the registers, 16 with AVX2 (6 rows) and 32 with
-  // AVX-512 (8 rows; 12 measured no faster, and 8 divides the row counts of the models' products).
-  static constexpr std::int64_t MR = W == 16 ? 8 : 6;
+  // AVX-512 (8 rows; 12 measured no faster, and 8 divides the row counts of the models' products). With 128 bits,
+  // 10 accumulators + 2 B + 1 A + 1 product fit 15 (5 rows): 6 rows spill two accumulators to the stack in V8, whose
+  // store and reload then lengthen every k-step's chain of adds (measured: 4 x 12 and 6 x 8 slower than 5 x 8).
+  static constexpr std::int64_t MR = k128 ? 5 : W == 16 ? 8 : 6;
   static constexpr std::int64_t KC = 256;                   // k-depth of a packed block
-  static constexpr std::int64_t NC = 32 * W;                // columns of a packed block (KC*NC floats: 256 KiB
-                                                            // with 8 lanes, 512 KiB with 16)
+  // Columns of a packed block, whole panels (KC*NC floats: 256 KiB with 8 lanes, 512 KiB with 16 and with the
+  // 128-bit tile, which packs A once per block: once for all of the words GPT's 256 columns).
+  static constexpr std::int64_t NC = (k128 ? 32 : 16) * NR;
 };
 
 template <typename V, typename T>
@@ -89,6 +96,53 @@ void micro_kernel(std::int64_t kc, const T* a, std::int64_t a_rs, std::int64_t a
   }
 }
 
+// The same product for a 128-bit tile (TL::k128, the WebAssembly build): NV vectors of B per k instead of two, each
+// element summed over k in the same order. A is always packed here ([kc][MR]: a_rs 1, a_cs MR, pack_a_128) and both
+// operands are walked by pointers, so each k costs two pointer increments and every load has a constant offset. With
+// run-time strides, each row's address (wasm32 computes an int64 index in i64, then wraps it) was as many
+// instructions as the multiplies and adds; reading a row-major A in place with a pointer per row measured 10% slower
+// on the words GPT's products than packing it.
+template <typename T, typename TL, int ROWS>
+void micro_kernel_128(std::int64_t kc, const T* a, [[maybe_unused]] std::int64_t a_rs,
+                      [[maybe_unused]] std::int64_t a_cs, const T* bp, std::int64_t b_rs, T* c, std::int64_t ldc,
+                      std::int64_t ncols, bool accumulate) {
+  using V = typename TL::V;
+  constexpr std::int64_t W = TL::W, NR = TL::NR, MR = TL::MR;
+  constexpr int NV = static_cast<int>(TL::NV);
+  const std::ptrdiff_t b_step = static_cast<std::ptrdiff_t>(b_rs);
+  // Every loop over r and v is unrolled, so the accumulators live in registers (a rolled loop would index them,
+  // which keeps them in memory).
+  V acc[NV][ROWS];
+#pragma GCC unroll 16
+  for (int r = 0; r < ROWS; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) acc[v][r] = V{};
+  for (const T* const a_end = a + kc * MR; a != a_end; a += MR, bp += b_step) {
+    V b[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) b[v] = load<V>(bp + v * W);
+#pragma GCC unroll 16
+    for (int r = 0; r < ROWS; ++r) {
+      const T av = a[r];
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[v][r] += av * b[v];
+    }
+  }
+#pragma GCC unroll 16
+  for (int r = 0; r < ROWS; ++r) {
+    T* cr = c + r * ldc;
+    if (ncols == NR) {
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) store(cr + v * W, accumulate ? acc[v][r] + load<V>(cr + v * W) : acc[v][r]);
+    } else {
+      T tmp[NR];
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) store(tmp + v * W, acc[v][r]);
+      for (std::int64_t j = 0; j < ncols; ++j) cr[j] = accumulate ? cr[j] + tmp[j] : tmp[j];
+    }
+  }
+}
+
 template <typename T>
 using MicroKernel = void (*)(std::int64_t, const T*, std::int64_t, std::int64_t, const T*, std::int64_t, T*, std::int64_t,
                              std::int64_t, bool);
@@ -96,7 +150,10 @@ using MicroKernel = void (*)(std::int64_t, const T*, std::int64_t, std::int64_t,
 // The micro-kernel for 1..MR rows (the last row block of C may be short): table[rows].
 template <typename T, typename TL, std::size_t... R>
 constexpr std::array<MicroKernel<T>, TL::MR + 1> micro_kernel_table(std::index_sequence<R...>) {
-  return {nullptr, micro_kernel<T, TL, static_cast<int>(R) + 1>...};
+  if constexpr (TL::k128)
+    return {nullptr, micro_kernel_128<T, TL, static_cast<int>(R) + 1>...};
+  else
+    return {nullptr, micro_kernel<T, TL, static_cast<int>(R) + 1>...};
 }
 
 template <typename T, typename TL>
@@ -157,6 +214,24 @@ template <typename T, typename TL>
 void pack_a(const T* a, std::int64_t a_rs, std::int64_t a_cs, std::int64_t rows, std::int64_t kc, T* out) {
   for (std::int64_t k = 0; k < kc; ++k)
     for (std::int64_t r = 0; r < rows; ++r) out[k * TL::MR + r] = a[r * a_rs + k * a_cs];
+}
+
+// pack_a for the 128-bit tile (the WebAssembly build, which packs every A): the same layout, walked with pointers and
+// 32-bit counts (wasm32 computes an int64 index in i64 before each access, as many instructions as the copy itself).
+template <typename T, typename TL>
+void pack_a_128(const T* a, std::int64_t a_rs, std::int64_t a_cs, std::int64_t rows, std::int64_t kc, T* out) {
+  const std::ptrdiff_t rs = static_cast<std::ptrdiff_t>(a_rs), cs = static_cast<std::ptrdiff_t>(a_cs);
+  const int n = static_cast<int>(kc), m = static_cast<int>(rows);
+  if (cs == 1) {  // row-major A: each row read along k
+    for (int r = 0; r < m; ++r) {
+      const T* src = a + r * rs;
+      T* dst = out + r;
+      for (int k = 0; k < n; ++k, dst += TL::MR) *dst = src[k];
+    }
+  } else {  // a transposed view (a weight gradient's g^T): each k's rows read together
+    for (int k = 0; k < n; ++k, a += cs, out += TL::MR)
+      for (int r = 0; r < m; ++r) out[r] = a[r * rs];
+  }
 }
 
 inline constexpr std::int64_t kMaxInPlaceRowStride = 128;
@@ -234,8 +309,11 @@ void gemm_tiled(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<T> A, 
         const T* a = A.data + i * A.row_stride + k0 * A.col_stride;
         std::int64_t a_rs = A.row_stride, a_cs = A.col_stride;
         alignas(64) T a_packed[TL::KC * TL::MR];
-        if (a_cs != 1 && panels > 1) {
-          pack_a<T, TL>(a, a_rs, a_cs, rows, kc, a_packed);
+        if (TL::k128 || (a_cs != 1 && panels > 1)) {  // micro_kernel_128 reads A packed only
+          if constexpr (TL::k128)
+            pack_a_128<T, TL>(a, a_rs, a_cs, rows, kc, a_packed);
+          else
+            pack_a<T, TL>(a, a_rs, a_cs, rows, kc, a_packed);
           a = a_packed, a_rs = 1, a_cs = TL::MR;
         }
         const std::int64_t next_rows = std::min(TL::MR, M - i - TL::MR);  // the next row block's (0: none)

@@ -439,9 +439,10 @@ TEST(Kernels, GemmMatchesReference) {
 }
 
 TEST(Kernels, EverySimdLevelsGemmMatchesTheReference) {
-  // The tiled float GEMM on each path the CPU can run (AVX2 + FMA always; AVX-512 when the CPU has it) against the
-  // plain loops: panels partly past N, several k-blocks, transposed operands (a transposed A is packed, a transposed
-  // B gathered column by column). CPPGRAD_SIMD only picks the default.
+  // The tiled float GEMM on each path the CPU can run (AVX2 + FMA always; AVX-512 when the CPU has it; WebAssembly's
+  // 5 x 8 tile in that build) against the plain loops: panels partly past N, several k-blocks, transposed operands (a
+  // transposed A is packed, a transposed B gathered column by column), every count of rows in the last row block
+  // (M % 5 from 0 to 4). CPPGRAD_SIMD only picks the default.
   std::vector<kernels::SimdLevel> levels{kernels::SimdLevel::Avx2};
   if (kernels::cpu_has_avx512()) levels.push_back(kernels::SimdLevel::Avx512);
   else std::cout << "[ info ] this CPU has no AVX-512: only the AVX2 path is tested\n";
@@ -449,7 +450,8 @@ TEST(Kernels, EverySimdLevelsGemmMatchesTheReference) {
   for (const kernels::SimdLevel level : levels)
     for (auto [M, N, K] : std::vector<std::array<std::int64_t, 3>>{{64, 32, 32}, {512, 64, 32}, {37, 70, 300},
                                                                     {6, 32, 8}, {100, 33, 65}, {512, 512, 512},
-                                                                    {70, 100, 600}, {71, 64, 40}, {59, 96, 300}})
+                                                                    {70, 100, 600}, {71, 64, 40}, {59, 96, 300},
+                                                                    {23, 44, 257}})
       for (const bool a_transposed : {false, true})
         for (const bool b_transposed : {false, true}) {
           const Tensor a = Tensor::randn(a_transposed ? Shape{K, M} : Shape{M, K}, gen);
