@@ -1,0 +1,277 @@
+// The page's main thread: it owns no model. The worker (worker.js) holds the one training session; this file sends it
+// the user's requests and draws its replies. Messages are described in docs/browser.md.
+import { drawLossChart, drawAttention, drawColourScale } from './plots.js';
+import { showSamples } from './samples_view.js';
+import { drawGraph, captions } from './graph_view.js';
+import { setupFiles } from './files.js';
+
+const $ = (id) => document.getElementById(id);
+
+// What the page knows about the run; window.cppgradPage shows a copy.
+const state = {
+  ready: false, hasSession: false, training: false, waitingForReady: true, steps_done: 0, max_steps: 2000,
+  losses: [], vals: [], bigram: null, val_loss: null, attention: null, ms_per_step: null, tokens_per_s: null,
+  errors: [], text: null, name: null, pendingData: null, graphWhat: null, sampleSeed: 0,
+};
+
+Object.defineProperty(window, 'cppgradPage', {
+  get: () => Object.freeze({
+    ready: state.ready, steps_done: state.steps_done, losses: state.losses.map((p) => p[1]), bigram: state.bigram,
+    val_loss: state.val_loss, ms_per_step: state.ms_per_step, tokens_per_s: state.tokens_per_s,
+    errors: [...state.errors],
+    attention: state.attention && { word: state.attention.word, tokens: [...state.attention.tokens],
+      layers: state.attention.layers, heads: state.attention.heads, T: state.attention.T,
+      maps: Float32Array.from(state.attention.maps) },
+  }),
+});
+
+const params = new URLSearchParams(location.search);
+// ?autotrain=N trains N steps as soon as the engine is ready, then samples: a trained view without a click (for a
+// screenshot, or a link that shows a learning model straight away).
+const autotrain = Math.max(0, Number.parseInt(params.get('autotrain') ?? '0', 10) || 0);
+if (autotrain > 0) $('max-steps').value = autotrain;
+
+// ------------------------------------------------------------------------------------------------ status
+function setStatus(text, isError = false) {
+  $('status').textContent = text;
+  $('status').classList.toggle('error', isError);
+}
+
+// An error answers one request and leaves the session as it was (a refused checkpoint or text keeps the run the page
+// had); it does not stop training by itself: the worker says 'done' or goes on.
+function showError(message) {
+  if (state.errors.length < 100) state.errors.push(message);
+  setStatus(message, true);
+  if (state.waitingForReady) Object.assign(state, { waitingForReady: false, ready: state.hasSession, pendingData: null });
+  enableControls();
+}
+
+// ------------------------------------------------------------------------------------------------ the worker
+const worker = new Worker('worker.js');
+worker.addEventListener('error', (e) => {
+  e.preventDefault();
+  showError(`the engine failed to start: ${e.message || 'worker.js or cppgrad_web.wasm did not load'}`);
+});
+worker.addEventListener('messageerror', () => showError('a message from the engine could not be read'));
+const send = (message, transfer = []) => worker.postMessage(message, transfer);
+
+// The run's config as TrainConfig's JSON keys; other keys keep cppgrad-gpt train's defaults.
+function config() {
+  const seed = Number.parseInt($('seed').value, 10), steps = Number.parseInt($('max-steps').value, 10);
+  return { seed: Number.isFinite(seed) && seed >= 0 ? seed : 0, steps: Number.isFinite(steps) && steps > 0 ? steps : 2000,
+           format: $('format').value };
+}
+
+// init, reset and load each end in 'ready' (a new run) or an error; until then chunks of the old run are ignored.
+function request(message, transfer, status) {
+  Object.assign(state, { ready: false, waitingForReady: true });
+  setTraining(false);
+  enableControls();
+  send(message, transfer);
+  setStatus(status);
+}
+
+function startRun(type) {
+  const message = { type, config: config() };
+  const data = state.pendingData ?? (state.text != null ? { text: state.text, name: state.name } : null);
+  if (data) Object.assign(message, data);
+  request(message, [], type === 'init' ? 'Loading the engine and the words…' : 'Starting over…');
+}
+
+const handlers = {
+  ready(m) {
+    Object.assign(state, { ready: true, hasSession: true, waitingForReady: false, steps_done: m.steps_done,
+                           max_steps: m.max_steps, bigram: m.bigram_val_loss, losses: [], vals: [], val_loss: null,
+                           ms_per_step: null, tokens_per_s: null });
+    redraw();
+    if (state.pendingData) {
+      Object.assign(state, state.pendingData, { pendingData: null });
+      $('data-name').textContent = `${state.name} (${state.text.length.toLocaleString('en')} characters)`;
+    }
+    $('max-steps').value = m.max_steps;
+    // A loaded checkpoint brings its own config: its seed is in the native command (absent means the default, 0).
+    $('seed').value = /--seed (\d+)/.exec(m.command)?.[1] ?? '0';
+    $('command').textContent = m.command;
+    $('model-size').textContent = m.params.toLocaleString('en');
+    $('vocab-context').textContent = `${m.vocab}, ${m.context}`;
+    setStatus(m.steps_done > 0 ? `Loaded at step ${m.steps_done}. Press Train to go on, or Sample.`
+                               : 'Ready: press Train and watch the loss fall below the bigram line.');
+    updateNumbers();
+    enableControls();
+    requestAttention();
+    if (state.graphWhat) requestGraph();
+    if (autotrain > 0 && m.steps_done === 0) toggleTraining();
+  },
+  progress(m) {
+    if (state.waitingForReady) return;  // a chunk of the run a reset just replaced
+    for (const s of m.steps) state.losses.push([s.step, s.loss]);
+    Object.assign(state, { steps_done: m.steps_done, ms_per_step: m.ms_per_step, tokens_per_s: m.tokens_per_s });
+    updateNumbers();
+    redraw();
+  },
+  eval(m) {
+    if (state.waitingForReady) return;
+    state.vals.push([m.step, m.val_loss]);
+    state.val_loss = m.val_loss;
+    updateNumbers();
+    redraw();
+  },
+  done() {
+    setTraining(false);
+    enableControls();
+    setStatus(`Done: ${state.steps_done} steps. Sample from it, download it, or raise the steps and press Reset.`);
+    if (autotrain > 0) sample();
+  },
+  attention(m) {
+    if (m.word !== $('word').value) return;  // the user typed on since
+    state.attention = m;
+    drawAttention($('attention'), m);
+  },
+  samples(m) {
+    showSamples($('samples'), $('explain'), m.samples);
+    if (autotrain > 0) $('samples').querySelector('button')?.click();
+  },
+  checkpoint(m) {
+    const url = URL.createObjectURL(new Blob([m.bytes], { type: 'application/octet-stream' }));
+    const a = Object.assign(document.createElement('a'), { href: url, download: m.name });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10000);
+    setStatus(`Saved ${m.name}. Natively: cppgrad-gpt sample --checkpoint ${m.name} --explain`);
+  },
+  graph(m) {
+    if (m.what !== $('graph-what').value) return;
+    drawGraph($('graph'), m);
+  },
+  error(m) { showError(m.message); },
+};
+
+worker.addEventListener('message', (e) => {
+  const handler = handlers[e.data?.type];
+  if (handler) handler(e.data);
+});
+
+// ------------------------------------------------------------------------------------------------ controls
+function setTraining(on) {
+  state.training = on;
+  $('train').textContent = on ? 'Pause' : 'Train';
+  $('train').setAttribute('aria-pressed', String(on));
+}
+
+function enableControls() {
+  const finished = state.steps_done >= state.max_steps;
+  $('train').disabled = !state.ready || (finished && !state.training);
+  for (const id of ['reset', 'sample', 'download']) $(id).disabled = !state.ready;
+}
+
+function toggleTraining() {
+  if (!state.ready) return;
+  setTraining(!state.training);
+  send({ type: state.training ? 'train' : 'pause' });
+  setStatus(state.training ? 'Training… (the page stays responsive: the work is in a Web Worker)' : 'Paused.');
+}
+
+$('train').addEventListener('click', toggleTraining);
+$('reset').addEventListener('click', () => startRun('reset'));
+
+function sample() {
+  const s = { num: 10, temperature: +$('temperature').value, top_k: +$('top-k').value, top_p: +$('top-p').value,
+              seed: state.sampleSeed++, prompt: $('prompt').value };
+  send({ type: 'sample', ...s });
+  const flags = [`--temperature ${s.temperature}`, s.top_k ? `--top-k ${s.top_k}` : '', s.top_p < 1 ? `--top-p ${s.top_p}` : '',
+                 s.prompt ? `--prompt '${s.prompt}'` : '', `--seed ${s.seed}`].filter(Boolean).join(' ');
+  $('sample-command').textContent =
+    `cppgrad-gpt sample --checkpoint cppgrad-gpt-step${state.steps_done}.ckpt --num 10 ${flags} --explain`;
+}
+$('sample').addEventListener('click', sample);
+
+for (const id of ['temperature', 'top-k', 'top-p']) {
+  const show = () => {
+    const v = $(id).value;
+    $(`${id}-value`).textContent = id === 'top-k' && v === '0' ? 'all' : v;
+  };
+  $(id).addEventListener('input', show);
+  show();
+}
+
+$('download').addEventListener('click', () => send({ type: 'save' }));
+
+// The attention of a new word is asked for once the user stops typing for a moment.
+let attentionTimer = 0;
+function requestAttention() {
+  const word = $('word').value;
+  if (state.ready && word !== '') send({ type: 'attention', word });
+}
+$('word').addEventListener('input', () => {
+  clearTimeout(attentionTimer);
+  attentionTimer = setTimeout(requestAttention, 150);
+});
+
+setupFiles({
+  // A dropped text becomes the page's data once the worker accepts it (ready); a refused one leaves the old data.
+  onText(text, name) {
+    state.pendingData = { text, name };
+    startRun('reset');
+  },
+  onFormat() { if (state.ready || state.text != null) startRun('reset'); },
+  onCheckpoint(bytes, name) { request({ type: 'load', bytes, name }, [bytes], `Loading ${name}…`); },
+  onError: showError,
+});
+
+// ------------------------------------------------------------------------------------------------ numbers and plots
+const fixed = (v, digits) => (v == null ? '' : v.toFixed(digits));
+function updateNumbers() {
+  const last = state.losses[state.losses.length - 1];
+  $('step').textContent = String(state.steps_done);
+  $('steps-total').textContent = String(state.max_steps);
+  $('loss').textContent = last ? last[1].toFixed(4) : '';
+  $('bigram').textContent = fixed(state.bigram, 4);
+  $('val-loss').textContent = fixed(state.val_loss, 4);
+  $('ms-per-step').textContent = fixed(state.ms_per_step, 1);
+  $('tokens-per-s').textContent = state.tokens_per_s == null ? '' : Math.round(state.tokens_per_s).toLocaleString('en');
+}
+
+// Progress arrives several times a second; the chart is drawn at most once a frame.
+let frame = 0;
+function redraw() {
+  if (frame) return;
+  frame = requestAnimationFrame(() => {
+    frame = 0;
+    drawLossChart($('loss-chart'), state);
+  });
+}
+window.addEventListener('resize', redraw);
+
+// ------------------------------------------------------------------------------------------------ tabs and graph
+function requestGraph() {
+  state.graphWhat = $('graph-what').value;
+  $('graph-caption').textContent = captions[state.graphWhat];
+  if (state.ready) send({ type: 'graph', what: state.graphWhat });
+}
+$('graph-what').addEventListener('change', requestGraph);
+
+function selectTab(name) {
+  for (const tab of ['train', 'graph']) {
+    const on = tab === name;
+    $(`tab-${tab}`).setAttribute('aria-selected', String(on));
+    $(`tab-${tab}`).tabIndex = on ? 0 : -1;
+    $(`panel-${tab}`).hidden = !on;
+  }
+  if (name === 'graph') requestGraph();
+  else redraw();
+}
+$('tab-train').addEventListener('click', () => selectTab('train'));
+$('tab-graph').addEventListener('click', () => selectTab('graph'));
+// Arrow keys move between the tabs, as a tab list should.
+document.querySelector('.tabs').addEventListener('keydown', (e) => {
+  if (e.key !== 'ArrowLeft' && e.key !== 'ArrowRight') return;
+  const next = $('tab-train').getAttribute('aria-selected') === 'true' ? 'graph' : 'train';
+  selectTab(next);
+  $(`tab-${next}`).focus();
+});
+
+drawColourScale($('attention-scale'));
+updateNumbers();
+redraw();
+startRun('init');
