@@ -129,3 +129,13 @@ export async function typeInto(page, selector, text) {
   await page.type(selector, text);
   await page.keyboard.press('Tab');
 }
+
+// #max-steps is the run's --steps: a new value takes effect when the run starts over (Reset, from the seed in #seed).
+// Resolves once the new run is ready to train.
+export async function startOver(page, errors, steps) {
+  await typeInto(page, '#max-steps', String(steps));
+  await page.click('#reset');
+  await waitFor(page, errors, `a new run of ${steps} steps`, 180, (n) =>
+    window.cppgradPage.ready && window.cppgradPage.steps_done === 0 && !document.querySelector('#train').disabled &&
+    document.querySelector('#steps-total').textContent.trim() === String(n), steps);
+}

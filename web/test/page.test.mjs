@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { launch, openPage, serve, typeInto, waitFor } from './browser.mjs';
+import { launch, openPage, serve, startOver, typeInto, waitFor } from './browser.mjs';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const STEPS = 200;
@@ -69,7 +69,6 @@ async function attentionAfterRetyping(page, errors, word) {
 }
 
 async function trainTo(page, errors, steps, seconds) {
-  await typeInto(page, '#max-steps', String(steps));
   await page.click('#train');
   const started = Date.now();
   await waitFor(page, errors, `#step = ${steps}`, seconds,
@@ -118,15 +117,20 @@ function nativeEval(native, checkpoint, folder) {
   return { out: out.trim(), loss: line.loss };
 }
 
-async function graphNodes(page, errors, what) {
-  await page.select('#graph-what', what);
-  // The view draws one group (or shape) per node; a few labels at least: what, op, shape.
-  return waitFor(page, errors, `the '${what}' graph in #graph`, 60, () => {
+// Draws a graph by `show()` (a click or a choice) and waits for it: a new drawing in #graph with enough boxes.
+async function graphNodes(page, errors, what, show) {
+  const before = await page.$eval('#graph', (svg) => svg.innerHTML);
+  await show();
+  // The view draws a box per node with its labels (name, op, shape, values, gradients). The expression has a few
+  // nodes at least; the head has q, k, v, the scores, the mask, the softmax, the weighted sum and a loss.
+  const least = what === 'head' ? 8 : 3;
+  return waitFor(page, errors, `the '${what}' graph in #graph`, 60, ([least, before]) => {
     const svg = document.querySelector('#graph');
+    if (svg.innerHTML === before) return null;  // still the graph drawn before
     const shapes = svg.querySelectorAll('rect, circle, ellipse, polygon').length;
     const labels = svg.querySelectorAll('text').length;
-    return shapes >= 3 && labels >= 3 && { shapes, labels };
-  });
+    return shapes >= least && labels >= least && { shapes, labels };
+  }, [least, before]);
 }
 
 async function main() {
@@ -144,6 +148,7 @@ async function main() {
 
     // 1. the worker is ready; the typed word's attention at init
     await waitFor(page, errors, 'window.cppgradPage.ready', 180, () => window.cppgradPage?.ready === true);
+    await startOver(page, errors, STEPS);
     await typeInto(page, '#word', o.word);
     const before = await waitFor(page, errors, `the attention of '${o.word}' at init`, 60, attentionOf, o.word);
     check(before.T === o.word.length + 1 && before.tokens.length === before.T &&
@@ -179,7 +184,7 @@ async function main() {
     // 3. samples and their explanation, then the screenshot of the trained page
     await page.click('#sample');
     await waitFor(page, errors, 'samples in #samples', 60, () => document.querySelectorAll('#samples li').length > 0);
-    await page.click('#samples li');
+    await page.click('#samples li button');
     await waitFor(page, errors, '#explain shown', 30,
                   () => !document.querySelector('#explain').hidden && document.querySelectorAll('#explain tr').length > 1);
     await page.evaluate(() => window.scrollTo(0, 0));
@@ -198,9 +203,10 @@ async function main() {
     check(gap <= VAL_LOSS_BOUND, `native eval's loss ${native.loss} differs from the page's ${valLoss} by ${gap}`);
 
     // 5. the autograd graphs
-    await page.click('#tab-graph');
-    for (const what of ['expression', 'head']) {
-      const g = await graphNodes(page, errors, what);
+    check(await page.$eval('#graph-what', (s) => s.value) === 'expression', 'the graph tab should open on the expression');
+    for (const [what, show] of [['expression', () => page.click('#tab-graph')],
+                                ['head', () => page.select('#graph-what', 'head')]]) {
+      const g = await graphNodes(page, errors, what, show);
       log(`graph '${what}': ${g.shapes} shapes, ${g.labels} labels`);
     }
     const pageErrors = await page.evaluate(() => [...(window.cppgradPage.errors ?? [])]);

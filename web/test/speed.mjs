@@ -8,7 +8,7 @@
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { launch, openPage, serve, typeInto, waitFor } from './browser.mjs';
+import { launch, openPage, serve, startOver, waitFor } from './browser.mjs';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const { values } = parseArgs({
@@ -34,7 +34,7 @@ try {
   chromium = await launch({ chromium: values.chromium });
   const page = await openPage(chromium.browser, server.origin, errors);
   await waitFor(page, errors, 'window.cppgradPage.ready', 180, () => window.cppgradPage?.ready === true);
-  await typeInto(page, '#max-steps', String(warmup + steps + 20));
+  await startOver(page, errors, warmup + steps + 20);
   // The page's clock and step count every 20 ms, recorded in the page: no round trip to node in the measurement.
   await page.evaluate(() => {
     window.speedSamples = [];
