@@ -33,6 +33,7 @@
 #include "gpt/framing.h"
 #include "gpt/hf_commands.h"
 #include "gpt/preset.h"
+#include "gpt/prompt.h"
 #include "gpt/tokenize.h"
 #include "gpt/trainer.h"
 #include "nn/generate.h"
@@ -284,22 +285,13 @@ LoadedModel checkpoint_flag(const cxxopts::ParseResult& r, const char* command) 
   return load_model(r["checkpoint"].as<std::string>());
 }
 
-// A prompt's tokens: a BPE encodes any text; for a character model, a character outside its vocabulary is a usage
-// error naming it and the flag.
+// A prompt's tokens (gpt/prompt.h); a character outside a character model's vocabulary is a usage error.
 std::vector<std::int64_t> prompt_tokens(const data::Tokenizer& tokenizer, const std::string& text) {
-  if (!tokenizer.chars()) return tokenizer.encode(text);
-  const data::CharTokenizer& tok = *tokenizer.chars();
-  std::u32string chars;
   try {
-    chars = data::decode_utf8(text);
+    return gpt::prompt_tokens(tokenizer, text, "--prompt");
   } catch (const std::invalid_argument& e) {
-    throw UsageError(std::string("--prompt: ") + e.what());
+    throw UsageError(e.what());
   }
-  for (const char32_t c : chars)
-    if (!tok.find(c))
-      throw UsageError(fmt::format("--prompt '{}': the character '{}' ({}) is not in this model's vocabulary", text,
-                                   data::encode_utf8(c), data::code_point_name(c)));
-  return tok.encode(chars);
 }
 
 // The five likeliest next tokens of an --explain line, with their probabilities.

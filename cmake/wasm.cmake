@@ -79,6 +79,46 @@ add_library(cppgrad_train STATIC ${CPPGRAD_TRAIN_SOURCES})
 add_library(cppgrad::train ALIAS cppgrad_train)
 target_link_libraries(cppgrad_train PUBLIC cppgrad)
 
+# --- the page's module (web/, docs/browser.md): cppgrad-gpt's trainer and web::Session for a Web Worker ------------
+# apps/gpt's pieces the trainer needs (not the BPE trainer of `tokenize`, nor the Hugging Face import/export), and
+# train/stop.cpp for the exception a stopped run throws: its signal handler is never installed here (the page pauses
+# between chunks instead), and emscripten's sigaction is a stub that compiles.
+add_library(cppgrad_web_engine STATIC
+  apps/gpt/checkpoint.cpp apps/gpt/config.cpp apps/gpt/metrics.cpp apps/gpt/prompt.cpp apps/gpt/trainer.cpp
+  train/stop.cpp web/session.cpp web/graph_json.cpp)
+target_include_directories(cppgrad_web_engine PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/apps)
+target_link_libraries(cppgrad_web_engine PUBLIC cppgrad_train)
+add_executable(cppgrad_web web/bindings.cpp)
+target_link_libraries(cppgrad_web PRIVATE cppgrad_web_engine)
+# The page's link, not the tests': the in-memory file system (the worker writes the word list and checkpoints into
+# it; NODERAWFS would need node), a module the worker instantiates, the runtime kept alive between calls.
+set_property(TARGET cppgrad_web PROPERTY LINK_OPTIONS
+  ${CPPGRAD_WASM_FLAGS} -lembind -sMODULARIZE=1 -sEXPORT_NAME=createCppgrad -sENVIRONMENT=web,worker,node
+  -sALLOW_MEMORY_GROWTH=1 -sEXPORTED_RUNTIME_METHODS=FS,ENV)
+set_target_properties(cppgrad_web PROPERTIES SUFFIX .js RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/web)
+
+# web/dist: what a static server hosts. The word list and its notice are Debian's wamerican (cppgrad-gpt's default
+# data), copied at build time.
+set(CPPGRAD_WEB_WORDS /usr/share/dict/american-english CACHE FILEPATH "The word list the page trains on (wamerican)")
+set(CPPGRAD_WEB_WORDS_NOTICE /usr/share/doc/wamerican/copyright CACHE FILEPATH "Its copyright notice (SCOWL)")
+set(CPPGRAD_WEB_DIST ${CMAKE_CURRENT_SOURCE_DIR}/web/dist)
+file(GLOB CPPGRAD_WEB_FILES CONFIGURE_DEPENDS web/*.html web/*.css web/*.js)
+if(EXISTS ${CPPGRAD_WEB_WORDS} AND EXISTS ${CPPGRAD_WEB_WORDS_NOTICE})
+  add_custom_target(web_dist ALL
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${CPPGRAD_WEB_DIST}
+    COMMAND ${CMAKE_COMMAND} -E copy_if_different $<TARGET_FILE:cppgrad_web> $<TARGET_FILE_DIR:cppgrad_web>/cppgrad_web.wasm
+            ${CPPGRAD_WEB_FILES} ${CPPGRAD_WEB_DIST}
+    COMMAND ${CMAKE_COMMAND} -E copy_if_different ${CPPGRAD_WEB_WORDS} ${CPPGRAD_WEB_DIST}/words.txt
+    COMMAND ${CMAKE_COMMAND} -E copy_if_different ${CPPGRAD_WEB_WORDS_NOTICE} ${CPPGRAD_WEB_DIST}/words-NOTICE.txt
+    DEPENDS cppgrad_web ${CPPGRAD_WEB_FILES}
+    COMMENT "web/dist: the page, its module and the word list")
+else()
+  add_custom_target(web_dist ALL
+    COMMAND ${CMAKE_COMMAND} -E echo "web/dist needs Debian's word list ${CPPGRAD_WEB_WORDS} and its notice "
+            "${CPPGRAD_WEB_WORDS_NOTICE}: sudo apt-get install wamerican"
+    COMMAND ${CMAKE_COMMAND} -E false)
+endif()
+
 if(CPPGRAD_BUILD_TESTS)
   enable_testing()
   include(cmake/wasm_tests.cmake)

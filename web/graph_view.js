@@ -12,8 +12,10 @@ function el(name, attrs, text) {
 }
 
 // Numbers in a box are short (two decimals); the tooltip gives them to four significant digits.
-const num = (v) => (Math.abs(v) >= 1e3 || (v !== 0 && Math.abs(v) < 1e-2) ? v.toExponential(1) : v.toFixed(2));
-const full = (v) => v.toPrecision(4);
+// JSON has no infinities: the engine's writer turns the causal mask's -inf into null, the only non-finite value here.
+const num = (v) => (v == null ? '−∞' : Math.abs(v) >= 1e3 || (v !== 0 && Math.abs(v) < 1e-2) ? v.toExponential(1)
+  : v.toFixed(2));
+const full = (v) => (v == null ? '−∞' : v.toPrecision(4));
 
 const shapeText = (shape) => (shape.length ? `(${shape.join(',')})` : 'scalar');
 
@@ -24,7 +26,8 @@ function preview(values, shape) {
   return size === 1 ? shown : `[${shown}${size > SHOWN ? ', …' : ''}]`;
 }
 
-// Layer of each node: 0 for a node nothing feeds, else one more than its deepest input. Kahn's order, no recursion.
+// Layer of each node: one more than its deepest input (Kahn's order, no recursion); a leaf then moves down to just
+// above its first user.
 function layers(nodes, edges) {
   const layer = new Map(nodes.map((n) => [n.id, 0]));
   const indegree = new Map(nodes.map((n) => [n.id, 0]));
@@ -43,6 +46,12 @@ function layers(nodes, edges) {
       if (indegree.get(to) === 0) queue.push(to);
     }
   }
+  // A leaf sits just above its first user, as micrograd draws a neuron's bias beside the sum it joins.
+  for (const n of nodes) {
+    const users = out.get(n.id);
+    const fed = edges.some(([, to]) => to === n.id);
+    if (!fed && users.length) layer.set(n.id, Math.min(...users.map((u) => layer.get(u))) - 1);
+  }
   return layer;
 }
 
@@ -54,28 +63,26 @@ export function drawGraph(svg, graph) {
   const inputs = new Map(nodes.map((n) => [n.id, []]));
   for (const [from, to] of edges) inputs.get(to)?.push(from);
 
-  // Columns by layer; within a column, nodes ordered by the mean row of their inputs, so edges cross less.
-  const columns = [];
-  for (const n of nodes) (columns[layer.get(n.id)] ??= []).push(n);
-  const row = new Map();
-  for (const column of columns.filter(Boolean)) {
-    const mean = (n) => {
-      const rows = inputs.get(n.id).map((i) => row.get(i)).filter((r) => r != null);
-      return rows.length ? rows.reduce((a, b) => a + b, 0) / rows.length : 0;
-    };
-    column.sort((a, b) => mean(a) - mean(b));
-    column.forEach((n, i) => row.set(n.id, i));
-  }
-
-  // Layers top to bottom (inputs first, the loss last), each row centred: it fits a screen better than a long line.
-  const boxH = PAD * 2 + LINE * 4;
-  const rows = columns.filter(Boolean);
-  const widest = Math.max(...rows.map((r) => r.length));
+  // Rows by layer, top to bottom (inputs first, the loss last). Each node wants to sit under the mean of its inputs,
+  // so a chain runs straight down and a long edge passes beside it; a sweep then keeps boxes from overlapping.
+  const rows = [];
+  for (const n of nodes) (rows[layer.get(n.id)] ??= []).push(n);
+  const boxH = PAD * 2 + LINE * 4, slot = BOX_W + COL_GAP;
   const pos = new Map();
-  const width = 20 + widest * (BOX_W + COL_GAP) - COL_GAP, height = 20 + rows.length * (boxH + ROW_GAP) - ROW_GAP;
-  rows.forEach((r, i) => {
-    const offset = ((widest - r.length) * (BOX_W + COL_GAP)) / 2;
-    r.forEach((n, j) => pos.set(n.id, { x: 10 + offset + j * (BOX_W + COL_GAP), y: 10 + i * (boxH + ROW_GAP) }));
+  let width = 0, height = 0;
+  rows.filter(Boolean).forEach((row, i) => {
+    const y = 10 + i * (boxH + ROW_GAP);
+    const want = new Map(row.map((n, j) => {
+      const xs = inputs.get(n.id).map((id) => pos.get(id)?.x).filter((x) => x != null);
+      return [n.id, xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 10 + j * slot];
+    }));
+    let next = 10;
+    for (const n of [...row].sort((p, q) => want.get(p.id) - want.get(q.id))) {
+      const x = Math.max(next, want.get(n.id));
+      pos.set(n.id, { x, y });
+      next = x + slot;
+      width = Math.max(width, x + BOX_W + 10), height = Math.max(height, y + boxH + 10);
+    }
   });
   svg.setAttribute('width', width);
   svg.setAttribute('height', height);
@@ -111,7 +118,7 @@ export function drawGraph(svg, graph) {
     const line = (i, cls, text) => g.append(el('text', { x: x + PAD, y: y + PAD + LINE * (i + 0.75), class: cls }, text));
     line(0, 'label', n.label);
     g.append(el('text', { x: x + BOX_W - PAD, y: y + PAD + LINE * 0.75, class: 'op', 'text-anchor': 'end' },
-                `${n.op || (leaf ? 'leaf' : '')} ${shapeText(n.shape)}`));
+                `${n.op && n.op !== n.label ? n.op : leaf && !n.op ? 'leaf' : ''} ${shapeText(n.shape)}`));
     line(1, 'value', `value ${preview(n.value, n.shape)}`);
     line(2, 'grad', `grad  ${preview(n.grad, n.shape)}`);
     line(3, 'op', leaf ? 'leaf: backward ends here' : output ? 'output: backward starts at 1' : '');

@@ -9,7 +9,8 @@ const $ = (id) => document.getElementById(id);
 
 // What the page knows about the run; window.cppgradPage shows a copy.
 const state = {
-  ready: false, hasSession: false, training: false, waitingForReady: true, steps_done: 0, max_steps: 2000,
+  ready: false, hasSession: false, loading: false, waitingForReady: true, training: false, chunks: 0, sampled: false,
+  steps_done: 0, max_steps: 2000,
   losses: [], vals: [], bigram: null, val_loss: null, attention: null, ms_per_step: null, tokens_per_s: null,
   errors: [], text: null, name: null, pendingData: null, graphWhat: null, sampleSeed: 0,
 };
@@ -30,6 +31,9 @@ const params = new URLSearchParams(location.search);
 // screenshot, or a link that shows a learning model straight away).
 const autotrain = Math.max(0, Number.parseInt(params.get('autotrain') ?? '0', 10) || 0);
 if (autotrain > 0) $('max-steps').value = autotrain;
+let autotrainPending = autotrain > 0;
+// ?reference=1 runs the readable reference kernels (CPPGRAD_REFERENCE=1), for comparing losses with a native run.
+const reference = params.get('reference') === '1';
 
 // ------------------------------------------------------------------------------------------------ status
 function setStatus(text, isError = false) {
@@ -38,12 +42,20 @@ function setStatus(text, isError = false) {
 }
 
 // An error answers one request and leaves the session as it was (a refused checkpoint or text keeps the run the page
-// had); it does not stop training by itself: the worker says 'done' or goes on.
+// had). A refused word leaves training going; a failed step stops it, and the message does not say which it was, so
+// training counts as stopped when no progress follows within a few seconds (a chunk is well under one).
 function showError(message) {
   if (state.errors.length < 100) state.errors.push(message);
   setStatus(message, true);
-  if (state.waitingForReady) Object.assign(state, { waitingForReady: false, ready: state.hasSession, pendingData: null });
+  if (state.waitingForReady)
+    Object.assign(state, { waitingForReady: false, loading: false, ready: state.hasSession, pendingData: null });
   enableControls();
+  if (state.training) {
+    const seen = state.chunks;
+    setTimeout(() => {
+      if (state.training && state.chunks === seen) setTraining(false), enableControls();
+    }, 3000);
+  }
 }
 
 // ------------------------------------------------------------------------------------------------ the worker
@@ -63,8 +75,10 @@ function config() {
 }
 
 // init, reset and load each end in 'ready' (a new run) or an error; until then chunks of the old run are ignored.
+// The worker handles messages in order, so Train, Sample or Download pressed meanwhile apply to the new run.
 function request(message, transfer, status) {
-  Object.assign(state, { ready: false, waitingForReady: true });
+  Object.assign(state, { ready: false, waitingForReady: true, loading: message.type === 'load' });
+  if (message.type !== 'load') Object.assign(state, { steps_done: 0, max_steps: message.config.steps });
   setTraining(false);
   enableControls();
   send(message, transfer);
@@ -75,12 +89,24 @@ function startRun(type) {
   const message = { type, config: config() };
   const data = state.pendingData ?? (state.text != null ? { text: state.text, name: state.name } : null);
   if (data) Object.assign(message, data);
-  request(message, [], type === 'init' ? 'Loading the engine and the words…' : 'Starting over…');
+  if (type === 'init' && reference) message.reference = true;
+  request(message, [], data && type === 'init' ? `Reading ${data.name}…`
+                       : type === 'init' ? 'Loading the engine and the words…' : 'Starting over…');
 }
+
+// A seed or step count changed before the first step restarts the run at once (the same as starting it so natively);
+// later, Reset applies it: the worker cannot change a running run's steps.
+function reconfigure() {
+  if (!state.hasSession || state.loading) return;
+  if (state.steps_done === 0 && !state.training) startRun('reset');
+  else setStatus('The new seed and steps apply when you press Reset (it starts over).');
+}
+$('seed').addEventListener('change', reconfigure);
+$('max-steps').addEventListener('change', reconfigure);
 
 const handlers = {
   ready(m) {
-    Object.assign(state, { ready: true, hasSession: true, waitingForReady: false, steps_done: m.steps_done,
+    Object.assign(state, { ready: true, hasSession: true, waitingForReady: false, loading: false, steps_done: m.steps_done,
                            max_steps: m.max_steps, bigram: m.bigram_val_loss, losses: [], vals: [], val_loss: null,
                            ms_per_step: null, tokens_per_s: null });
     redraw();
@@ -89,21 +115,24 @@ const handlers = {
       $('data-name').textContent = `${state.name} (${state.text.length.toLocaleString('en')} characters)`;
     }
     $('max-steps').value = m.max_steps;
-    // A loaded checkpoint brings its own config: its seed is in the native command (absent means the default, 0).
+    // A loaded checkpoint brings its own config: its seed and format are in the native command (absent: the defaults).
     $('seed').value = /--seed (\d+)/.exec(m.command)?.[1] ?? '0';
+    $('format').value = /--format text\b/.test(m.command) ? 'text' : 'lines';
     $('command').textContent = m.command;
     $('model-size').textContent = m.params.toLocaleString('en');
     $('vocab-context').textContent = `${m.vocab}, ${m.context}`;
+    $('top-k').max = String(m.vocab);  // top-k beyond the vocabulary keeps everything, as 0 does
     setStatus(m.steps_done > 0 ? `Loaded at step ${m.steps_done}. Press Train to go on, or Sample.`
                                : 'Ready: press Train and watch the loss fall below the bigram line.');
     updateNumbers();
     enableControls();
     requestAttention();
     if (state.graphWhat) requestGraph();
-    if (autotrain > 0 && m.steps_done === 0) toggleTraining();
+    if (autotrainPending && m.steps_done === 0) autotrainPending = false, toggleTraining();
   },
   progress(m) {
     if (state.waitingForReady) return;  // a chunk of the run a reset just replaced
+    state.chunks += 1;
     for (const s of m.steps) state.losses.push([s.step, s.loss]);
     Object.assign(state, { steps_done: m.steps_done, ms_per_step: m.ms_per_step, tokens_per_s: m.tokens_per_s });
     updateNumbers();
@@ -120,7 +149,7 @@ const handlers = {
     setTraining(false);
     enableControls();
     setStatus(`Done: ${state.steps_done} steps. Sample from it, download it, or raise the steps and press Reset.`);
-    if (autotrain > 0) sample();
+    if (autotrain > 0 && !state.sampled) sample();
   },
   attention(m) {
     if (m.word !== $('word').value) return;  // the user typed on since
@@ -129,7 +158,8 @@ const handlers = {
   },
   samples(m) {
     showSamples($('samples'), $('explain'), m.samples);
-    if (autotrain > 0) $('samples').querySelector('button')?.click();
+    if (autotrain > 0 && !state.sampled) $('samples').querySelector('button')?.click();
+    state.sampled = true;
   },
   checkpoint(m) {
     const url = URL.createObjectURL(new Blob([m.bytes], { type: 'application/octet-stream' }));
@@ -159,14 +189,15 @@ function setTraining(on) {
   $('train').setAttribute('aria-pressed', String(on));
 }
 
+// Usable once a run exists, except while a checkpoint loads (its steps are not known yet).
 function enableControls() {
-  const finished = state.steps_done >= state.max_steps;
-  $('train').disabled = !state.ready || (finished && !state.training);
-  for (const id of ['reset', 'sample', 'download']) $(id).disabled = !state.ready;
+  const usable = state.hasSession && !state.loading, finished = state.steps_done >= state.max_steps;
+  $('train').disabled = !usable || (finished && !state.training);
+  for (const id of ['reset', 'sample', 'download']) $(id).disabled = !usable;
 }
 
 function toggleTraining() {
-  if (!state.ready) return;
+  if (!state.hasSession || state.loading) return;
   setTraining(!state.training);
   send({ type: state.training ? 'train' : 'pause' });
   setStatus(state.training ? 'Training… (the page stays responsive: the work is in a Web Worker)' : 'Paused.');
@@ -201,7 +232,7 @@ $('download').addEventListener('click', () => send({ type: 'save' }));
 let attentionTimer = 0;
 function requestAttention() {
   const word = $('word').value;
-  if (state.ready && word !== '') send({ type: 'attention', word });
+  if (state.hasSession && word !== '') send({ type: 'attention', word });
 }
 $('word').addEventListener('input', () => {
   clearTimeout(attentionTimer);
@@ -210,11 +241,12 @@ $('word').addEventListener('input', () => {
 
 setupFiles({
   // A dropped text becomes the page's data once the worker accepts it (ready); a refused one leaves the old data.
+  // A new text is an init (the worker keeps it for later resets).
   onText(text, name) {
     state.pendingData = { text, name };
-    startRun('reset');
+    startRun('init');
   },
-  onFormat() { if (state.ready || state.text != null) startRun('reset'); },
+  onFormat() { if (state.hasSession || state.text != null) startRun('reset'); },
   onCheckpoint(bytes, name) { request({ type: 'load', bytes, name }, [bytes], `Loading ${name}…`); },
   onError: showError,
 });
@@ -247,7 +279,7 @@ window.addEventListener('resize', redraw);
 function requestGraph() {
   state.graphWhat = $('graph-what').value;
   $('graph-caption').textContent = captions[state.graphWhat];
-  if (state.ready) send({ type: 'graph', what: state.graphWhat });
+  send({ type: 'graph', what: state.graphWhat });
 }
 $('graph-what').addEventListener('change', requestGraph);
 

@@ -24,15 +24,15 @@ function ticks(lo, hi, count) {
   return out;
 }
 
-// TensorBoard's smoothing: an exponential moving average, debiased so the first points are not pulled to zero.
-function smooth(values, weight) {
-  const out = [];
-  let avg = 0;
-  values.forEach((v, i) => {
-    avg = weight * avg + (1 - weight) * v;
-    out.push(avg / (1 - weight ** (i + 1)));
+// A centred moving average (the window shrinks at the ends): unlike an exponential average it does not lag behind a
+// loss that falls fast, so the line stays in the middle of the points.
+function smooth(values, half) {
+  const sums = [0];
+  for (const v of values) sums.push(sums[sums.length - 1] + v);
+  return values.map((_, i) => {
+    const k = Math.min(half, i, values.length - 1 - i);
+    return (sums[i + k + 1] - sums[i - k]) / (2 * k + 1);
   });
-  return out;
 }
 
 const colours = { raw: 'rgba(31, 95, 191, 0.22)', line: '#1f5fbf', val: '#e07b00', bigram: '#b3261e', axis: '#5b6473' };
@@ -78,7 +78,7 @@ export function drawLossChart(canvas, { losses, vals, bigram }) {
   // The raw losses faint, the smoothed line over them.
   ctx.fillStyle = colours.raw;
   for (const [s, v] of losses) ctx.fillRect(x(s) - 1.5, y(v) - 1.5, 3, 3);
-  const sm = smooth(losses.map((p) => p[1]), 0.9);
+  const sm = smooth(losses.map((p) => p[1]), Math.min(25, Math.max(2, Math.round(losses.length / 60))));
   ctx.strokeStyle = colours.line;
   ctx.lineWidth = 2;
   ctx.beginPath();
@@ -129,8 +129,10 @@ export function weightColour(p) {
   return `rgb(${c[0]},${c[1]},${c[2]})`;
 }
 
+// The legend of the maps: 160 x 28 CSS pixels, set here because fitCanvas grows the canvas's own size on a dense screen.
 export function drawColourScale(canvas) {
-  const { ctx, w, h } = fitCanvas(canvas, canvas.width, canvas.height);
+  Object.assign(canvas.style, { width: '160px', height: '28px' });
+  const { ctx, w, h } = fitCanvas(canvas, 160, 28);
   for (let i = 0; i < w - 40; i++) {
     ctx.fillStyle = weightColour(i / (w - 41));
     ctx.fillRect(20 + i, 2, 1, 12);

@@ -26,7 +26,7 @@ function showExplain(explain, sample, number) {
   const caption = table.createCaption();
   caption.textContent = `Sample ${number}: "${sample.text}", one row per character drawn (highlighted: the one drawn)`;
   const head = table.createTHead().insertRow();
-  for (const title of ['drawn', 'its odds', 'the model\'s five likeliest', 'after temperature, top-k, top-p']) {
+  for (const title of ['drawn', 'p (after filters)', 'the model\'s five likeliest', 'after temperature, top-k, top-p']) {
     const th = document.createElement('th');
     th.textContent = title;
     head.append(th);

@@ -217,9 +217,14 @@ Evaluation Trainer::evaluate() {
 }
 
 void Trainer::run(const StepCallback& on_step, const EvalCallback& on_eval, const StopCheck& stop) {
-  const std::int64_t first = step_;
+  run_until(config_.steps, on_step, on_eval, stop);
+}
+
+void Trainer::run_until(std::int64_t last, const StepCallback& on_step, const EvalCallback& on_eval,
+                        const StopCheck& stop) {
+  const std::int64_t first = step_, end = std::min(last, config_.steps);
   double session_s = 0;
-  while (step_ < config_.steps) {
+  while (step_ < end) {
     if (stop && stop()) throw train::TrainingStopped(/*epoch=*/0, step_, config_.steps);
     const auto t0 = std::chrono::steady_clock::now();
     const double loss = train_step();

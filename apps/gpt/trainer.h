@@ -82,6 +82,9 @@ class Trainer {
   // train::TrainingStopped when `stop` says so between two steps (save() then writes a checkpoint that resumes
   // exactly).
   void run(const StepCallback& on_step, const EvalCallback& on_eval, const StopCheck& stop);
+  // The same up to step min(last, config().steps) and no further: a caller that trains in chunks (the browser page,
+  // web/session.h) calls it again with a later `last`, and the steps, evaluations and checkpoints are run()'s.
+  void run_until(std::int64_t last, const StepCallback& on_step, const EvalCallback& on_eval, const StopCheck& stop);
 
   // One optimisation step on a random batch of the training split: forward and backward of the batch's --shards
   // shards on the threads' replicas, their gradients summed in a fixed tree (so any number of threads gives the same

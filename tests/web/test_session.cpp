@@ -1,0 +1,255 @@
+// The browser page's engine, driven natively: web::Session must train exactly as cppgrad-gpt's trainer does (the page
+// promises the same numbers as `cppgrad-gpt train`), read attention and samples as the commands do, round-trip its
+// checkpoints, and the graph JSON must carry the gradients backward() gives.
+#include <fstream>
+#include <set>
+#include <nlohmann/json.hpp>
+
+#include "gpt/trainer.h"
+#include "test_paths.h"
+#include "test_util.h"
+#include "web/graph_json.h"
+#include "web/session.h"
+
+namespace cppgrad {
+namespace {
+
+// 300 short "words" of a few letters: a vocabulary of <b> and a..h.
+std::string small_text() {
+  std::string text;
+  Generator gen(7);
+  for (int i = 0; i < 300; ++i) {
+    const std::int64_t n = 2 + static_cast<std::int64_t>(gen.next_u64() % 5);
+    for (std::int64_t j = 0; j < n; ++j) text += static_cast<char>('a' + gen.next_u64() % 8);
+    text += '\n';
+  }
+  return text;
+}
+
+struct SmallRun {
+  test::TempDir dir;
+  std::string data = (dir.path / "words.txt").string();
+  SmallRun() { std::ofstream(data) << small_text(); }
+  std::string config(std::int64_t steps, std::uint64_t seed = 3) const {
+    return nlohmann::json{{"data", data}, {"steps", steps}, {"eval_every", 3}, {"n_layer", 2}, {"heads", 2},
+                          {"d_model", 16}, {"batch_size", 8}, {"seed", seed}}
+        .dump();
+  }
+};
+
+std::vector<double> losses(const web::TrainChunk& c) {
+  std::vector<double> out;
+  for (const auto& s : c.steps) out.push_back(s.loss);
+  return out;
+}
+
+TEST(WebSession, TrainsTheStepsAndEvaluationsOfCppgradGptTrain) {
+  SmallRun run;
+  web::Session page(run.config(6));
+  const web::SessionInfo info = page.info();
+  EXPECT_EQ(info.vocab, 9);  // <b> and a..h
+  EXPECT_EQ(info.context, 7);  // the longest line (6) + 1
+  EXPECT_EQ(info.steps_done, 0);
+  EXPECT_EQ(info.max_steps, 6);
+  EXPECT_EQ(info.tokens_per_step, 8 * 7);
+  EXPECT_GT(info.bigram_val_loss, 0);
+  EXPECT_EQ(info.command, "cppgrad-gpt train --data " + run.data +
+                              " --d-model 16 --heads 2 --layers 2 --steps 6 --batch-size 8 --seed 3 --eval-every 3");
+
+  const web::TrainChunk first = page.train(2), rest = page.train(100);
+  ASSERT_EQ(first.steps.size(), 2u);
+  EXPECT_EQ(first.steps[1].step, 2);
+  EXPECT_TRUE(first.evals.empty());
+  EXPECT_FALSE(first.done);
+  ASSERT_EQ(rest.steps.size(), 4u);  // no further than --steps
+  EXPECT_TRUE(rest.done);
+  ASSERT_EQ(rest.evals.size(), 2u);
+  EXPECT_EQ(rest.evals[0].step, 3);
+  EXPECT_EQ(rest.evals[1].step, 6);
+
+  // The same config run by the trainer cppgrad-gpt train runs: the same losses, bit for bit.
+  gpt::TrainConfig config = web::config_from_json(run.config(6));
+  gpt::Trainer native(config);
+  std::vector<double> native_losses;
+  std::vector<double> native_val;
+  native.run([&](std::int64_t, double loss, double) { native_losses.push_back(loss); },
+             [&](const gpt::Evaluation& e) { native_val.push_back(e.val_loss); }, nullptr);
+  std::vector<double> page_losses = losses(first);
+  for (const double l : losses(rest)) page_losses.push_back(l);
+  EXPECT_EQ(page_losses, native_losses);
+  EXPECT_EQ(native_val, (std::vector<double>{rest.evals[0].val_loss, rest.evals[1].val_loss}));
+
+  // Another seed is another run: the comparison above can fail.
+  web::Session other(run.config(6, /*seed=*/4));
+  EXPECT_NE(losses(other.train(6)), native_losses);
+}
+
+TEST(WebSession, ReadsTheConfigStrictly) {
+  EXPECT_EQ(web::config_from_json("{}").steps, gpt::TrainConfig{}.steps);
+  EXPECT_EQ(web::config_from_json("{}").shards, 2);  // train's default for a batch of 32, not an old checkpoint's 8
+  EXPECT_EQ(web::config_from_json(R"({"n_embd": 32, "n_head": 2})").model.n_embd, 32);
+  EXPECT_THROW_MSG(web::config_from_json(R"({"stpes": 5})"), std::invalid_argument, "unknown key 'stpes'");
+  EXPECT_THROW_MSG(web::config_from_json(R"({"layers": 2, "n_layer": 3})"), std::invalid_argument, "not both");
+  EXPECT_THROW_MSG(web::config_from_json(R"({"steps": 0})"), std::invalid_argument, "--steps");
+  EXPECT_THROW_MSG(web::config_from_json("[1]"), std::invalid_argument, "not a JSON object");
+  gpt::TrainConfig dropped;
+  dropped.data = std::string(web::kDroppedDir) + "my words.txt";
+  dropped.lr = 1e-3;
+  EXPECT_EQ(web::train_command(dropped), "cppgrad-gpt train --data 'my words.txt' --lr 0.001");
+}
+
+TEST(WebSession, AttentionMapsOfAWordAreCausalAndNormalised) {
+  SmallRun run;
+  web::Session page(run.config(2));
+  page.train(1);
+  const web::AttentionView a = page.attention("abc");
+  EXPECT_EQ(a.tokens, (std::vector<std::string>{"<b>", "a", "b", "c"}));
+  ASSERT_EQ(a.layers, 2);
+  ASSERT_EQ(a.heads, 2);
+  ASSERT_EQ(a.T, 4);
+  ASSERT_EQ(a.maps.size(), 2u * 2 * 4 * 4);
+  for (std::int64_t map = 0; map < 4; ++map)
+    for (std::int64_t i = 0; i < 4; ++i) {
+      double row = 0;
+      for (std::int64_t j = 0; j < 4; ++j) {
+        const float w = a.maps[static_cast<std::size_t>((map * 4 + i) * 4 + j)];
+        if (j > i) {
+          EXPECT_EQ(w, 0.0f) << "a query reads a later key";
+        }
+        row += w;
+      }
+      EXPECT_NEAR(row, 1.0, 1e-5);
+    }
+  EXPECT_THROW_MSG(page.attention("abz"), std::invalid_argument, "the character 'z' (U+007A) is not in");
+  EXPECT_THROW_MSG(page.attention("abcdefgh"), std::invalid_argument, "the model reads at most 7");
+  page.train(1);  // training goes on after a read in evaluation mode
+  EXPECT_EQ(page.info().steps_done, 2);
+}
+
+TEST(WebSession, SamplesCarryTheExplainTable) {
+  SmallRun run;
+  web::Session page(run.config(3));
+  page.train(3);
+  const web::SampleRequest request{.num = 3, .sampling = {.temperature = 0.8, .top_k = 3, .top_p = 1.0}, .seed = 5,
+                                   .prompt = "ab"};
+  const std::vector<web::Sample> samples = page.samples(request);
+  ASSERT_EQ(samples.size(), 3u);
+  for (const web::Sample& s : samples) {
+    EXPECT_TRUE(s.text.starts_with("ab")) << s.text;
+    ASSERT_FALSE(s.steps.empty());
+    EXPECT_LE(std::ssize(s.steps), 7 - 3 + 1);  // the rest of the line, and the boundary that ends it
+    for (const web::SampleStep& step : s.steps) {
+      ASSERT_EQ(step.raw_top.size(), 5u);
+      for (std::size_t i = 1; i < 5; ++i) EXPECT_GE(step.raw_top[i - 1].prob, step.raw_top[i].prob);
+      int kept = 0;
+      for (const auto& c : step.filtered_top) kept += c.prob > 0;
+      EXPECT_LE(kept, 3);  // top-k 3
+      EXPECT_GT(step.prob, 0);
+    }
+  }
+  const std::vector<web::Sample> again = page.samples(request);
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(again[i].text, samples[i].text);  // the seed decides
+  web::SampleRequest bad = request;
+  bad.num = 0;
+  EXPECT_THROW_MSG(page.samples(bad), std::invalid_argument, "num must be in");
+  bad = request;
+  bad.sampling.temperature = -1;
+  EXPECT_THROW_MSG(page.samples(bad), std::invalid_argument, "--temperature");
+  bad = request;
+  bad.prompt = "aq";
+  EXPECT_THROW_MSG(page.samples(bad), std::invalid_argument, "'q'");
+}
+
+TEST(WebSession, ACheckpointRoundTripsAndResumesExactly) {
+  SmallRun run;
+  web::Session page(run.config(8));
+  page.train(5);
+  const std::string path = (run.dir.path / "page.ckpt").string();
+  page.save(path);
+  const std::unique_ptr<web::Session> loaded = web::Session::from_checkpoint(path);
+  EXPECT_EQ(loaded->info().steps_done, 5);
+  EXPECT_EQ(loaded->info().command, page.info().command);
+  EXPECT_EQ(losses(loaded->train(3)), losses(page.train(3)));
+
+  // The trainer cppgrad-gpt eval reads it with gives the validation loss the page reported.
+  page.save(path);
+  const gpt::LoadedModel m = gpt::load_model(path);
+  const data::TextCorpus corpus = gpt::read_corpus(m.config, m.context, m.tokenizer);
+  gpt::Trainer& t = page.trainer();
+  EXPECT_EQ(gpt::split_loss(*m.model, corpus, true).loss, t.history().back().val_loss);
+
+  const std::string junk = (run.dir.path / "junk.ckpt").string();
+  std::ofstream(junk) << "not a checkpoint";
+  EXPECT_THROW_MSG(web::Session::from_checkpoint(junk), std::runtime_error, junk);
+  std::filesystem::remove(run.data);
+  EXPECT_THROW_MSG(web::Session::from_checkpoint(path), std::runtime_error, "which the page does not have");
+}
+
+const nlohmann::json& node_labelled(const nlohmann::json& graph, const std::string& label) {
+  for (const auto& n : graph["nodes"])
+    if (n["label"] == label) return n;
+  throw std::runtime_error("no node labelled " + label);
+}
+
+TEST(WebGraph, TheExpressionCarriesMicrogradsGradients) {
+  const nlohmann::json g = nlohmann::json::parse(web::lesson_graph_json(web::LessonGraph::expression));
+  const nlohmann::json& root = g["nodes"][0];
+  EXPECT_EQ(root["op"], "tanh");
+  const double o = root["value"][0];
+  EXPECT_NEAR(o, 1.0 / std::sqrt(2.0), 1e-15);
+  EXPECT_EQ(root["grad"][0], 1.0);
+  // do/dw1 = x1 (1 - o^2), do/dx1 = w1 (1 - o^2), ...: the analytic gradients, from the values in the graph.
+  const double dn = 1 - o * o;
+  const auto value = [&](const std::string& l) { return node_labelled(g, l)["value"][0].get<double>(); };
+  const auto grad = [&](const std::string& l) { return node_labelled(g, l)["grad"][0].get<double>(); };
+  EXPECT_NEAR(grad("w1"), value("x1") * dn, 1e-12);
+  EXPECT_NEAR(grad("x1"), value("w1") * dn, 1e-12);
+  EXPECT_NEAR(grad("w2"), value("x2") * dn, 1e-12);
+  EXPECT_NEAR(grad("x2"), value("w2") * dn, 1e-12);
+  EXPECT_NEAR(grad("b"), dn, 1e-12);
+  EXPECT_NEAR(grad("w1"), 1.0, 1e-12);  // micrograd's numbers
+  EXPECT_NEAR(grad("x1"), -1.5, 1e-12);
+  // Every edge joins two nodes, and every op's inputs lead to it.
+  const std::size_t n = g["nodes"].size();
+  EXPECT_EQ(n, 10u);  // 5 leaves, 2 mul, 2 add, tanh
+  for (const auto& e : g["edges"]) {
+    EXPECT_LT(e[0].get<std::size_t>(), n);
+    EXPECT_LT(e[1].get<std::size_t>(), n);
+  }
+  EXPECT_THROW_MSG(web::parse_lesson_graph("neuron"), std::invalid_argument, "'neuron'");
+}
+
+TEST(WebGraph, TheHeadHasItsOpsShapesAndGradients) {
+  const nlohmann::json g = nlohmann::json::parse(web::lesson_graph_json(web::LessonGraph::head));
+  std::set<std::string> ops;
+  for (const auto& node : g["nodes"]) ops.insert(node["op"].get<std::string>());
+  // mean() is a sum times 1/n.
+  for (const char* op : {"matmul", "softmax", "masked_fill", "sum"}) EXPECT_TRUE(ops.count(op)) << op;
+  const nlohmann::json& wq = node_labelled(g, "Wq");
+  EXPECT_EQ(wq["shape"], nlohmann::json::array({4, 4}));
+  EXPECT_EQ(wq["value"].size(), 16u);
+  EXPECT_EQ(wq["grad"].size(), 16u);
+  // The attention weights: [3, 3], causal, rows summing to 1.
+  const nlohmann::json& att = node_labelled(g, "softmax");
+  const std::vector<double> w = att["value"].get<std::vector<double>>();
+  ASSERT_EQ(w.size(), 9u);
+  EXPECT_EQ(w[1], 0.0);
+  EXPECT_EQ(w[2], 0.0);
+  EXPECT_EQ(w[0], 1.0);
+  EXPECT_NEAR(w[3] + w[4], 1.0, 1e-12);
+  // The loss is mean(y * y) over y [3, 4]: its gradient at y is 2 y / 12.
+  std::int64_t square = -1, y = -1;
+  for (const auto& node : g["nodes"])
+    if (node["op"] == "mul" && node["shape"] == nlohmann::json::array({3, 4})) square = node["id"];
+  ASSERT_GE(square, 0);
+  for (const auto& e : g["edges"])
+    if (e[1] == square) y = e[0];
+  ASSERT_GE(y, 0);
+  const std::vector<double> yv = g["nodes"][y]["value"], yg = g["nodes"][y]["grad"];
+  ASSERT_EQ(yv.size(), 12u);
+  ASSERT_EQ(yg.size(), 12u);
+  for (std::size_t i = 0; i < 12; ++i) EXPECT_NEAR(yg[i], 2 * yv[i] / 12, 1e-15);
+}
+
+}  // namespace
+}  // namespace cppgrad

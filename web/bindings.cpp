@@ -1,0 +1,191 @@
+// The page's module (cppgrad_web.js / .wasm): web::Session for JavaScript through embind. The only file that sees
+// emscripten. web/worker.js owns the one PageSession:
+//
+//   const s = new Module.PageSession();
+//   s.init(JSON.stringify(config))      -> {vocab, context, params, bigram_val_loss, steps_done, max_steps, command}
+//   s.load(path)                        -> the same, for a checkpoint in the module's file system
+//   s.train(n)                          -> {steps:[{step, loss}], evals:[{step, train_loss, val_loss, val_bpb}], done}
+//   s.attention(word)                   -> {tokens, layers, heads, T, maps: Float32Array}
+//   s.samples(num, temperature, top_k, top_p, seed, prompt) -> [{text, steps:[{token, prob, raw_top, filtered_top}]}]
+//   s.save(path)                        -> {}
+//   s.graph(what)                       -> {json} (web/graph_json.h)
+//
+// Every call returns {error: "one line"} instead when the library refuses (an exception does not cross into
+// JavaScript with its message: the worker posts the line to the page).
+#include <emscripten/bind.h>
+#include <emscripten/val.h>
+
+#include <sys/stat.h>
+
+#include <memory>
+#include <string>
+
+#include "web/graph_json.h"
+#include "web/session.h"
+
+namespace {
+
+using emscripten::val;
+using namespace cppgrad;
+
+val error(const std::string& message) {
+  val out = val::object();
+  out.set("error", message);
+  return out;
+}
+
+// Runs f, turning an exception into {error}.
+template <typename F>
+val guarded(F&& f) {
+  try {
+    return f();
+  } catch (const std::exception& e) {
+    return error(e.what());
+  }
+}
+
+template <typename T, typename F>
+val array_of(const std::vector<T>& items, F&& convert) {
+  val out = val::array();
+  for (const T& item : items) out.call<void>("push", convert(item));
+  return out;
+}
+
+val info_val(const web::SessionInfo& i) {
+  val out = val::object();
+  out.set("vocab", static_cast<double>(i.vocab));
+  out.set("context", static_cast<double>(i.context));
+  out.set("params", static_cast<double>(i.params));
+  out.set("bigram_val_loss", i.bigram_val_loss);
+  out.set("steps_done", static_cast<double>(i.steps_done));
+  out.set("max_steps", static_cast<double>(i.max_steps));
+  out.set("tokens_per_step", static_cast<double>(i.tokens_per_step));
+  out.set("command", i.command);
+  return out;
+}
+
+val token_probs(const std::vector<web::TokenProb>& probs) {
+  return array_of(probs, [](const web::TokenProb& p) {
+    val o = val::object();
+    o.set("label", p.label);
+    o.set("prob", p.prob);
+    return o;
+  });
+}
+
+class PageSession {
+ public:
+  // emscripten's runtime starts with the umask 0777, so every file the module wrote (a checkpoint, before the worker
+  // reads it back) would be created unreadable; a POSIX process starts with 022.
+  PageSession() { ::umask(022); }
+
+  val init(const std::string& config_json) {
+    return guarded([&] {
+      session_ = std::make_unique<web::Session>(config_json);
+      return info_val(session_->info());
+    });
+  }
+  val load(const std::string& path) {
+    return guarded([&] {
+      session_ = web::Session::from_checkpoint(path);
+      return info_val(session_->info());
+    });
+  }
+  val info() {
+    return guarded([&] { return info_val(session().info()); });
+  }
+  val train(double count) {
+    return guarded([&] {
+      const web::TrainChunk c = session().train(static_cast<std::int64_t>(count));
+      val out = val::object();
+      out.set("steps", array_of(c.steps, [](const web::StepLoss& s) {
+        val o = val::object();
+        o.set("step", static_cast<double>(s.step));
+        o.set("loss", s.loss);
+        return o;
+      }));
+      out.set("evals", array_of(c.evals, [](const gpt::Evaluation& e) {
+        val o = val::object();
+        o.set("step", static_cast<double>(e.step));
+        o.set("train_loss", e.train_loss);
+        o.set("val_loss", e.val_loss);
+        o.set("val_bpb", e.val_bpb);
+        return o;
+      }));
+      out.set("done", c.done);
+      return out;
+    });
+  }
+  val attention(const std::string& word) {
+    return guarded([&] {
+      const web::AttentionView a = session().attention(word);
+      val out = val::object();
+      out.set("tokens", array_of(a.tokens, [](const std::string& t) { return val(t); }));
+      out.set("layers", static_cast<double>(a.layers));
+      out.set("heads", static_cast<double>(a.heads));
+      out.set("T", static_cast<double>(a.T));
+      // A copy: the view into the module's memory is invalid once the memory grows.
+      out.set("maps", val::global("Float32Array")
+                          .new_(val(emscripten::typed_memory_view(a.maps.size(), a.maps.data()))));
+      return out;
+    });
+  }
+  val samples(double num, double temperature, double top_k, double top_p, double seed, const std::string& prompt) {
+    return guarded([&] {
+      const web::SampleRequest r{.num = static_cast<std::int64_t>(num),
+                                 .sampling = {.temperature = temperature, .top_k = static_cast<std::int64_t>(top_k),
+                                              .top_p = top_p},
+                                 .seed = static_cast<std::uint64_t>(seed), .prompt = prompt};
+      return array_of(session().samples(r), [](const web::Sample& s) {
+        val o = val::object();
+        o.set("text", s.text);
+        o.set("steps", array_of(s.steps, [](const web::SampleStep& st) {
+          val step = val::object();
+          step.set("token", st.token);
+          step.set("prob", st.prob);
+          step.set("raw_top", token_probs(st.raw_top));
+          step.set("filtered_top", token_probs(st.filtered_top));
+          return step;
+        }));
+        return o;
+      });
+    });
+  }
+  val save(const std::string& path) {
+    return guarded([&] {
+      session().save(path);
+      val out = val::object();
+      out.set("steps_done", static_cast<double>(session().info().steps_done));
+      return out;
+    });
+  }
+  val graph(const std::string& what) {
+    return guarded([&] {
+      val out = val::object();
+      out.set("json", web::lesson_graph_json(web::parse_lesson_graph(what)));
+      return out;
+    });
+  }
+
+ private:
+  web::Session& session() {
+    if (!session_) throw std::logic_error("no run yet: send init or load first");
+    return *session_;
+  }
+  std::unique_ptr<web::Session> session_;
+};
+
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(cppgrad_web) {
+  emscripten::class_<PageSession>("PageSession")
+      .constructor<>()
+      .function("init", &PageSession::init)
+      .function("load", &PageSession::load)
+      .function("info", &PageSession::info)
+      .function("train", &PageSession::train)
+      .function("attention", &PageSession::attention)
+      .function("samples", &PageSession::samples)
+      .function("save", &PageSession::save)
+      .function("graph", &PageSession::graph);
+}

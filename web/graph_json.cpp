@@ -1,0 +1,126 @@
+#include "web/graph_json.h"
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <unordered_map>
+#include <vector>
+
+#include "core/autograd.h"
+#include "core/generator.h"
+#include "core/ops/elementwise.h"
+#include "core/ops/matmul.h"
+#include "core/ops/reduce.h"
+#include "core/ops/select.h"
+#include "core/ops/softmax.h"
+#include "core/ops/unary.h"
+#include "core/ops/views.h"
+
+namespace cppgrad::web {
+
+namespace {
+
+nlohmann::json first_values(const Tensor& t) {
+  nlohmann::json out = nlohmann::json::array();
+  if (!t.defined()) return out;
+  const std::vector<double> v = t.detach().to(DType::Float64).to_vector<double>();
+  for (std::size_t i = 0; i < std::min(v.size(), kMaxShown); ++i) out.push_back(v[i]);
+  return out;
+}
+
+}  // namespace
+
+std::string graph_json(const Tensor& root, const std::map<const TensorImpl*, std::string>& names) {
+  if (root.numel() != 1) throw std::invalid_argument("graph_json: the root must have one element");
+  // The walk of write_graph_dot: every tensor that requires grad, reached from the root through the ops' inputs.
+  std::vector<Tensor> tensors = {root};
+  std::vector<std::pair<int, int>> edges;
+  std::unordered_map<const TensorImpl*, int> ids{{root.impl_ptr().get(), 0}};
+  for (std::size_t next = 0; next < tensors.size(); ++next) {
+    const Tensor t = tensors[next];
+    const auto& node = t.grad_fn();
+    if (!node) continue;
+    for (const Tensor& in : node->inputs) {
+      if (!in.defined() || !in.requires_grad()) continue;
+      auto [it, fresh] = ids.try_emplace(in.impl_ptr().get(), static_cast<int>(tensors.size()));
+      if (fresh) tensors.push_back(in);
+      edges.emplace_back(it->second, static_cast<int>(next));
+    }
+  }
+  const std::vector<Tensor> grads =
+      autograd::grad({root}, tensors, {}, /*retain_graph=*/true, /*create_graph=*/false, /*allow_unused=*/true);
+  nlohmann::json nodes = nlohmann::json::array();
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const Tensor& t = tensors[i];
+    const auto& node = t.grad_fn();
+    const auto name = names.find(t.impl_ptr().get());
+    const std::string op = node ? node->name : "leaf";
+    nodes.push_back({{"id", i},
+                     {"label", node ? op : name != names.end() ? name->second : "input"},
+                     {"op", op},
+                     {"shape", t.shape()},
+                     {"value", first_values(t)},
+                     {"grad", first_values(grads[i])}});
+  }
+  nlohmann::json edge_list = nlohmann::json::array();
+  for (const auto& [from, to] : edges) edge_list.push_back({from, to});
+  return nlohmann::json{{"nodes", nodes}, {"edges", edge_list}}.dump();
+}
+
+LessonGraph parse_lesson_graph(const std::string& what) {
+  if (what == "expression") return LessonGraph::expression;
+  if (what == "head") return LessonGraph::head;
+  throw std::invalid_argument("graph: '" + what + "' is not a graph the page draws (expression or head)");
+}
+
+namespace {
+
+Tensor leaf(const std::vector<double>& values, const Shape& shape) {
+  Tensor t = Tensor::from_vector(values, shape, DType::Float64);
+  t.set_requires_grad(true);
+  return t;
+}
+
+// micrograd's neuron (Karpathy's lesson): x1 = 2, x2 = 0, w1 = -3, w2 = 1, b = 6.8813735870195432, so that
+// n = 0.8813735870195432 and o = tanh(n) = 1/sqrt(2); do/dn = 1 - o^2 = 0.5, do/dw1 = x1 * 0.5 = 1, do/dx1 = -1.5.
+std::string expression_json() {
+  const Tensor x1 = leaf({2.0}, {}), x2 = leaf({0.0}, {}), w1 = leaf({-3.0}, {}), w2 = leaf({1.0}, {}),
+               b = leaf({6.8813735870195432}, {});
+  const Tensor n = add(add(mul(x1, w1), mul(x2, w2)), b);
+  const Tensor o = tanh(n);
+  return graph_json(o, {{x1.impl_ptr().get(), "x1"}, {x2.impl_ptr().get(), "x2"}, {w1.impl_ptr().get(), "w1"},
+                        {w2.impl_ptr().get(), "w2"}, {b.impl_ptr().get(), "b"}});
+}
+
+// One causal head over x [T=3, C=4] with projections [C, 4]: q, k, v = x Wq, x Wk, x Wv; scores = q k^T / sqrt(4)
+// [3, 3]; the positions after the query masked to -inf; softmax over keys; y = att v [3, 4]; loss = mean(y^2).
+std::string head_json() {
+  Generator gen(0);
+  const auto random = [&](const Shape& shape) {
+    Tensor t = Tensor::randn(shape, gen, DType::Float64);
+    t.set_requires_grad(true);
+    return t;
+  };
+  const Tensor x = random({3, 4}), wq = random({4, 4}), wk = random({4, 4}), wv = random({4, 4});
+  const Tensor q = matmul(x, wq), k = matmul(x, wk), v = matmul(x, wv);
+  const Tensor scores = mul(matmul(q, k.t()), 1.0 / std::sqrt(4.0));
+  // future[i][j]: key j comes after query i (what a causal head may not read).
+  const Tensor future = Tensor::from_vector(std::vector<double>{0, 1, 1, 0, 0, 1, 0, 0, 0}, {3, 3}, DType::Bool);
+  const Tensor att = softmax(masked_fill(scores, future, -INFINITY), -1);
+  const Tensor y = matmul(att, v);
+  const Tensor loss = mean(mul(y, y));
+  return graph_json(loss, {{x.impl_ptr().get(), "x"}, {wq.impl_ptr().get(), "Wq"}, {wk.impl_ptr().get(), "Wk"},
+                           {wv.impl_ptr().get(), "Wv"}});
+}
+
+}  // namespace
+
+std::string lesson_graph_json(LessonGraph what) {
+  switch (what) {
+    case LessonGraph::expression: return expression_json();
+    case LessonGraph::head: return head_json();
+  }
+  throw std::logic_error("lesson_graph_json: a graph without a builder");
+}
+
+}  // namespace cppgrad::web
