@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The page's training speed in headless Chromium against native cppgrad on one thread, on this machine, for the same
 # config (cppgrad-gpt train's defaults: the words GPT), in one run; prints a Markdown table (docs/browser.md).
-#   bash bench/wasm/browser_speed.sh [native cppgrad-gpt, default build/bin/cppgrad-gpt]
+#   bash bench/wasm/browser_speed.sh [--native build/bin/cppgrad-gpt] [--dist web/dist]
 # Needs web/dist (cmake --build --preset wasm --target web_dist), Chromium and web/test's puppeteer-core
 # (bash .ci/install-deps.sh --web). Both sides: 100 warm-up steps, then 200 steps timed, without evaluations:
 #   - the page: web/test/speed.mjs, one worker, the page's clock between the progress reports at steps 100 and 300;
@@ -11,7 +11,14 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
-native=${1:-build/bin/cppgrad-gpt}
+native=build/bin/cppgrad-gpt dist=web/dist
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --native) native=${2:?--native needs a path}; shift 2 ;;
+    --dist) dist=${2:?--dist needs a folder}; shift 2 ;;
+    *) echo "browser_speed: unknown argument '$1' (expected --native PATH or --dist DIR)" >&2; exit 2 ;;
+  esac
+done
 warmup=100 steps=200
 if [[ ! -x "$native" ]]; then
   echo "browser_speed: no native cppgrad-gpt at '$native': cmake -S . -B build && cmake --build build --target cppgrad-gpt" >&2
@@ -22,7 +29,7 @@ scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
 load_before=$(uptime | sed 's/.*load average: //')
-page=$(node web/test/speed.mjs --warmup "$warmup" --steps "$steps")
+page=$(node web/test/speed.mjs --dist "$dist" --warmup "$warmup" --steps "$steps")
 (cd "$scratch" && "$native" train --threads 1 --steps $((warmup + steps)) --eval-every "$warmup" --samples 0 --quiet \
    --metrics-out "$scratch/native.jsonl" >/dev/null)
 load_after=$(uptime | sed 's/.*load average: //')
