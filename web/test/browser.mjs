@@ -130,12 +130,18 @@ export async function typeInto(page, selector, text) {
   await page.keyboard.press('Tab');
 }
 
-// #max-steps is the run's --steps: a new value takes effect when the run starts over (Reset, from the seed in #seed).
-// Resolves once the new run is ready to train.
+// #max-steps is the run's --steps. Before the first step the page starts the run over by itself when it changes;
+// after it, a new value takes effect at Reset. Either way the new run starts from the seed in #seed. Resolves once
+// the run of `steps` steps is ready to train.
 export async function startOver(page, errors, steps) {
+  const readyFor = (n) => window.cppgradPage.ready && window.cppgradPage.steps_done === 0 &&
+    !document.querySelector('#train').disabled && document.querySelector('#steps-total').textContent.trim() === String(n);
   await typeInto(page, '#max-steps', String(steps));
-  await page.click('#reset');
-  await waitFor(page, errors, `a new run of ${steps} steps`, 180, (n) =>
-    window.cppgradPage.ready && window.cppgradPage.steps_done === 0 && !document.querySelector('#train').disabled &&
-    document.querySelector('#steps-total').textContent.trim() === String(n), steps);
+  try {
+    await waitFor(page, errors, `the page to start a run of ${steps} steps`, 10, readyFor, steps);
+  } catch (e) {
+    if (errors.length) throw e;
+    await page.click('#reset');
+    await waitFor(page, errors, `a new run of ${steps} steps after Reset`, 180, readyFor, steps);
+  }
 }
