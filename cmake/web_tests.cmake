@@ -15,3 +15,11 @@ add_test(NAME browser_page
 # 300 steps at about 0.2 s each on two busy cores (90 s measured), the evaluations (the page's and native's, 15-40 s
 # each): about 3 minutes.
 set_tests_properties(browser_page PROPERTIES LABELS browser TIMEOUT 900)
+
+# The same test on a page whose worker asks a host off the machine (web/test/planted): it must fail, saying so. The
+# expression is the test's own message, so a run that fails for another reason (no Chromium, say) does not pass.
+add_test(NAME browser_page_catches_a_request_off_the_machine
+         COMMAND ${CPPGRAD_NODE} ${CMAKE_CURRENT_SOURCE_DIR}/web/test/page.test.mjs
+                 --dist ${CMAKE_CURRENT_SOURCE_DIR}/web/test/planted --chromium ${CPPGRAD_CHROMIUM})
+set_tests_properties(browser_page_catches_a_request_off_the_machine PROPERTIES LABELS browser TIMEOUT 120
+                     PASS_REGULAR_EXPRESSION "FAILED: .*a request that is not to the local server: http://example.com/planted")

@@ -100,15 +100,17 @@ async function download(browser, page, errors, folder) {
   await cdp.send('Browser.setDownloadBehavior', { behavior: 'allowAndName', downloadPath: folder, eventsEnabled: true });
   let name = null;
   cdp.on('Browser.downloadWillBegin', (e) => { name = e.suggestedFilename; });
+  let timer;
   const done = new Promise((ok, fail) => {
     cdp.on('Browser.downloadProgress', (e) => {
       if (e.state === 'completed') ok(join(folder, e.guid));
       if (e.state === 'canceled') fail(new Error('the checkpoint download was cancelled'));
     });
-    setTimeout(() => fail(new Error('no checkpoint downloaded within 60 s of pressing #download')), 60000);
+    timer = setTimeout(() => fail(new Error('no checkpoint downloaded within 60 s of pressing #download')), 60000);
   });
   await page.click('#download');
-  const file = await done;
+  const file = await done.finally(() => clearTimeout(timer));
+  await cdp.detach();
   check(errors.length === 0, errors.join('; '));
   return { file, name };
 }
