@@ -4,6 +4,7 @@ import { drawLossChart, drawAttention, drawColourScale } from './plots.js';
 import { showSamples } from './samples_view.js';
 import { drawGraph, captions } from './graph_view.js';
 import { setupFiles } from './files.js';
+import { setupTabs } from './tabs.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -283,25 +284,7 @@ function requestGraph() {
 }
 $('graph-what').addEventListener('change', requestGraph);
 
-function selectTab(name) {
-  for (const tab of ['train', 'graph']) {
-    const on = tab === name;
-    $(`tab-${tab}`).setAttribute('aria-selected', String(on));
-    $(`tab-${tab}`).tabIndex = on ? 0 : -1;
-    $(`panel-${tab}`).hidden = !on;
-  }
-  if (name === 'graph') requestGraph();
-  else redraw();
-}
-$('tab-train').addEventListener('click', () => selectTab('train'));
-$('tab-graph').addEventListener('click', () => selectTab('graph'));
-// Arrow keys move between the tabs, as a tab list should.
-document.querySelector('.tabs').addEventListener('keydown', (e) => {
-  if (e.key !== 'ArrowLeft' && e.key !== 'ArrowRight') return;
-  const next = $('tab-train').getAttribute('aria-selected') === 'true' ? 'graph' : 'train';
-  selectTab(next);
-  $(`tab-${next}`).focus();
-});
+setupTabs((name) => (name === 'graph' ? requestGraph() : redraw()));
 
 drawColourScale($('attention-scale'));
 updateNumbers();
