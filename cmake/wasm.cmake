@@ -13,7 +13,8 @@
 #   - no PCRE2 (the BPE tokenizer's regex split, data/text_split.cpp): data/text_split_without_pcre2.cpp stands in
 #     and refuses with a message, and the BPE tokenizer's tests are left out.
 #   - no MPI (distributed/), no programs (apps/), nothing that starts or signals processes (train/stop.cpp and the
-#     step loop built on it), no benchmarks, no install.
+#     step loop built on it), no benchmarks, no install. The page's module (cppgrad_web) alone takes apps/gpt's trainer
+#     and train/stop.cpp (for its exception type; no handler is installed).
 #   - fmt, nlohmann_json and cxxopts are header-only here: Debian's headers, on an include path of their own so that
 #     no other header of the build machine's /usr/include is seen.
 include(CheckCXXSourceCompiles)
@@ -122,6 +123,14 @@ endif()
 if(CPPGRAD_BUILD_TESTS)
   enable_testing()
   include(cmake/wasm_tests.cmake)
+  # The page's numbers against native cppgrad-gpt's (tests/web/same_numbers.js): the module the page loads, under
+  # node, and the native programs of the Release build beside this one (.ci/run builds it first).
+  set(CPPGRAD_NATIVE_BIN_DIR ${CMAKE_CURRENT_SOURCE_DIR}/build/bin CACHE PATH
+      "The native build's bin/ (cppgrad-gpt) that the page's numbers are compared with")
+  add_test(NAME wasm_web_same_numbers
+           COMMAND ${CPPGRAD_NODE} ${CMAKE_CURRENT_SOURCE_DIR}/tests/web/same_numbers.js $<TARGET_FILE:cppgrad_web>
+                   ${CPPGRAD_NATIVE_BIN_DIR} ${CPPGRAD_WEB_WORDS} ${CMAKE_BINARY_DIR}/web/same_numbers)
+  set_tests_properties(wasm_web_same_numbers PROPERTIES LABELS wasm TIMEOUT 900)
 endif()
 
 # One thread's training steps per second of the words GPT, to compare with the same program built natively

@@ -56,7 +56,7 @@ std::string graph_json(const Tensor& root, const std::map<const TensorImpl*, std
     const auto name = names.find(t.impl_ptr().get());
     const std::string op = node ? node->name : "leaf";
     nodes.push_back({{"id", i},
-                     {"label", node ? op : name != names.end() ? name->second : "input"},
+                     {"label", name != names.end() ? name->second : node ? op : "input"},
                      {"op", op},
                      {"shape", t.shape()},
                      {"value", first_values(t)},
@@ -89,7 +89,8 @@ std::string expression_json() {
   const Tensor n = add(add(mul(x1, w1), mul(x2, w2)), b);
   const Tensor o = tanh(n);
   return graph_json(o, {{x1.impl_ptr().get(), "x1"}, {x2.impl_ptr().get(), "x2"}, {w1.impl_ptr().get(), "w1"},
-                        {w2.impl_ptr().get(), "w2"}, {b.impl_ptr().get(), "b"}});
+                        {w2.impl_ptr().get(), "w2"}, {b.impl_ptr().get(), "b"}, {n.impl_ptr().get(), "n"},
+                        {o.impl_ptr().get(), "o"}});
 }
 
 // One causal head over x [T=3, C=4] with projections [C, 4]: q, k, v = x Wq, x Wk, x Wv; scores = q k^T / sqrt(4)
@@ -110,7 +111,9 @@ std::string head_json() {
   const Tensor y = matmul(att, v);
   const Tensor loss = mean(mul(y, y));
   return graph_json(loss, {{x.impl_ptr().get(), "x"}, {wq.impl_ptr().get(), "Wq"}, {wk.impl_ptr().get(), "Wk"},
-                           {wv.impl_ptr().get(), "Wv"}});
+                           {wv.impl_ptr().get(), "Wv"}, {q.impl_ptr().get(), "q"}, {k.impl_ptr().get(), "k"},
+                           {v.impl_ptr().get(), "v"}, {scores.impl_ptr().get(), "scores"},
+                           {att.impl_ptr().get(), "att"}, {y.impl_ptr().get(), "y"}, {loss.impl_ptr().get(), "loss"}});
 }
 
 }  // namespace

@@ -4,7 +4,8 @@
 //
 //   {"nodes": [{"id", "label", "op", "shape": [..], "value": [..], "grad": [..]}...], "edges": [[from, to]...]}
 //
-// op: the op's name ("mul", "tanh", "matmul", ...) or "leaf"; label: a leaf's given name, else the op's. value and grad
+// op: the op's name ("mul", "tanh", "matmul", ...) or "leaf"; label: the tensor's given name, else the op's (a leaf
+// without a name: "input"). value and grad
 // hold the first kMaxShown elements in row-major order (grad empty where no gradient reaches). An edge runs from an
 // input to the op that read it. Node 0 is the root.
 #include <map>
@@ -17,7 +18,7 @@ namespace cppgrad::web {
 inline constexpr std::size_t kMaxShown = 16;
 
 // root: a one-element tensor whose graph still exists (the gradients are taken here, through autograd::grad, so no
-// .grad of the leaves changes). names: labels for leaves (others are "input").
+// .grad of the leaves changes). names: labels for any tensors of the graph.
 std::string graph_json(const Tensor& root, const std::map<const TensorImpl*, std::string>& names);
 
 // The two graphs the page teaches with.

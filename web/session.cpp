@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <string_view>
 
 #include "cli/tokens.h"
 #include "core/autograd.h"
@@ -26,7 +28,8 @@ const std::vector<std::pair<std::string, std::string>> kKeyAliases = {
 
 std::string shell_word(const std::string& s) {
   const bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("-_./:+=,").find(c) != std::string_view::npos;
+    return std::isalnum(static_cast<unsigned char>(c)) ||
+           std::string_view("-_./:+=,").find(c) != std::string_view::npos;
   });
   if (plain) return s;
   std::string quoted = "'";
@@ -132,7 +135,8 @@ TrainChunk Session::train(std::int64_t count) {
 AttentionView Session::attention(const std::string& word) {
   const data::Tokenizer& tok = trainer_->corpus().tokenizer;
   const std::vector<std::int64_t> ids =
-      std::visit([&](const auto& f) { return f.read(gpt::prompt_tokens(tok, word, "the word")); }, gpt::framing_of(tok));
+      std::visit([&](const auto& f) { return f.read(gpt::prompt_tokens(tok, word, "the word")); },
+                 gpt::framing_of(tok));
   if (ids.empty()) throw std::invalid_argument("the word is empty");
   const std::int64_t T = std::ssize(ids);
   if (T > trainer_->corpus().context)
@@ -157,7 +161,8 @@ AttentionView Session::attention(const std::string& word) {
 }
 
 std::vector<Sample> Session::samples(const SampleRequest& r) {
-  if (r.num < 1 || r.num > kMaxSamples) throw std::invalid_argument(fmt::format("samples: num must be in 1..{}", kMaxSamples));
+  if (r.num < 1 || r.num > kMaxSamples)
+    throw std::invalid_argument(fmt::format("samples: num must be in 1..{}", kMaxSamples));
   nn::check_sampling(r.sampling);
   const data::Tokenizer& tok = trainer_->corpus().tokenizer;
   const std::int64_t context = trainer_->corpus().context;
@@ -176,7 +181,8 @@ std::vector<Sample> Session::samples(const SampleRequest& r) {
     for (std::int64_t i = 0; i < r.num; ++i) {
       Sample s;
       const auto on_step = [&](const nn::GenerateStep& g) {
-        s.steps.push_back({cli::token_label(tok, g.token), g.prob, labelled(tok, g.raw_top), labelled(tok, g.filtered_top)});
+        s.steps.push_back(
+            {cli::token_label(tok, g.token), g.prob, labelled(tok, g.raw_top), labelled(tok, g.filtered_top)});
       };
       s.text = r.prompt + cli::token_text(tok, nn::generate(model, start, options, gen, on_step));
       out.push_back(std::move(s));

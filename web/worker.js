@@ -3,8 +3,8 @@
 // in chunks of about kChunkMs, then yields (setTimeout 0) so that pause and the other messages get through.
 //
 // page -> worker                                  worker -> page (or {type:'error', message})
-//   {type:'init', config, text?, name?, reference?}  {type:'ready', vocab, context, params, bigram_val_loss, steps_done,
-//   {type:'reset', config}                             max_steps, tokens_per_step, command}
+//   {type:'init', config, text?, name?, reference?}  {type:'ready', vocab, context, params, bigram_val_loss,
+//   {type:'reset', config}                             steps_done, max_steps, tokens_per_step, command}
 //   {type:'load', bytes, name}                      the same
 //   {type:'train'} / {type:'pause'}                 {type:'progress', steps:[{step, loss}], steps_done, ms_per_step,
 //                                                     tokens_per_s}, {type:'eval', step, val_loss, val_bpb},
@@ -66,9 +66,10 @@ async function loadModule(reference) {
   return module;
 }
 
-// A file name as the page gave it, reduced to one path component.
+// A file name as the page gave it, reduced to one path component (spaces and other characters kept: the command line
+// quotes them).
 function fileName(name, fallback) {
-  const base = String(name || '').split(/[\\/]/).pop().replace(/[^\w.+-]/g, '_');
+  const base = String(name || '').split(/[\\/]/).pop().replace(/[\u0000-\u001f]/g, '_');
   return base && base !== '.' && base !== '..' ? base : fallback;
 }
 
@@ -222,7 +223,8 @@ const handlers = {
     const r = check(state.page.save(kSavePath));
     const bytes = state.module.FS.readFile(kSavePath);
     state.module.FS.unlink(kSavePath);
-    postMessage({type: 'checkpoint', name: `cppgrad-gpt-step${r.steps_done}.ckpt`, bytes: bytes.buffer}, [bytes.buffer]);
+    const name = `cppgrad-gpt-step${r.steps_done}.ckpt`;
+    postMessage({type: 'checkpoint', name, bytes: bytes.buffer}, [bytes.buffer]);
   },
   async graph(m) {
     await loadModule();

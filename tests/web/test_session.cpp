@@ -195,6 +195,7 @@ TEST(WebGraph, TheExpressionCarriesMicrogradsGradients) {
   const nlohmann::json g = nlohmann::json::parse(web::lesson_graph_json(web::LessonGraph::expression));
   const nlohmann::json& root = g["nodes"][0];
   EXPECT_EQ(root["op"], "tanh");
+  EXPECT_EQ(root["label"], "o");
   const double o = root["value"][0];
   EXPECT_NEAR(o, 1.0 / std::sqrt(2.0), 1e-15);
   EXPECT_EQ(root["grad"][0], 1.0);
@@ -207,6 +208,7 @@ TEST(WebGraph, TheExpressionCarriesMicrogradsGradients) {
   EXPECT_NEAR(grad("w2"), value("x2") * dn, 1e-12);
   EXPECT_NEAR(grad("x2"), value("w2") * dn, 1e-12);
   EXPECT_NEAR(grad("b"), dn, 1e-12);
+  EXPECT_NEAR(grad("n"), dn, 1e-12);
   EXPECT_NEAR(grad("w1"), 1.0, 1e-12);  // micrograd's numbers
   EXPECT_NEAR(grad("x1"), -1.5, 1e-12);
   // Every edge joins two nodes, and every op's inputs lead to it.
@@ -230,7 +232,8 @@ TEST(WebGraph, TheHeadHasItsOpsShapesAndGradients) {
   EXPECT_EQ(wq["value"].size(), 16u);
   EXPECT_EQ(wq["grad"].size(), 16u);
   // The attention weights: [3, 3], causal, rows summing to 1.
-  const nlohmann::json& att = node_labelled(g, "softmax");
+  const nlohmann::json& att = node_labelled(g, "att");
+  EXPECT_EQ(att["op"], "softmax");
   const std::vector<double> w = att["value"].get<std::vector<double>>();
   ASSERT_EQ(w.size(), 9u);
   EXPECT_EQ(w[1], 0.0);
@@ -238,14 +241,10 @@ TEST(WebGraph, TheHeadHasItsOpsShapesAndGradients) {
   EXPECT_EQ(w[0], 1.0);
   EXPECT_NEAR(w[3] + w[4], 1.0, 1e-12);
   // The loss is mean(y * y) over y [3, 4]: its gradient at y is 2 y / 12.
-  std::int64_t square = -1, y = -1;
-  for (const auto& node : g["nodes"])
-    if (node["op"] == "mul" && node["shape"] == nlohmann::json::array({3, 4})) square = node["id"];
-  ASSERT_GE(square, 0);
-  for (const auto& e : g["edges"])
-    if (e[1] == square) y = e[0];
-  ASSERT_GE(y, 0);
-  const std::vector<double> yv = g["nodes"][y]["value"], yg = g["nodes"][y]["grad"];
+  const nlohmann::json& y = node_labelled(g, "y");
+  EXPECT_EQ(y["op"], "matmul");
+  EXPECT_EQ(node_labelled(g, "loss")["id"], 0);
+  const std::vector<double> yv = y["value"], yg = y["grad"];
   ASSERT_EQ(yv.size(), 12u);
   ASSERT_EQ(yg.size(), 12u);
   for (std::size_t i = 0; i < 12; ++i) EXPECT_NEAR(yg[i], 2 * yv[i] / 12, 1e-15);
