@@ -59,5 +59,6 @@ console.log(`| native cppgrad-gpt train --threads 1 (${simd}) | ${nativeRate.toF
 console.log(`| the page in headless Chromium, one Web Worker (WebAssembly SIMD, 128 bits) | ${p.steps_per_s.toFixed(2)} | ` +
             `${(1000 / p.steps_per_s).toFixed(1)} | ${ratio.toFixed(2)} |`);
 console.log('');
+console.log(`the worker's own ms/step at the end (its last chunk, performance.now()): ${p.ms_per_step_page.toFixed(1)}`);
 console.log(`target: at least a third of native (0.33): ${ratio >= 1 / 3 ? 'met' : 'missed'}`);
 EOF
