@@ -146,9 +146,9 @@ async function main() {
   // The screenshot outlives the run (the scratch folder does not): a folder of its own unless one is named.
   const screenshot = o.screenshot ?? join(mkdtempSync(join(tmpdir(), 'cppgrad-page-screenshot-')), 'page.png');
   const errors = [];
-  const server = await serve(o.dist);
-  let chromium;
+  let server, chromium;
   try {
+    server = await serve(o.dist);
     chromium = await launch({ chromium: o.chromium });
     log(`${await chromium.browser.version()}, page at ${server.origin}/`);
     const page = await openPage(chromium.browser, server.origin, errors);
@@ -221,7 +221,7 @@ async function main() {
     check(errors.length === 0, errors.join('; '));
   } finally {
     await chromium?.close();
-    await server.stop();
+    await server?.stop();
     rmSync(scratch, { recursive: true, force: true });
   }
 }
