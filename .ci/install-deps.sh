@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the build and test dependencies of cppgrad on Debian 12 with apt-get (with --ci, also what CI's
-# Clang stages, the distributed layer's tests and the WebAssembly build need; with --wasm, the WebAssembly build's
-# alone), and the GPT-2 tokenizer's references with npm.
+# Clang stages, the distributed layer's tests, the WebAssembly build and the page's test in Chromium need; with
+# --wasm, the WebAssembly build's alone; with --web, the WebAssembly build's and the page's test's), and with npm the
+# GPT-2 tokenizer's references (and, with --ci or --web, puppeteer-core for the page's test).
 # Each package is checked first, so on a machine that has them all this does nothing and needs no network.
 # Quiet on success; on failure it says which step failed and shows apt's or npm's output.
 set -euo pipefail
@@ -18,12 +19,18 @@ command -v npm >/dev/null 2>&1 || packages+=(npm)
 # Without Open MPI everything else builds and passes; CMake says the distributed layer is skipped.
 # --wasm (and --ci): Debian's emscripten (3.1.6), for the WebAssembly build and its tests under node (docs/browser.md);
 # GoogleTest's source, which that build compiles, comes with libgtest-dev above.
+# --web (and --ci): also Debian's chromium, which the page's test (web/test/page.test.mjs, ctest label browser) drives
+# headless through puppeteer-core, installed below by `npm ci` in web/test/ (puppeteer-core downloads no browser).
+page_test=0
 case "${1:-}" in
-  --ci) packages+=(clang-16 libomp-16-dev libclang-rt-16-dev libopenmpi-dev openmpi-bin emscripten) ;;
+  --ci) packages+=(clang-16 libomp-16-dev libclang-rt-16-dev libopenmpi-dev openmpi-bin emscripten chromium); page_test=1 ;;
   --wasm) packages+=(emscripten) ;;
+  --web) packages+=(emscripten chromium); page_test=1 ;;
   "") ;;
-  *) echo "install-deps: unknown option '$1' (expected --ci, --wasm or nothing)" >&2; exit 2 ;;
+  *) echo "install-deps: unknown option '$1' (expected --ci, --wasm, --web or nothing)" >&2; exit 2 ;;
 esac
+# The page's test serves web/dist with `python3 -m http.server`, as its users are told to.
+if [[ $page_test -eq 1 ]] && ! command -v python3 >/dev/null 2>&1; then packages+=(python3); fi
 
 # `dpkg -s` also succeeds for a removed package whose config files remain, so check the status itself.
 installed() {
@@ -107,5 +114,15 @@ install_npm_references() {
   fi
 }
 
+# The page's test's puppeteer-core, at the version web/test/package-lock.json pins.
+install_page_test() {
+  local dir version
+  dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/../web/test" && pwd)
+  version=$(node -e 'console.log(require(process.argv[1]).packages["node_modules/puppeteer-core"].version)' "$dir/package-lock.json")
+  has_version "$dir/node_modules/puppeteer-core" "$version" && return 0
+  run "npm ci (the page's test: puppeteer-core)" npm ci --prefix "$dir" --no-audit --no-fund
+}
+
 install_apt_packages
 install_npm_references
+if [[ $page_test -eq 1 ]]; then install_page_test; fi

@@ -47,3 +47,6 @@ foreach(shard RANGE ${last_shard})
   set_tests_properties(${name} PROPERTIES LABELS wasm TIMEOUT 900 FAIL_REGULAR_EXPRESSION "Running 0 tests"
                        ENVIRONMENT "GTEST_TOTAL_SHARDS=${CPPGRAD_WASM_SHARDS};GTEST_SHARD_INDEX=${shard}")
 endforeach()
+
+# The page's test in Chromium: label browser, run by `ctest --preset browser`, not by `ctest --preset wasm`.
+include(cmake/web_tests.cmake)
