@@ -124,9 +124,7 @@ if(CPPGRAD_BUILD_TESTS)
   enable_testing()
   include(cmake/wasm_tests.cmake)
   # The page's numbers against native cppgrad-gpt's (tests/web/same_numbers.js): the module the page loads, under
-  # node, and the native programs of the Release build beside this one (.ci/run builds it first).
-  set(CPPGRAD_NATIVE_BIN_DIR ${CMAKE_CURRENT_SOURCE_DIR}/build/bin CACHE PATH
-      "The native build's bin/ (cppgrad-gpt) that the page's numbers are compared with")
+  # node, and the native programs of the Release build beside this one (CPPGRAD_NATIVE_BIN_DIR, cmake/web_tests.cmake).
   add_test(NAME wasm_web_same_numbers
            COMMAND ${CPPGRAD_NODE} ${CMAKE_CURRENT_SOURCE_DIR}/tests/web/same_numbers.js $<TARGET_FILE:cppgrad_web>
                    ${CPPGRAD_NATIVE_BIN_DIR} ${CPPGRAD_WEB_WORDS} ${CMAKE_BINARY_DIR}/web/same_numbers)

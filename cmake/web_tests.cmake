@@ -1,18 +1,20 @@
 # The page's test in Chromium (web/test/page.test.mjs; docs/browser.md), ctest label `browser`, in the WebAssembly
 # build: it serves web/dist (the target web_dist) on 127.0.0.1, drives Debian's chromium headless through
-# puppeteer-core, trains 300 steps, and checks the downloaded checkpoint with the native cppgrad-gpt. Run it alone
+# puppeteer-core, trains 200 steps, and checks the downloaded checkpoint with the native cppgrad-gpt. Run it alone
 # with `ctest --preset browser` (the preset `wasm` leaves it out) after building web_dist and the native program.
 # It fails, never skips, when Chromium, puppeteer-core (npm ci in web/test), web/dist or the native program is
 # missing: each says how to get it.
-set(CPPGRAD_NATIVE_GPT ${CMAKE_CURRENT_SOURCE_DIR}/build/bin/cppgrad-gpt CACHE FILEPATH
-    "The native cppgrad-gpt that checks the page's checkpoint (the native build's build/bin/cppgrad-gpt)")
+# The native build's bin/ beside this one (.ci/run's stage 1 builds it): its cppgrad-gpt checks the page's checkpoint
+# here, and the page's numbers in wasm_web_same_numbers (cmake/wasm.cmake).
+set(CPPGRAD_NATIVE_BIN_DIR ${CMAKE_CURRENT_SOURCE_DIR}/build/bin CACHE PATH
+    "The native build's bin/, whose cppgrad-gpt the page's tests compare with")
 set(CPPGRAD_CHROMIUM /usr/bin/chromium CACHE FILEPATH "The Chromium the page's test drives (Debian: apt-get install chromium)")
 
 add_test(NAME browser_page
          COMMAND ${CPPGRAD_NODE} ${CMAKE_CURRENT_SOURCE_DIR}/web/test/page.test.mjs --dist ${CMAKE_CURRENT_SOURCE_DIR}/web/dist
-                 --native ${CPPGRAD_NATIVE_GPT} --chromium ${CPPGRAD_CHROMIUM}
+                 --native ${CPPGRAD_NATIVE_BIN_DIR}/cppgrad-gpt --chromium ${CPPGRAD_CHROMIUM}
                  --screenshot ${CMAKE_BINARY_DIR}/browser_page.png)
-# 300 steps at about 0.2 s each on two busy cores (90 s measured), the evaluations (the page's and native's, 15-40 s
+# 200 steps at about 0.1-0.2 s each on two busy cores, the evaluations (the page's and native's, 15-40 s
 # each): about 3 minutes.
 set_tests_properties(browser_page PROPERTIES LABELS browser TIMEOUT 900)
 

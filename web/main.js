@@ -71,8 +71,9 @@ const send = (message, transfer = []) => worker.postMessage(message, transfer);
 // The run's config as TrainConfig's JSON keys; other keys keep cppgrad-gpt train's defaults.
 function config() {
   const seed = Number.parseInt($('seed').value, 10), steps = Number.parseInt($('max-steps').value, 10);
+  const lr = Number($('lr').value);  // an empty or bad box keeps train's default (--lr 5e-4)
   return { seed: Number.isFinite(seed) && seed >= 0 ? seed : 0, steps: Number.isFinite(steps) && steps > 0 ? steps : 2000,
-           format: $('format').value };
+           format: $('format').value, ...(lr > 0 ? { lr } : {}) };
 }
 
 // init, reset and load each end in 'ready' (a new run) or an error; until then chunks of the old run are ignored.
@@ -95,15 +96,16 @@ function startRun(type) {
                        : type === 'init' ? 'Loading the engine and the words…' : 'Starting over…');
 }
 
-// A seed or step count changed before the first step restarts the run at once (the same as starting it so natively);
+// A seed, step count or learning rate changed before the first step restarts the run at once (the same as starting it so natively);
 // later, Reset applies it: the worker cannot change a running run's steps.
 function reconfigure() {
   if (!state.hasSession || state.loading) return;
   if (state.steps_done === 0 && !state.training) startRun('reset');
-  else setStatus('The new seed and steps apply when you press Reset (it starts over).');
+  else setStatus('The new seed, steps and learning rate apply when you press Reset (it starts over).');
 }
 $('seed').addEventListener('change', reconfigure);
 $('max-steps').addEventListener('change', reconfigure);
+$('lr').addEventListener('change', reconfigure);
 
 const handlers = {
   ready(m) {
@@ -118,6 +120,7 @@ const handlers = {
     $('max-steps').value = m.max_steps;
     // A loaded checkpoint brings its own config: its seed and format are in the native command (absent: the defaults).
     $('seed').value = /--seed (\d+)/.exec(m.command)?.[1] ?? '0';
+    $('lr').value = /--lr (\S+)/.exec(m.command)?.[1] ?? '0.0005';
     $('format').value = /--format text\b/.test(m.command) ? 'text' : 'lines';
     $('command').textContent = m.command;
     $('model-size').textContent = m.params.toLocaleString('en');
