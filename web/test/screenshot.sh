@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates docs/images/browser.png, the README's and docs/browser.md's picture of the page: the page's test run once
-# (it trains the words GPT 300 steps in headless Chromium, samples and opens a sample's table), its 1400x1000
+# (it trains the words GPT 200 steps in headless Chromium, samples and opens a sample's table), its 1400x1000
 # screenshot made small (pngquant's 256 colours where installed, then optipng; both Debian: apt-get install pngquant
 # optipng) and moved into place. Needs what the test needs (docs/browser.md#the-page-in-chromium).
 #   bash web/test/screenshot.sh [page.test.mjs's options, e.g. --native PATH]
