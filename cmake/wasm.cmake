@@ -129,6 +129,11 @@ if(CPPGRAD_BUILD_TESTS)
            COMMAND ${CPPGRAD_NODE} ${CMAKE_CURRENT_SOURCE_DIR}/tests/web/same_numbers.js $<TARGET_FILE:cppgrad_web>
                    ${CPPGRAD_NATIVE_BIN_DIR} ${CPPGRAD_WEB_WORDS} ${CMAKE_BINARY_DIR}/web/same_numbers)
   set_tests_properties(wasm_web_same_numbers PROPERTIES LABELS wasm TIMEOUT 900)
+  # A BPE checkpoint trained natively, loaded by the page's module with its dropped text (tests/web/bpe_checkpoint.js).
+  add_test(NAME wasm_web_bpe_checkpoint
+           COMMAND ${CPPGRAD_NODE} ${CMAKE_CURRENT_SOURCE_DIR}/tests/web/bpe_checkpoint.js $<TARGET_FILE:cppgrad_web>
+                   ${CPPGRAD_NATIVE_BIN_DIR} ${CMAKE_BINARY_DIR}/web/bpe_checkpoint)
+  set_tests_properties(wasm_web_bpe_checkpoint PROPERTIES LABELS wasm TIMEOUT 300)
 endif()
 
 # One thread's training steps per second of the words GPT, to compare with the same program built natively
