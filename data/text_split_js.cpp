@@ -25,9 +25,10 @@
 // Makes the RegExp; returns its handle (>= 0), or -1 with JavaScript's message in error[0, capacity).
 // clang-format off
 EM_JS(int, cppgrad_regexp_make, (const char* pattern, int length, char* error, int capacity), {
-  const source = new TextDecoder('utf-8').decode(HEAPU8.subarray(pattern, pattern + length));
   let regexp;
-  try {
+  try {  // fatal: a pattern that is not UTF-8 is refused, as PCRE2 refuses it
+    const source = new TextDecoder('utf-8', {fatal: true, ignoreBOM: true})
+                       .decode(HEAPU8.subarray(pattern, pattern + length));
     regexp = new RegExp(source, 'gu');
   } catch (e) {
     stringToUTF8(String(e.message), error, capacity);

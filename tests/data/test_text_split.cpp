@@ -87,6 +87,7 @@ TEST(TextSplit, AnEmptyMatchStepsOverOneCharacter) {
 TEST(TextSplit, ABadPatternIsNamedWithTheRegexEnginesReason) {
   // The reason is PCRE2's natively ("missing closing parenthesis") and JavaScript's in the WebAssembly build.
   EXPECT_THROW_MSG(TextSplitter("(ab"), std::invalid_argument, "split pattern '(ab' does not compile: ");
+  EXPECT_THROW_MSG(TextSplitter("a\xFF"), std::invalid_argument, "does not compile: ");  // not UTF-8
 }
 
 TEST(TextSplit, CaselessContractionsMatchUnicodesCaseFoldingOfTheirLetters) {
