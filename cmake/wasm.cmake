@@ -10,8 +10,8 @@
 #   - 128-bit WebAssembly SIMD (-msimd128): the kernels' 8-lane vectors (core/kernels/simd.h) become two v128 each;
 #     the AVX-512 files compile to their non-x86 stubs (simd_level() is Simd128, so nothing calls them).
 #   - exceptions as WebAssembly exceptions (-fwasm-exceptions): the library reports errors by throwing.
-#   - no PCRE2 (the BPE tokenizer's regex split, data/text_split.cpp): data/text_split_without_pcre2.cpp stands in
-#     and refuses with a message, and the BPE tokenizer's tests are left out.
+#   - no PCRE2 (the BPE tokenizer's regex split, data/text_split.cpp): data/text_split_js.cpp stands in and runs the
+#     split pattern on the JavaScript engine's Unicode regex, held equal to PCRE2's by the same tests.
 #   - no MPI (distributed/), no programs (apps/), nothing that starts or signals processes (train/stop.cpp and the
 #     step loop built on it), no benchmarks, no install. The page's module (cppgrad_web) alone takes apps/gpt's trainer
 #     and train/stop.cpp (for its exception type; no handler is installed).
@@ -56,7 +56,7 @@ set(CMAKE_CROSSCOMPILING_EMULATOR ${CPPGRAD_NODE} --no-experimental-fetch)
 file(GLOB CPPGRAD_SOURCES CONFIGURE_DEPENDS
   core/*.cpp core/ops/*.cpp core/kernels/*.cpp
   nn/*.cpp optim/*.cpp data/*.cpp)
-list(FILTER CPPGRAD_SOURCES EXCLUDE REGEX "/data/text_split\\.cpp$")  # in its place, text_split_without_pcre2.cpp
+list(FILTER CPPGRAD_SOURCES EXCLUDE REGEX "/data/text_split\\.cpp$")  # in its place, text_split_js.cpp
 add_library(cppgrad STATIC ${CPPGRAD_SOURCES})
 add_library(cppgrad::cppgrad ALIAS cppgrad)
 target_compile_features(cppgrad PUBLIC cxx_std_20)
@@ -129,9 +129,19 @@ if(CPPGRAD_BUILD_TESTS)
            COMMAND ${CPPGRAD_NODE} ${CMAKE_CURRENT_SOURCE_DIR}/tests/web/same_numbers.js $<TARGET_FILE:cppgrad_web>
                    ${CPPGRAD_NATIVE_BIN_DIR} ${CPPGRAD_WEB_WORDS} ${CMAKE_BINARY_DIR}/web/same_numbers)
   set_tests_properties(wasm_web_same_numbers PROPERTIES LABELS wasm TIMEOUT 900)
+  # A BPE checkpoint trained natively, loaded by the page's module with its dropped text (tests/web/bpe_checkpoint.js).
+  add_test(NAME wasm_web_bpe_checkpoint
+           COMMAND ${CPPGRAD_NODE} ${CMAKE_CURRENT_SOURCE_DIR}/tests/web/bpe_checkpoint.js $<TARGET_FILE:cppgrad_web>
+                   ${CPPGRAD_NATIVE_BIN_DIR} ${CMAKE_BINARY_DIR}/web/bpe_checkpoint)
+  set_tests_properties(wasm_web_bpe_checkpoint PROPERTIES LABELS wasm TIMEOUT 300)
 endif()
 
 # One thread's training steps per second of the words GPT, to compare with the same program built natively
 # (bench/wasm/gpt_step_words.cpp; docs/browser.md). Built on request only.
 add_executable(gpt_step_words EXCLUDE_FROM_ALL bench/wasm/gpt_step_words.cpp)
 target_link_libraries(gpt_step_words PRIVATE cppgrad)
+
+# The BPE tokenizer's regex split over a text file, to compare JavaScript's regex with native PCRE2 on one machine
+# (bench/wasm/split_speed.cpp; docs/browser.md). Built on request only.
+add_executable(split_speed EXCLUDE_FROM_ALL bench/wasm/split_speed.cpp)
+target_link_libraries(split_speed PRIVATE cppgrad)

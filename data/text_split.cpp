@@ -33,33 +33,6 @@ bool is_continuation(unsigned char byte) { return (byte & 0xC0) == 0x80; }
 
 }  // namespace
 
-std::string with_unicode_white_space(std::string_view pattern) {
-  std::string out;
-  out.reserve(pattern.size() + 32);
-  for (std::size_t i = 0; i < pattern.size(); ++i) {
-    if (pattern[i] != '\\' || i + 1 == pattern.size()) {
-      out += pattern[i];
-      continue;
-    }
-    const char next = pattern[++i];
-    if (next == 's') {
-      out += "\\p{White_Space}";
-    } else if (next == 'S') {
-      out += "\\P{White_Space}";
-    } else if (next == 'Q') {  // \Q...\E quotes literally: copy it untouched
-      const std::size_t end = pattern.find("\\E", i + 1);
-      const std::size_t stop = end == std::string_view::npos ? pattern.size() : end + 2;
-      out += '\\';
-      out.append(pattern.substr(i, stop - i));
-      i = stop - 1;
-    } else {  // any other escape (\p, \\, \r, ...) stays as it is
-      out += '\\';
-      out += next;
-    }
-  }
-  return out;
-}
-
 struct TextSplitter::Code {
   pcre2_code* code = nullptr;
   bool jit = false;  // JIT-compiled: pcre2_jit_match skips pcre2_match's checks (KJV split: ~30% faster)

@@ -13,6 +13,8 @@
 //     LINE and adds U+FEFF ZERO WIDTH NO-BREAK SPACE): a JavaScript tokenizer (npm gpt-3-encoder) splits such text
 //     differently from tiktoken; this splitter follows tiktoken.
 //   - `$` means the end of the text only (not also before a final newline).
+// The WebAssembly build has no PCRE2: there the pattern runs on the JavaScript engine's regex (data/text_split_js.cpp,
+// the pattern rewritten by data/js_split_pattern.h), to the same pieces (the same tests run on both).
 // Any bytes are accepted, invalid UTF-8 included: PCRE2_MATCH_INVALID_UTF makes an invalid sequence match nothing,
 // so it falls between matches. Every maximal run of bytes the pattern does not match becomes a piece of its own:
 // the pieces always cover the text exactly, so encode -> decode gives back every byte.
@@ -27,8 +29,8 @@ namespace cppgrad::data {
 
 class TextSplitter {
  public:
-  // Compiles the pattern. std::invalid_argument naming the pattern, PCRE2's message and the offset when it does
-  // not compile.
+  // Compiles the pattern. std::invalid_argument naming the pattern and the regex engine's message (PCRE2's, with the
+  // offset) when it does not compile.
   explicit TextSplitter(std::string_view pattern);
 
   const std::string& pattern() const { return pattern_; }  // as given (before the \s rewrite)

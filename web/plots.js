@@ -72,7 +72,7 @@ export function drawLossChart(canvas, { losses, vals, bigram }) {
   ctx.save();
   ctx.translate(12, (m.top + h - m.bottom) / 2);
   ctx.rotate(-Math.PI / 2);
-  ctx.fillText('loss (nats per character)', 0, -6);
+  ctx.fillText('loss (nats per token)', 0, -6);
   ctx.restore();
 
   // The raw losses faint, the smoothed line over them.

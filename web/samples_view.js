@@ -11,7 +11,7 @@ export function showSamples(list, explain, samples) {
     button.type = 'button';
     button.textContent = sample.text === '' ? '(empty)' : sample.text;
     button.setAttribute('aria-pressed', 'false');
-    button.title = 'show how each character was chosen';
+    button.title = 'show how each token was chosen';
     button.addEventListener('click', () => {
       for (const b of list.querySelectorAll('button')) b.setAttribute('aria-pressed', String(b === button));
       showExplain(explain, sample, i + 1);
@@ -24,7 +24,7 @@ export function showSamples(list, explain, samples) {
 function showExplain(explain, sample, number) {
   const table = document.createElement('table');
   const caption = table.createCaption();
-  caption.textContent = `Sample ${number}: "${sample.text}", one row per character drawn (highlighted: the one drawn)`;
+  caption.textContent = `Sample ${number}: "${sample.text}", one row per token drawn (a character, or a BPE model's token; highlighted: the one drawn)`;
   const head = table.createTHead().insertRow();
   for (const title of ['drawn', 'p (after filters)', 'the model\'s five likeliest', 'after temperature, top-k, top-p']) {
     const th = document.createElement('th');

@@ -102,15 +102,19 @@ Session::Session(const std::string& config_json)
 Session::Session(std::unique_ptr<gpt::Trainer> trainer) : trainer_(std::move(trainer)) {}
 
 std::unique_ptr<Session> Session::from_checkpoint(const std::string& path) {
-  const gpt::TrainConfig config = gpt::read_checkpoint_config(path);  // "checkpoint <path>: ..." if it is none
-  if (config.tokenizer.kind != data::TokenizerName::Kind::chars)
-    throw std::runtime_error(fmt::format("checkpoint {}: its model reads BPE tokens (--tokenizer {}); the page trains "
-                                         "character models only", path, config.tokenizer.text()));
+  gpt::GptCheckpoint c = gpt::read_gpt_checkpoint(path);  // "checkpoint <path>: ..." if it is none
+  gpt::TrainConfig& config = c.config;
+  // A checkpoint trained natively names its text by a path of that machine; the page has a dropped text by its name.
+  const std::string dropped = kDroppedDir + std::filesystem::path(config.data).filename().string();
+  const bool moved = !std::filesystem::exists(config.data) && std::filesystem::exists(dropped);
+  if (moved) config.data = dropped;
   if (!std::filesystem::exists(config.data))
     throw std::runtime_error(fmt::format("checkpoint {}: it was trained on {}, which the page does not have (drop that "
                                          "text first)", path, config.data));
-  auto trainer = std::make_unique<gpt::Trainer>(config);
-  trainer->load(path);
+  // A BPE model reads its text through the BPE the checkpoint carries (--tokenizer bpe:FILE names a file of the
+  // machine that trained it, which the page has not).
+  auto trainer = std::make_unique<gpt::Trainer>(config, nullptr, c.tokenizer.bpe() ? &c.tokenizer : nullptr);
+  moved ? trainer->load_with_this_data(path) : trainer->load(path);
   return std::unique_ptr<Session>(new Session(std::move(trainer)));
 }
 

@@ -85,9 +85,10 @@ class Session {
   // as "layers", "heads", "d_model"); a key left out takes `cppgrad-gpt train`'s default. An unknown key, a value out
   // of range, or unreadable data throw std::invalid_argument / std::runtime_error with a one-line reason.
   explicit Session(const std::string& config_json);
-  // A checkpoint written by `cppgrad-gpt train --save` or by save(): its config and state, ready to train on. Refused
-  // (std::runtime_error naming the file) if it is not a cppgrad-gpt checkpoint, if its model reads BPE tokens (the page
-  // has no BPE), or if its data file is not here.
+  // A checkpoint written by `cppgrad-gpt train --save` or by save(): its config and state, ready to train on. A BPE
+  // model (--tokenizer bpe:FILE) reads its text through the BPE the checkpoint carries. Its data is the file the config
+  // names or, failing that, a dropped text of the same name (kDroppedDir). Refused (std::runtime_error naming the file)
+  // if it is not a cppgrad-gpt checkpoint, or if its data file is not here.
   static std::unique_ptr<Session> from_checkpoint(const std::string& path);
 
   SessionInfo info() const;

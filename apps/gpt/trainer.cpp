@@ -260,7 +260,16 @@ void Trainer::check_same_tokenizer(const std::string& path, const GptCheckpoint&
 }
 
 void Trainer::load(const std::string& path) {
-  GptCheckpoint c = read_gpt_checkpoint(path);  // checked whole: format, config, vocab, counts, history
+  resume(path, read_gpt_checkpoint(path));  // checked whole: format, config, vocab, counts, history
+}
+
+void Trainer::load_with_this_data(const std::string& path) {
+  GptCheckpoint c = read_gpt_checkpoint(path);
+  c.config.data = config_.data;
+  resume(path, std::move(c));
+}
+
+void Trainer::resume(const std::string& path, GptCheckpoint c) {
   const auto differ = config_.mismatched_for_resume(c.config);
   if (!differ.empty()) {
     std::string keys;

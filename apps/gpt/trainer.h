@@ -105,6 +105,9 @@ class Trainer {
   // refuses another configuration (naming the keys), another vocabulary, or a corrupt file, before anything changes.
   void save(const std::string& path) const;
   void load(const std::string& path);
+  // load, for a checkpoint whose text this run reads at another path (the page's dropped copy of it, by its name):
+  // every key but --data must match.
+  void load_with_this_data(const std::string& path);
   // Finetuning (`train --init`): the weights of a checkpoint `c` read from `path`, whose model must have this run's
   // shape and tokenizer (a shorter context takes the first rows of its position table); AdamW, the step (0), the
   // generators and the history stay this run's own. Throws
@@ -114,6 +117,7 @@ class Trainer {
  private:
   data::TokenBatch batch(const std::vector<std::int64_t>& rows) const;
   void check_same_tokenizer(const std::string& path, const GptCheckpoint& c) const;
+  void resume(const std::string& path, GptCheckpoint c);  // load's checks and restore, of a checkpoint read
   std::int64_t random_row_count() const;
 
   TrainConfig config_;

@@ -1,6 +1,10 @@
 // The regex split (data/text_split.h): GPT-2's pattern on PCRE2, white space as tiktoken (Rust) means it, and
 // invalid UTF-8 kept as pieces of its own so no byte is lost.
+#include <cstdint>
+#include <iterator>
+#include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "data/bpe.h"
@@ -80,8 +84,63 @@ TEST(TextSplit, AnEmptyMatchStepsOverOneCharacter) {
   EXPECT_EQ(split.pieces("ab 12\xC3\xA9"), (Pieces{"ab", " 12", "\xC3\xA9"}));
 }
 
-TEST(TextSplit, ABadPatternIsNamedWithPcre2sReason) {
-  EXPECT_THROW_MSG(TextSplitter("(ab"), std::invalid_argument, "split pattern '(ab' does not compile: missing closing");
+TEST(TextSplit, ABadPatternIsNamedWithTheRegexEnginesReason) {
+  // The reason is PCRE2's natively ("missing closing parenthesis") and JavaScript's in the WebAssembly build.
+  EXPECT_THROW_MSG(TextSplitter("(ab"), std::invalid_argument, "split pattern '(ab' does not compile: ");
+  EXPECT_THROW_MSG(TextSplitter("a\xFF"), std::invalid_argument, "does not compile: ");  // not UTF-8
+}
+
+TEST(TextSplit, CaselessContractionsMatchUnicodesCaseFoldingOfTheirLetters) {
+  const TextSplitter split(data::kGpt4SplitPattern);
+  // (?i:'s) matches LONG S (U+017F) as PCRE2 and Rust's regex fold it; a caseless 't has no such letter.
+  EXPECT_EQ(split.pieces("it'\xC5\xBF it'T"), (Pieces{"it", "'\xC5\xBF", " it", "'T"}));
+  EXPECT_EQ(split.pieces("x'\xC5\xBFt"), (Pieces{"x", "'\xC5\xBF", "t"}));
+}
+
+TEST(TextSplit, InvalidUtf8IsABarrierAndNotAnEndOfText) {
+  // `$` and `^` are the text's ends only, not the edges of an invalid byte; lookahead sees nothing past one.
+  const TextSplitter end(R"(\p{L}+$|\p{L})");
+  EXPECT_EQ(end.pieces("ab\xFF" "cd"), (Pieces{"a", "b", "\xFF", "cd"}));
+  const TextSplitter start(R"(^\p{L}+|\p{L})");
+  EXPECT_EQ(start.pieces("ab\xFF" "cd"), (Pieces{"ab", "\xFF", "c", "d"}));
+  const TextSplitter gpt2(data::kGpt2SplitPattern);
+  EXPECT_EQ(gpt2.pieces("a  \xFF" "b"), (Pieces{"a", "  ", "\xFF", "b"}));  // \s+(?!\S) takes both spaces
+}
+
+// 60 KB of words, white space of every kind, caseless contractions and emoji, 15% of them replaced by 1-3 random bytes:
+// mostly invalid UTF-8 between valid runs.
+std::string mixed_bytes() {
+  const char* words[] = {"the", "Hello", " world", "'s", "'S", "'\xC5\xBF", "\xE2\x84\xAA", "  ", "\n\n", "\r\n",
+                         "123456", "\xC2\x85", "\xEF\xBB\xBF", "\xE1\xA0\x8E", "\xC3\xA9", "\xE6\x97\xA5\xE6\x9C\xAC",
+                         "\xF0\x9F\x98\x80", "\t", " !!"};
+  std::mt19937 rng(11);
+  std::string text;
+  for (int i = 0; i < 20000; ++i) {
+    if (rng() % 100 < 85) {
+      text += words[rng() % std::size(words)];
+    } else {
+      for (std::uint32_t n = 1 + rng() % 3; n > 0; --n) text += static_cast<char>(rng() % 256);
+    }
+  }
+  return text;
+}
+
+// The pieces' count and an FNV-1a hash of their lengths in order.
+std::pair<std::size_t, std::uint64_t> digest(const Pieces& pieces) {
+  std::uint64_t hash = 1469598103934665603ull;
+  for (const auto p : pieces) hash = (hash ^ p.size()) * 1099511628211ull;
+  return {pieces.size(), hash};
+}
+
+TEST(TextSplit, MixedValidAndInvalidBytesSplitAsPcre2Does) {
+  // The digests native PCRE2 gives: the WebAssembly build's JavaScript split runs this test too, so it must give the
+  // same pieces, and a change of either engine's treatment of invalid UTF-8 shows here.
+  const std::string text = mixed_bytes();
+  ASSERT_EQ(text.size(), 59648u);
+  EXPECT_EQ(digest(TextSplitter(data::kGpt2SplitPattern).pieces(text)),
+            (std::pair<std::size_t, std::uint64_t>{20759, 0x103817c5cf91d31dull}));
+  EXPECT_EQ(digest(TextSplitter(data::kGpt4SplitPattern).pieces(text)),
+            (std::pair<std::size_t, std::uint64_t>{18177, 0xa9eac175183d3813ull}));
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include <set>
 #include <nlohmann/json.hpp>
 
+#include "cli/tokens.h"
+#include "data/bpe.h"
 #include "gpt/trainer.h"
 #include "test_paths.h"
 #include "test_util.h"
@@ -183,6 +185,55 @@ TEST(WebSession, ACheckpointRoundTripsAndResumesExactly) {
   EXPECT_THROW_MSG(web::Session::from_checkpoint(junk), std::runtime_error, junk);
   std::filesystem::remove(run.data);
   EXPECT_THROW_MSG(web::Session::from_checkpoint(path), std::runtime_error, "which the page does not have");
+}
+
+TEST(WebSession, ABpeCheckpointTrainsOnWithTheBpeItCarriesAndShowsItsTokens) {
+  // A BPE model trained as `cppgrad-gpt train --tokenizer bpe:FILE --format text` does, its .model file then gone:
+  // the page has only the checkpoint and the text.
+  test::TempDir dir;
+  std::string text;
+  for (int i = 0; i < 40; ++i) text += "the cat sat on the mat and the dog sat on the log. ";
+  const std::string data = (dir.path / "story.txt").string(), model = (dir.path / "story.model").string();
+  std::ofstream(data) << text;
+  const auto bpe = data::BpeTokenizer::train(text, 270);
+  bpe.save(model);
+  const std::string config = nlohmann::json{{"data", data}, {"format", "text"}, {"tokenizer", "bpe:" + model},
+                                            {"context", 8}, {"steps", 8}, {"eval_every", 4}, {"n_layer", 1},
+                                            {"heads", 2}, {"d_model", 16}, {"batch_size", 4}, {"seed", 3}}
+                                .dump();
+  web::Session page(config);
+  EXPECT_EQ(page.info().vocab, 270);
+  page.train(4);
+  const std::string path = (dir.path / "bpe.ckpt").string();
+  page.save(path);
+  std::filesystem::remove(model);
+
+  const std::unique_ptr<web::Session> loaded = web::Session::from_checkpoint(path);
+  EXPECT_EQ(loaded->info().vocab, 270);
+  EXPECT_EQ(loaded->info().steps_done, 4);
+  EXPECT_EQ(losses(loaded->train(4)), losses(page.train(4)));
+
+  // Attention and --explain's table label BPE tokens, not characters: " sat" is fewer tokens than characters.
+  const data::Tokenizer tok(bpe);
+  const std::vector<std::int64_t> ids = bpe.encode_ordinary("the cat");
+  ASSERT_LT(ids.size(), std::string("the cat").size());
+  const web::AttentionView a = loaded->attention("the cat");
+  std::vector<std::string> want;
+  for (const std::int64_t id : ids) want.push_back(cli::token_label(tok, id));
+  EXPECT_EQ(a.tokens, want);
+  EXPECT_EQ(a.T, std::ssize(ids));
+  web::SampleRequest r;
+  r.num = 1, r.seed = 5, r.prompt = "the";
+  const std::vector<web::Sample> samples = loaded->samples(r);
+  ASSERT_EQ(samples.size(), 1u);
+  for (const web::SampleStep& step : samples[0].steps) {
+    const auto is_label = [&](const std::string& label) {
+      for (std::int64_t id = 0; id < tok.size(); ++id)
+        if (cli::token_label(tok, id) == label) return true;
+      return false;
+    };
+    EXPECT_TRUE(is_label(step.token)) << step.token;
+  }
 }
 
 const nlohmann::json& node_labelled(const nlohmann::json& graph, const std::string& label) {
