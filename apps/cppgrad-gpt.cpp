@@ -26,9 +26,9 @@
 #include "cli/processes.h"
 #include "cli/tokens.h"
 #include "core/atomic_file.h"
-#include "core/autograd.h"
 #include "data/corpus_rows.h"
 #include "data/utf8.h"
+#include "gpt/attention.h"
 #include "gpt/checkpoint.h"
 #include "gpt/framing.h"
 #include "gpt/hf_commands.h"
@@ -285,15 +285,6 @@ LoadedModel checkpoint_flag(const cxxopts::ParseResult& r, const char* command) 
   return load_model(r["checkpoint"].as<std::string>());
 }
 
-// A prompt's tokens (gpt/prompt.h); a character outside a character model's vocabulary is a usage error.
-std::vector<std::int64_t> prompt_tokens(const data::Tokenizer& tokenizer, const std::string& text) {
-  try {
-    return gpt::prompt_tokens(tokenizer, text, "--prompt");
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
-  }
-}
-
 // The five likeliest next tokens of an --explain line, with their probabilities.
 std::string choices_str(const data::Tokenizer& tok, const std::vector<nn::TokenChoice>& choices) {
   std::string s;
@@ -366,19 +357,9 @@ void report_origins(const LinesFraming&, const LoadedModel& m, const std::vector
 }
 void report_origins(const TextFraming&, const LoadedModel&, const std::vector<std::string>&) {}
 
-// A line's prompt must leave room in the context for the rest of the line; a running text's is cropped as it goes.
-void check_sample_start(const LinesFraming&, const std::vector<std::int64_t>& start, std::int64_t context) {
-  if (std::ssize(start) >= context)
-    throw UsageError(fmt::format("--prompt has {} characters; this model's lines hold at most {}", start.size() - 1,
-                                 context - 1));
-}
-void check_sample_start(const TextFraming&, const std::vector<std::int64_t>&, std::int64_t) {}
-
 template <class Framing>
 void print_samples(const Framing& framing, const SampleFlags& f, const LoadedModel& m) {
-  const std::vector<std::int64_t> start =
-      framing.sample_start(f.prompt.empty() ? std::vector<std::int64_t>{} : prompt_tokens(m.tokenizer, f.prompt));
-  check_sample_start(framing, start, m.context);
+  const std::vector<std::int64_t> start = gpt::sample_start(m.tokenizer, f.prompt, m.context, "--prompt");
   const std::int64_t limit = f.max_new > 0 ? f.max_new : framing.default_room(m.context, std::ssize(start));
   Generator gen(f.seed);
   const auto on_step = [&](const nn::GenerateStep& s) {
@@ -443,20 +424,19 @@ int cmd_eval(int argc, char** argv) {
 }
 
 // ------------------------------------------------------------------------------------------- attention
-// Every layer's and head's map of the latest forward as an SVG panel, and the last layer's mean over its heads.
+// Every layer's and head's map (gpt::attention_over's) as an SVG panel, and the last layer's mean over its heads.
 struct AttentionMaps {
   std::vector<train::AttentionPanel> panels;
   std::vector<std::vector<double>> mean_last;  // [T][T]
   std::size_t layers = 0;
 };
 
-AttentionMaps read_attention(const nn::GPT& model, std::size_t T) {
+AttentionMaps panels_of(const std::vector<Tensor>& maps, std::size_t T) {  // maps: per layer [nh, T, T]
   AttentionMaps out;
   out.mean_last.assign(T, std::vector<double>(T, 0.0));
-  const auto maps = model.attention_maps();  // per layer [1, nh, T, T]
   out.layers = maps.size();
   for (std::size_t layer = 0; layer < maps.size(); ++layer) {
-    const Tensor w = maps[layer].select(0, 0);  // [nh, T, T]
+    const Tensor& w = maps[layer];
     const std::int64_t H = w.shape()[0];
     for (std::int64_t h = 0; h < H; ++h) {
       train::AttentionPanel p{fmt::format("layer {} head {}", layer, h), {}};
@@ -486,20 +466,10 @@ int cmd_attention(int argc, char** argv) {
   const std::string svg = flag_path(r, "svg"), prompt = r["prompt"].as<std::string>();
   if (r.count("svg")) train::check_outputs_or_usage_error({{"--svg", svg}});
   const LoadedModel m = checkpoint_flag(r, "attention");
-  const std::vector<std::int64_t> ids =
-      std::visit([&](const auto& f) { return f.read(prompt_tokens(m.tokenizer, prompt)); }, framing_of(m.tokenizer));
-  if (ids.empty()) throw UsageError("--prompt is empty");
-  if (std::ssize(ids) > m.context)
-    throw UsageError(fmt::format("--prompt has {} tokens; the model reads at most {}", ids.size(), m.context));
-  {
-    NoGradGuard no_grad;
-    Tensor idx = Tensor::zeros({1, std::ssize(ids)}, DType::Int64);
-    for (std::size_t i = 0; i < ids.size(); ++i) idx.data<std::int64_t>()[i] = ids[i];
-    m.model->forward(idx);
-  }
+  const std::vector<std::int64_t> ids = ids_to_read(m.tokenizer, prompt, m.context, "--prompt");
   std::vector<std::string> labels;
   for (const std::int64_t id : ids) labels.push_back(cli::token_label(m.tokenizer, id));
-  const AttentionMaps maps = read_attention(*m.model, ids.size());
+  const AttentionMaps maps = panels_of(attention_over(*m.model, ids), ids.size());
   fmt::print("last layer's attention (mean over heads): rows = the position reading, columns = what it reads\n");
   std::cout << train::terminal_heatmap(maps.mean_last, labels, labels,
                                        !r.count("no-color") && train::ProgressBar::is_terminal(stdout));

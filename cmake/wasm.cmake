@@ -85,7 +85,7 @@ target_link_libraries(cppgrad_train PUBLIC cppgrad)
 # train/stop.cpp for the exception a stopped run throws: its signal handler is never installed here (the page pauses
 # between chunks instead), and emscripten's sigaction is a stub that compiles.
 add_library(cppgrad_web_engine STATIC
-  apps/gpt/checkpoint.cpp apps/gpt/config.cpp apps/gpt/metrics.cpp apps/gpt/prompt.cpp apps/gpt/trainer.cpp
+  apps/gpt/attention.cpp apps/gpt/checkpoint.cpp apps/gpt/config.cpp apps/gpt/metrics.cpp apps/gpt/prompt.cpp apps/gpt/trainer.cpp
   train/stop.cpp web/session.cpp web/graph_json.cpp)
 target_include_directories(cppgrad_web_engine PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/apps)
 target_link_libraries(cppgrad_web_engine PUBLIC cppgrad_train)

@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "cli/tokens.h"
-#include "core/autograd.h"
+#include "gpt/attention.h"
 #include "gpt/checkpoint.h"
 #include "gpt/config.h"
 #include "gpt/framing.h"
@@ -138,27 +138,12 @@ TrainChunk Session::train(std::int64_t count) {
 
 AttentionView Session::attention(const std::string& word) {
   const data::Tokenizer& tok = trainer_->corpus().tokenizer;
-  const std::vector<std::int64_t> ids =
-      std::visit([&](const auto& f) { return f.read(gpt::prompt_tokens(tok, word, "the word")); },
-                 gpt::framing_of(tok));
-  if (ids.empty()) throw std::invalid_argument("the word is empty");
-  const std::int64_t T = std::ssize(ids);
-  if (T > trainer_->corpus().context)
-    throw std::invalid_argument(fmt::format("the word '{}' has {} tokens; the model reads at most {}", word, T,
-                                            trainer_->corpus().context));
-  nn::GPT& model = trainer_->model();
-  {
-    NoGradGuard no_grad;
-    model.eval();  // as `cppgrad-gpt attention` reads a checkpoint; the next step sets training mode again
-    Tensor idx = Tensor::zeros({1, T}, DType::Int64);
-    std::copy(ids.begin(), ids.end(), idx.data<std::int64_t>());
-    model.forward(idx);
-  }
+  const std::vector<std::int64_t> ids = gpt::ids_to_read(tok, word, trainer_->corpus().context, "the word");
+  const std::vector<Tensor> maps = gpt::attention_over(trainer_->model(), ids);  // per layer [heads, T, T]
   AttentionView out;
   for (const std::int64_t id : ids) out.tokens.push_back(cli::token_label(tok, id));
-  const std::vector<Tensor> maps = model.attention_maps();  // per layer [1, heads, T, T]
-  out.layers = std::ssize(maps), out.heads = model.config().n_head, out.T = T;
-  out.maps.reserve(static_cast<std::size_t>(out.layers * out.heads * T * T));
+  out.layers = std::ssize(maps), out.heads = trainer_->model().config().n_head, out.T = std::ssize(ids);
+  out.maps.reserve(static_cast<std::size_t>(out.layers * out.heads * out.T * out.T));
   for (const Tensor& m : maps)
     for (const float v : m.contiguous().to_vector<float>()) out.maps.push_back(v);
   return out;
@@ -174,12 +159,8 @@ std::vector<Sample> Session::samples(const SampleRequest& r) {
   model.eval();  // generation reads the model without dropout; the next step sets training mode again
   Generator gen(r.seed);
   std::vector<Sample> out;
+  const std::vector<std::int64_t> start = gpt::sample_start(tok, r.prompt, context, "the prompt");
   std::visit([&](const auto& framing) {
-    const std::vector<std::int64_t> start = framing.sample_start(
-        r.prompt.empty() ? std::vector<std::int64_t>{} : gpt::prompt_tokens(tok, r.prompt, "the prompt"));
-    if (std::ssize(start) >= context && framing.stop_token())
-      throw std::invalid_argument(fmt::format("the prompt has {} characters; this model's lines hold at most {}",
-                                              start.size() - 1, context - 1));
     const nn::GenerateOptions options{.max_new_tokens = framing.default_room(context, std::ssize(start)),
                                       .sampling = r.sampling, .stop_token = framing.stop_token()};
     for (std::int64_t i = 0; i < r.num; ++i) {

@@ -266,6 +266,11 @@ TEST_F(GptCli, BadInputIsOneLineAndExitStatus2) {
   expect_usage_error(cli({"sample", "--checkpoint", ckpt, "--prompt", "bz"}),
                      "--prompt 'bz': the character 'z' (U+007A) is not in this model's vocabulary");
   expect_usage_error(cli({"attention", "--checkpoint", ckpt, "--prompt", "b!"}), "--prompt 'b!': the character '!'");
+  const std::string long_word(100, 'a');  // longer than any line of words.txt, so than the model's context
+  expect_usage_error(cli({"sample", "--checkpoint", ckpt, "--prompt", long_word}),
+                     "--prompt has 100 characters; this model's lines hold at most");
+  expect_usage_error(cli({"attention", "--checkpoint", ckpt, "--prompt", long_word}),
+                     "' has 101 tokens; the model reads at most");
   expect_usage_error(cli({"sample"}), "needs --checkpoint");
   expect_usage_error(cli({"sample", "--checkpoint", path("words.txt")}), "words.txt");
   expect_usage_error(cli({"attention", "--checkpoint", ckpt}), "needs --prompt");

@@ -160,6 +160,10 @@ TEST(WebSession, SamplesCarryTheExplainTable) {
   bad = request;
   bad.prompt = "aq";
   EXPECT_THROW_MSG(page.samples(bad), std::invalid_argument, "'q'");
+  bad.prompt = "abcabc";  // <b> and 6 characters fill the context of 7: no room for the rest of the line
+  EXPECT_THROW_MSG(page.samples(bad), std::invalid_argument, "the prompt has 6 characters; this model's lines hold at most 6");
+  bad.prompt = "abcab";  // one short of it: the line may take one more character
+  EXPECT_EQ(page.samples(bad).size(), 3u);
 }
 
 TEST(WebSession, ACheckpointRoundTripsAndResumesExactly) {
