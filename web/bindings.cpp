@@ -2,8 +2,10 @@
 // emscripten. web/worker.js owns the one PageSession:
 //
 //   const s = new Module.PageSession();
-//   s.init(JSON.stringify(config))      -> {vocab, context, params, bigram_val_loss, steps_done, max_steps, command}
+//   s.init(JSON.stringify(config))      -> {vocab, context, params, bigram_val_loss, steps_done, max_steps,
+//                                           tokens_per_step, command, config: {seed, lr, format, steps, ...}}
 //   s.load(path)                        -> the same, for a checkpoint in the module's file system
+//   s.steps(n)                          -> the same, the run grown to n steps in all (train --resume --steps n)
 //   s.train(n)                          -> {steps:[{step, loss}], evals:[{step, train_loss, val_loss, val_bpb}], done}
 //   s.attention(word)                   -> {tokens, layers, heads, T, maps: Float32Array}
 //   s.samples(num, temperature, top_k, top_p, seed, prompt) -> [{text, steps:[{token, prob, raw_top, filtered_top}]}]
@@ -17,7 +19,9 @@
 
 #include <sys/stat.h>
 
+#include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "web/graph_json.h"
@@ -44,6 +48,14 @@ val guarded(F&& f) {
   }
 }
 
+// A JavaScript number as a whole number: NaN, a fraction or one beyond 2^53 is refused, not cast (a cast of NaN or
+// of a number past int64's range is undefined behaviour).
+std::int64_t whole(double v, const char* what) {
+  if (!(v >= -9007199254740992.0 && v <= 9007199254740992.0) || v != static_cast<double>(static_cast<std::int64_t>(v)))
+    throw std::invalid_argument(std::string(what) + " must be a whole number, got " + std::to_string(v));
+  return static_cast<std::int64_t>(v);
+}
+
 template <typename T, typename F>
 val array_of(const std::vector<T>& items, F&& convert) {
   val out = val::array();
@@ -61,6 +73,7 @@ val info_val(const web::SessionInfo& i) {
   out.set("max_steps", static_cast<double>(i.max_steps));
   out.set("tokens_per_step", static_cast<double>(i.tokens_per_step));
   out.set("command", i.command);
+  out.set("config", val::global("JSON").call<val>("parse", i.config_json));  // TrainConfig's keys, as an object
   return out;
 }
 
@@ -94,9 +107,15 @@ class PageSession {
   val info() {
     return guarded([&] { return info_val(session().info()); });
   }
+  val steps(double steps) {
+    return guarded([&] {
+      session().grow_steps(whole(steps, "steps"));
+      return info_val(session().info());
+    });
+  }
   val train(double count) {
     return guarded([&] {
-      const web::TrainChunk c = session().train(static_cast<std::int64_t>(count));
+      const web::TrainChunk c = session().train(whole(count, "train: the number of steps"));
       val out = val::object();
       out.set("steps", array_of(c.steps, [](const web::StepLoss& s) {
         val o = val::object();
@@ -132,10 +151,12 @@ class PageSession {
   }
   val samples(double num, double temperature, double top_k, double top_p, double seed, const std::string& prompt) {
     return guarded([&] {
-      const web::SampleRequest r{.num = static_cast<std::int64_t>(num),
-                                 .sampling = {.temperature = temperature, .top_k = static_cast<std::int64_t>(top_k),
+      const std::int64_t sample_seed = whole(seed, "the sample seed");
+      if (sample_seed < 0) throw std::invalid_argument("the sample seed must not be negative");
+      const web::SampleRequest r{.num = whole(num, "samples: num"),
+                                 .sampling = {.temperature = temperature, .top_k = whole(top_k, "--top-k"),
                                               .top_p = top_p},
-                                 .seed = static_cast<std::uint64_t>(seed), .prompt = prompt};
+                                 .seed = static_cast<std::uint64_t>(sample_seed), .prompt = prompt};
       return array_of(session().samples(r), [](const web::Sample& s) {
         val o = val::object();
         o.set("text", s.text);
@@ -183,6 +204,7 @@ EMSCRIPTEN_BINDINGS(cppgrad_web) {
       .function("init", &PageSession::init)
       .function("load", &PageSession::load)
       .function("info", &PageSession::info)
+      .function("steps", &PageSession::steps)
       .function("train", &PageSession::train)
       .function("attention", &PageSession::attention)
       .function("samples", &PageSession::samples)

@@ -10,7 +10,7 @@ const $ = (id) => document.getElementById(id);
 
 // What the page knows about the run; window.cppgradPage shows a copy.
 const state = {
-  ready: false, hasSession: false, loading: false, waitingForReady: true, training: false, chunks: 0, sampled: false,
+  ready: false, hasSession: false, loading: false, waitingForReady: true, training: false, sampled: false,
   steps_done: 0, max_steps: 2000,
   losses: [], vals: [], bigram: null, val_loss: null, attention: null, ms_per_step: null, tokens_per_s: null,
   errors: [], text: null, name: null, pendingData: null, graphWhat: null, sampleSeed: 0,
@@ -42,21 +42,18 @@ function setStatus(text, isError = false) {
   $('status').classList.toggle('error', isError);
 }
 
-// An error answers one request and leaves the session as it was (a refused checkpoint or text keeps the run the page
-// had). A refused word leaves training going; a failed step stops it, and the message does not say which it was, so
-// training counts as stopped when no progress follows within a few seconds (a chunk is well under one).
-function showError(message) {
+// An error answers one request, which the worker names, and leaves the session as it was: a refused checkpoint or
+// text keeps the run the page had, a refused word leaves training going, a failed step ends it. An error without a
+// request is the engine failing to start.
+const startsRun = (request) => request === undefined || ['init', 'reset', 'load'].includes(request);
+function showError(message, request) {
   if (state.errors.length < 100) state.errors.push(message);
   setStatus(message, true);
-  if (state.waitingForReady)
+  if (state.waitingForReady && startsRun(request))
     Object.assign(state, { waitingForReady: false, loading: false, ready: state.hasSession, pendingData: null });
+  if (request === 'train') setTraining(false);
+  if (request === 'steps') $('max-steps').value = state.max_steps;  // the run keeps its steps
   enableControls();
-  if (state.training) {
-    const seen = state.chunks;
-    setTimeout(() => {
-      if (state.training && state.chunks === seen) setTraining(false), enableControls();
-    }, 3000);
-  }
 }
 
 // ------------------------------------------------------------------------------------------------ the worker
@@ -96,16 +93,33 @@ function startRun(type) {
                        : type === 'init' ? 'Loading the engine and the words…' : 'Starting over…');
 }
 
-// A seed, step count or learning rate changed before the first step restarts the run at once (the same as starting it so natively);
-// later, Reset applies it: the worker cannot change a running run's steps.
-function reconfigure() {
+// A seed, step count or learning rate changed before the first step restarts the run at once (the same as starting it
+// so natively). Later, more steps grow the run (train --resume --steps N: a finished run trains on); a new seed or
+// learning rate is a new run, which Reset starts.
+function reconfigure(event) {
   if (!state.hasSession || state.loading) return;
   if (state.steps_done === 0 && !state.training) startRun('reset');
-  else setStatus('The new seed, steps and learning rate apply when you press Reset (it starts over).');
+  else if (event.target.id === 'max-steps') send({ type: 'steps', steps: Number.parseInt($('max-steps').value, 10) });
+  else setStatus('A new seed or learning rate is a new run: press Reset to start it.');
 }
 $('seed').addEventListener('change', reconfigure);
 $('max-steps').addEventListener('change', reconfigure);
 $('lr').addEventListener('change', reconfigure);
+
+// What a run's info shows, from init, reset, load or grown steps: its config's own values, not parsed from the command.
+function showRun(m) {
+  state.max_steps = m.max_steps;
+  $('max-steps').value = m.max_steps;
+  $('seed').value = m.config.seed;
+  $('lr').value = m.config.lr;
+  $('format').value = m.config.format;
+  $('command').textContent = m.command;
+  $('model-size').textContent = m.params.toLocaleString('en');
+  $('vocab-context').textContent = `${m.vocab}, ${m.context}`;
+  $('top-k').max = String(m.vocab);  // top-k beyond the vocabulary keeps everything, as 0 does
+  updateNumbers();
+  enableControls();
+}
 
 const handlers = {
   ready(m) {
@@ -117,26 +131,19 @@ const handlers = {
       Object.assign(state, state.pendingData, { pendingData: null });
       $('data-name').textContent = `${state.name} (${state.text.length.toLocaleString('en')} characters)`;
     }
-    $('max-steps').value = m.max_steps;
-    // A loaded checkpoint brings its own config: its seed and format are in the native command (absent: the defaults).
-    $('seed').value = /--seed (\d+)/.exec(m.command)?.[1] ?? '0';
-    $('lr').value = /--lr (\S+)/.exec(m.command)?.[1] ?? '0.0005';
-    $('format').value = /--format text\b/.test(m.command) ? 'text' : 'lines';
-    $('command').textContent = m.command;
-    $('model-size').textContent = m.params.toLocaleString('en');
-    $('vocab-context').textContent = `${m.vocab}, ${m.context}`;
-    $('top-k').max = String(m.vocab);  // top-k beyond the vocabulary keeps everything, as 0 does
+    showRun(m);  // a loaded checkpoint brings its own config
     setStatus(m.steps_done > 0 ? `Loaded at step ${m.steps_done}. Press Train to go on, or Sample.`
                                : 'Ready: press Train and watch the loss fall below the bigram line.');
-    updateNumbers();
-    enableControls();
     requestAttention();
     if (state.graphWhat) requestGraph();
     if (autotrainPending && m.steps_done === 0) autotrainPending = false, toggleTraining();
   },
+  steps(m) {
+    showRun(m);
+    if (!state.training) setStatus(`The run now ends at step ${m.max_steps}: press Train to go on.`);
+  },
   progress(m) {
     if (state.waitingForReady) return;  // a chunk of the run a reset just replaced
-    state.chunks += 1;
     for (const s of m.steps) state.losses.push([s.step, s.loss]);
     Object.assign(state, { steps_done: m.steps_done, ms_per_step: m.ms_per_step, tokens_per_s: m.tokens_per_s });
     updateNumbers();
@@ -152,7 +159,7 @@ const handlers = {
   done() {
     setTraining(false);
     enableControls();
-    setStatus(`Done: ${state.steps_done} steps. Sample from it, download it, or raise the steps and press Reset.`);
+    setStatus(`Done: ${state.steps_done} steps. Sample from it, download it, or raise the steps to train on.`);
     if (autotrain > 0 && !state.sampled) sample();
   },
   attention(m) {
@@ -178,7 +185,7 @@ const handlers = {
     if (m.what !== $('graph-what').value) return;
     drawGraph($('graph'), m);
   },
-  error(m) { showError(m.message); },
+  error(m) { showError(m.message, m.request); },
 };
 
 worker.addEventListener('message', (e) => {
@@ -252,7 +259,7 @@ setupFiles({
   },
   onFormat() { if (state.hasSession || state.text != null) startRun('reset'); },
   onCheckpoint(bytes, name) { request({ type: 'load', bytes, name }, [bytes], `Loading ${name}…`); },
-  onError: showError,
+  onError: (message) => showError(message, 'file'),
 });
 
 // ------------------------------------------------------------------------------------------------ numbers and plots

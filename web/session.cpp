@@ -122,7 +122,8 @@ SessionInfo Session::info() const {
   gpt::Trainer& t = *trainer_;
   return {.vocab = t.corpus().tokenizer.size(), .context = t.corpus().context, .params = t.model().num_parameters(),
           .bigram_val_loss = t.bigram_val_loss(), .steps_done = t.step(), .max_steps = t.config().steps,
-          .tokens_per_step = t.tokens_per_step(), .command = train_command(t.config())};
+          .tokens_per_step = t.tokens_per_step(), .command = train_command(t.config()),
+          .config_json = t.config().to_json()};
 }
 
 TrainChunk Session::train(std::int64_t count) {

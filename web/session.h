@@ -29,6 +29,7 @@ struct SessionInfo {
   std::int64_t steps_done = 0, max_steps = 0;
   std::int64_t tokens_per_step = 0;  // batch x context: what tokens/s counts
   std::string command;  // `cppgrad-gpt train ...` with the flags that differ from the defaults
+  std::string config_json;  // the run's whole config as TrainConfig's JSON (a checkpoint's keys): what the boxes show
 };
 
 struct StepLoss {
@@ -96,6 +97,9 @@ class Session {
   // Trains up to `count` more steps (no further than the config's steps) as Trainer::run does: the evaluations fall
   // on the same steps.
   TrainChunk train(std::int64_t count);
+
+  // Trains on to `steps` in all (Trainer::grow_steps: `train --resume CKPT --steps N`), a finished run too.
+  void grow_steps(std::int64_t steps) { trainer_->grow_steps(steps); }
 
   // Throws std::invalid_argument naming a character the vocabulary lacks, or a word longer than the context.
   AttentionView attention(const std::string& word);

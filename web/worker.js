@@ -2,10 +2,13 @@
 // one run (web::Session through web/bindings.cpp's PageSession), and answers the page's messages. Training runs here
 // in chunks of about kChunkMs, then yields (setTimeout 0) so that pause and the other messages get through.
 //
-// page -> worker                                  worker -> page (or {type:'error', message})
+// page -> worker                                  worker -> page (or {type:'error', request, message}: request is the
+//                                                  type of the message it answers, 'train' for a failed step)
 //   {type:'init', config, text?, name?, reference?}  {type:'ready', vocab, context, params, bigram_val_loss,
-//   {type:'reset', config}                             steps_done, max_steps, tokens_per_step, command}
+//   {type:'reset', config}                             steps_done, max_steps, tokens_per_step, command,
+//                                                     config: {seed, lr, format, steps, ...: TrainConfig's keys}}
 //   {type:'load', bytes, name}                      the same
+//   {type:'steps', steps}                           {type:'steps', the same fields}: the run grown to `steps`
 //   {type:'train'} / {type:'pause'}                 {type:'progress', steps:[{step, loss}], steps_done, ms_per_step,
 //                                                     tokens_per_s}, {type:'eval', step, val_loss, val_bpb},
 //                                                     {type:'done'}, and {type:'attention', ...} about every 0.5 s
@@ -141,7 +144,7 @@ function chunk(run) {
       try {
         postAttention(state.word);
       } catch (e) {
-        reply(e);  // said once: the word is not retried until the page sends another
+        reply(e, 'attention');  // said once: the word is not retried until the page sends another
       }
     }
     if (done) {
@@ -151,7 +154,7 @@ function chunk(run) {
     }
   } catch (e) {
     state.training = false;
-    reply(e);
+    reply(e, 'train');
     return;
   }
   setTimeout(() => chunk(run), 0);
@@ -207,6 +210,11 @@ const handlers = {
   pause() {
     state.training = false;
   },
+  steps(m) {
+    requireRun();
+    state.info = check(state.page.steps(Number(m.steps)));
+    postMessage({type: 'steps', ...state.info});
+  },
   attention(m) {
     requireRun();
     state.word = String(m.word);
@@ -234,9 +242,11 @@ const handlers = {
   },
 };
 
-function reply(e) {
-  if (e instanceof PageError) postMessage({type: 'error', message: e.message});
-  else postMessage({type: 'error', message: `bug in the page's worker: ${e && e.stack ? e.stack : e}`});
+// An error names the request it answers, so the page knows what failed: a refused word leaves training going, a
+// failed step ends it, a refused init, reset or load leaves the run the page had.
+function reply(e, request) {
+  if (e instanceof PageError) postMessage({type: 'error', request, message: e.message});
+  else postMessage({type: 'error', request, message: `bug in the page's worker: ${e && e.stack ? e.stack : e}`});
 }
 
 // Messages are handled one at a time, in order (init's module load is asynchronous).
@@ -249,7 +259,7 @@ self.onmessage = (event) => {
       if (!handler) throw new PageError(`unknown message type '${m.type}'`);
       await handler(m);
     } catch (e) {
-      reply(e);
+      reply(e, String(m.type));
     }
   });
 };

@@ -239,6 +239,19 @@ void Trainer::run_until(std::int64_t last, const StepCallback& on_step, const Ev
   }
 }
 
+void Trainer::grow_steps(std::int64_t steps) {
+  TrainConfig grown = config_;
+  grown.steps = steps;
+  grown.validate();  // --steps' bound
+  if (steps <= step_)
+    throw std::invalid_argument(fmt::format("--steps {}: the run has done {} steps; give more to train on", steps, step_));
+  if (!grown.mismatched_for_resume(config_).empty())
+    throw std::invalid_argument("--steps cannot grow under --schedule cosine (its rate at every step depends on "
+                                "--steps): start a new run with the steps you want");
+  config_ = grown;
+  schedule_.total_steps = steps;
+}
+
 // ------------------------------------------------------------------------------------------- checkpoints
 void Trainer::save(const std::string& path) const {
   save_gpt_checkpoint(path, parallel_->model(), *optimizer_, config_, corpus_.tokenizer, step_, history_,

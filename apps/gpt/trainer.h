@@ -86,6 +86,11 @@ class Trainer {
   // web/session.h) calls it again with a later `last`, and the steps, evaluations and checkpoints are run()'s.
   void run_until(std::int64_t last, const StepCallback& on_step, const EvalCallback& on_eval, const StopCheck& stop);
 
+  // Trains on to `steps` in all, as `train --resume CKPT --steps N` would: the run's config and its schedule's length
+  // become `steps` (the browser page's steps box). Throws std::invalid_argument if `steps` is not more than the steps
+  // done, is past --steps' bound, or the schedule is cosine (its rate at every step depends on --steps).
+  void grow_steps(std::int64_t steps);
+
   // One optimisation step on a random batch of the training split: forward and backward of the batch's --shards
   // shards on the threads' replicas, their gradients summed in a fixed tree (so any number of threads gives the same
   // weights), clipping, AdamW. Returns the batch's mean loss.

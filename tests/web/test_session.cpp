@@ -57,6 +57,12 @@ TEST(WebSession, TrainsTheStepsAndEvaluationsOfCppgradGptTrain) {
   EXPECT_GT(info.bigram_val_loss, 0);
   EXPECT_EQ(info.command, "cppgrad-gpt train --data " + run.data +
                               " --d-model 16 --heads 2 --layers 2 --steps 6 --batch-size 8 --seed 3 --eval-every 3");
+  // The boxes of the page read the config itself, every key of it, not the command line.
+  const nlohmann::json shown = nlohmann::json::parse(info.config_json);
+  EXPECT_EQ(shown["seed"], 3);
+  EXPECT_EQ(shown["steps"], 6);
+  EXPECT_EQ(shown["lr"], gpt::TrainConfig{}.lr);
+  EXPECT_EQ(shown["format"], "lines");
 
   const web::TrainChunk first = page.train(2), rest = page.train(100);
   ASSERT_EQ(first.steps.size(), 2u);
@@ -84,6 +90,38 @@ TEST(WebSession, TrainsTheStepsAndEvaluationsOfCppgradGptTrain) {
   // Another seed is another run: the comparison above can fail.
   web::Session other(run.config(6, /*seed=*/4));
   EXPECT_NE(losses(other.train(6)), native_losses);
+}
+
+TEST(WebSession, AFinishedRunTrainsOnAsResumeWithMoreStepsDoes) {
+  SmallRun run;
+  web::Session page(run.config(6));
+  ASSERT_TRUE(page.train(100).done);
+  page.grow_steps(10);
+  EXPECT_EQ(page.info().max_steps, 10);
+  EXPECT_THAT(page.info().command, testing::HasSubstr("--steps 10"));
+  EXPECT_EQ(nlohmann::json::parse(page.info().config_json)["steps"], 10);
+  const web::TrainChunk more = page.train(100);
+  ASSERT_EQ(more.steps.size(), 4u);
+  EXPECT_TRUE(more.done);
+
+  // Natively: train --steps 6 --save, then train --resume with --steps 10.
+  const std::string ckpt = (run.dir.path / "six.ckpt").string();
+  gpt::Trainer six(web::config_from_json(run.config(6)));
+  six.run(nullptr, nullptr, nullptr);
+  six.save(ckpt);
+  gpt::Trainer ten(web::config_from_json(run.config(10)));
+  ten.load(ckpt);
+  std::vector<double> resumed;
+  ten.run([&](std::int64_t, double loss, double) { resumed.push_back(loss); }, nullptr, nullptr);
+  EXPECT_EQ(losses(more), resumed);
+  EXPECT_EQ(more.evals.back().val_loss, ten.history().back().val_loss);
+
+  EXPECT_THROW_MSG(page.grow_steps(10), std::invalid_argument, "--steps 10: the run has done 10 steps");
+  EXPECT_THROW_MSG(page.grow_steps(0), std::invalid_argument, "--steps");
+  nlohmann::json cosine = nlohmann::json::parse(run.config(6));
+  cosine["schedule"] = "cosine";
+  web::Session decaying(cosine.dump());
+  EXPECT_THROW_MSG(decaying.grow_steps(10), std::invalid_argument, "cannot grow under --schedule cosine");
 }
 
 TEST(WebSession, ReadsTheConfigStrictly) {
@@ -282,6 +320,12 @@ TEST(WebGraph, TheHeadHasItsOpsShapesAndGradients) {
   for (const auto& node : g["nodes"]) ops.insert(node["op"].get<std::string>());
   // mean() is a sum times 1/n.
   for (const char* op : {"matmul", "softmax", "masked_fill", "sum"}) EXPECT_TRUE(ops.count(op)) << op;
+  // The projections, the scores and the weights carry the names the lesson uses, not only their ops.
+  for (const char* name : {"q", "k", "v", "scores"}) {
+    const nlohmann::json& n = node_labelled(g, name);
+    EXPECT_EQ(n["shape"], nlohmann::json::array({3, std::string(name) == "scores" ? 3 : 4})) << name;
+  }
+  EXPECT_EQ(node_labelled(g, "q")["op"], "matmul");
   const nlohmann::json& wq = node_labelled(g, "Wq");
   EXPECT_EQ(wq["shape"], nlohmann::json::array({4, 4}));
   EXPECT_EQ(wq["value"].size(), 16u);

@@ -10,9 +10,11 @@
 //   3. Sample fills #samples, and clicking one shows #explain; a screenshot of the trained page is taken;
 //   4. Download gives cppgrad-gpt-step200.ckpt, which native `cppgrad-gpt eval` reads as step 200 with the page's
 //      validation loss at step 200 to within VAL_LOSS_BOUND;
-//   5. the graph tab draws the autograd graph of the expression and of the attention head.
+//   5. raising #max-steps by MORE grows the finished run (train --resume --steps N), and Train goes on to it;
+//   6. loading the downloaded checkpoint brings back step 200 and its config into the boxes (#lr, #max-steps, #seed);
+//   7. the graph tab draws the autograd graph of the expression and of the attention head.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,6 +36,8 @@ const ATTENTION_CHANGE = 0.1;
 // model, but musl's libm and no FMA contraction in wasm against glibc's and FMA natively (and here also the kernels'
 // 128-bit SIMD against AVX2 or AVX-512). Measured here: 6.3e-9 relative at step 300 (an AVX2 host).
 const VAL_LOSS_BOUND = 1e-6;
+// Steps a finished run grows by (a few seconds of training).
+const MORE = 10;
 
 function options() {
   const { values } = parseArgs({
@@ -215,7 +219,27 @@ async function main() {
         `(at most ${VAL_LOSS_BOUND})`);
     check(gap <= VAL_LOSS_BOUND, `native eval's loss ${native.loss} differs from the page's ${valLoss} by ${gap} relative`);
 
-    // 5. the autograd graphs
+    // 5. the finished run trains on when its steps grow
+    await typeInto(page, '#max-steps', String(STEPS + MORE));
+    await waitFor(page, errors, `#command naming --steps ${STEPS + MORE}`, 60,
+                  (n) => document.querySelector('#command').textContent.includes(`--steps ${n}`), STEPS + MORE);
+    await trainTo(page, errors, STEPS + MORE, o.timeout);
+
+    // 6. the checkpoint of step STEPS loaded back: its step and its config in the boxes (the lr typed over first)
+    const ckpt = join(scratch, name);
+    copyFileSync(file, ckpt);
+    await page.$eval('#lr', (e) => { e.value = '0.1'; });
+    await (await page.$('#load')).uploadFile(ckpt);
+    const loaded = await waitFor(page, errors, `the checkpoint loaded at step ${STEPS}`, 60, (n) => {
+      const ready = window.cppgradPage?.ready && document.querySelector('#step').textContent.trim() === String(n);
+      return ready && ['lr', 'max-steps', 'seed'].map((id) => document.querySelector(`#${id}`).value);
+    }, STEPS);
+    check(Number(loaded[0]) === Number(LR) && loaded[1] === String(STEPS) && loaded[2] === '0',
+          `after loading the checkpoint the boxes show lr ${loaded[0]}, steps ${loaded[1]}, seed ${loaded[2]}; ` +
+          `expected its config: ${LR}, ${STEPS}, 0`);
+    log(`loaded ${name} back: step ${STEPS}, lr ${loaded[0]}, steps ${loaded[1]}`);
+
+    // 7. the autograd graphs
     check(await page.$eval('#graph-what', (s) => s.value) === 'expression', 'the graph tab should open on the expression');
     for (const [what, show] of [['expression', () => page.click('#tab-graph')],
                                 ['head', () => page.select('#graph-what', 'head')]]) {
