@@ -5,6 +5,8 @@
 //   - the training losses: native metrics give, every kEvery steps, the mean of the steps since the previous line
 //     (a line per step would cost an evaluation of the whole validation split per step: minutes in reference mode);
 //     the page's per-step losses are summed the same way, in the same order, in doubles;
+//   - every one of the first kSteps losses, step by step, on the first kFewLines lines of the word list (a small
+//     validation split, so native can evaluate after every step: its metrics' train_loss is then one step's loss);
 //   - the validation loss at the last step, and native eval's loss for the page's checkpoint.
 // Fails on any difference beyond kBound, and checks that the comparison sees another seed's losses as different.
 //
@@ -16,7 +18,7 @@ const {execFileSync} = require('child_process');
 
 const [moduleJs, nativeBin, wordsFile, scratch] = process.argv.slice(2);
 const kWordsPath = '/usr/share/dict/american-english';  // the page's path for the word list: cppgrad-gpt's default
-const kSeed = 5, kSteps = 50, kEvery = 10;
+const kSeed = 5, kSteps = 50, kEvery = 10, kFewLines = 2000;
 // The bound, relative: 1e-6, about eight float32 ulps (2^-23 each). Not bit for bit: the first step's loss already
 // differs in its last bit, from the same initial weights. The builds run the same reference loops but not the same C
 // library (musl's expf, logf, erff in wasm, glibc's natively), nor the same contraction of a*b + c into one FMA (wasm
@@ -47,10 +49,10 @@ function readJsonLines(file) {
 }
 
 // Native metrics: the mean training loss of each interval of `every` steps, and the validation loss at its end.
-function nativeRun(seed, steps, every) {
-  const metrics = path.join(scratch, `native-seed${seed}.jsonl`);
+function nativeRun(seed, steps, every, data = []) {
+  const metrics = path.join(scratch, `native-seed${seed}-every${every}.jsonl`);
   native(['train', '--seed', String(seed), '--steps', String(steps), '--eval-every', String(every), '--threads', '1',
-          '--samples', '0', '--quiet', '--metrics-out', metrics]);
+          '--samples', '0', '--quiet', '--metrics-out', metrics, ...data]);
   const evals = readJsonLines(metrics).filter((l) => l.event !== 'final');
   return {means: evals.map((e) => e.train_loss), val: evals.map((e) => e.val_loss)};
 }
@@ -102,6 +104,26 @@ async function main() {
   }
   const pageSeconds = (Date.now() - t0) / 1000;
   check(page.save('/page.ckpt'));
+
+  // Step by step, on a few lines: the page's losses against native's train_loss after every step.
+  const fewText = fs.readFileSync(wordsFile, 'utf8').split('\n').slice(0, kFewLines).join('\n') + '\n';
+  const fewFile = path.join(scratch, 'few_words.txt');
+  fs.writeFileSync(fewFile, fewText);
+  module.FS.mkdirTree('/dropped');
+  module.FS.writeFile('/dropped/few_words.txt', fewText);
+  const few = new module.PageSession();
+  check(few.init(JSON.stringify({seed: kSeed, steps: kSteps, eval_every: 1, data: '/dropped/few_words.txt'})));
+  const fewLosses = [];
+  for (let done = false; !done;) {
+    const r = check(few.train(7));
+    fewLosses.push(...r.steps.map((s) => s.loss));
+    done = r.done;
+  }
+  const fewNative = nativeRun(kSeed, kSteps, 1, ['--data', fewFile]).means;  // a mean of one step: its loss
+  const stepDiffs = differences(fewLosses, fewNative);
+  if (stepDiffs.length)
+    fail(`the page's losses step by step (${kFewLines} words) differ from native cppgrad-gpt train's:\n  ` +
+         stepDiffs.join('\n  '));
   const ckpt = path.join(scratch, 'page.ckpt');
   fs.writeFileSync(ckpt, module.FS.readFile('/page.ckpt'));
 
@@ -134,6 +156,9 @@ async function main() {
               `${pageSeconds.toFixed(1)} s, native ${nativeSeconds.toFixed(1)} s`);
   const worst = (a, b) => Math.max(...a.map((x, i) => Math.abs(x - b[i]) / Math.abs(b[i])));
   const lossWorst = worst(intervalMeans(losses, kEvery), nat.means);
+  console.log(`step by step on ${kFewLines} words: ${kSteps} losses within ${kBound}, the largest relative ` +
+              `difference ${worst(fewLosses, fewNative)}; ${fewLosses.filter((l, i) => l === fewNative[i]).length} ` +
+              'of them bit for bit');
   console.log(`largest relative differences: losses (means of ${kEvery}) ${lossWorst}, ` +
               `validation ${worst([evals[0].val_loss], [nat.val[nat.val.length - 1]])}, eval ${evalWorst}`);
 }
