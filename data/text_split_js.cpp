@@ -175,10 +175,4 @@ void TextSplitter::for_each_piece(std::string_view text, const std::function<voi
   if (text.size() > gap_start) on_piece(text.substr(gap_start));
 }
 
-std::vector<std::string_view> TextSplitter::pieces(std::string_view text) const {
-  std::vector<std::string_view> out;
-  for_each_piece(text, [&](std::string_view piece) { out.push_back(piece); });
-  return out;
-}
-
 }  // namespace cppgrad::data

@@ -11,7 +11,7 @@ const $ = (id) => document.getElementById(id);
 // What the page knows about the run; window.cppgradPage shows a copy.
 const state = {
   ready: false, hasSession: false, loading: false, waitingForReady: true, training: false, sampled: false,
-  steps_done: 0, max_steps: 2000,
+  steps_done: 0, max_steps: Number(document.getElementById('max-steps').value),
   losses: [], vals: [], bigram: null, val_loss: null, attention: null, ms_per_step: null, tokens_per_s: null,
   errors: [], text: null, name: null, pendingData: null, graphWhat: null, sampleSeed: 0,
 };
@@ -65,19 +65,19 @@ worker.addEventListener('error', (e) => {
 worker.addEventListener('messageerror', () => showError('a message from the engine could not be read'));
 const send = (message, transfer = []) => worker.postMessage(message, transfer);
 
-// The run's config as TrainConfig's JSON keys; other keys keep cppgrad-gpt train's defaults.
+// The run's config as TrainConfig's JSON keys; a key left out (an empty or bad box) keeps cppgrad-gpt train's default,
+// and ready's config then shows the value the run took.
 function config() {
-  const seed = Number.parseInt($('seed').value, 10), steps = Number.parseInt($('max-steps').value, 10);
-  const lr = Number($('lr').value);  // an empty or bad box keeps train's default (--lr 5e-4)
-  return { seed: Number.isFinite(seed) && seed >= 0 ? seed : 0, steps: Number.isFinite(steps) && steps > 0 ? steps : 2000,
-           format: $('format').value, ...(lr > 0 ? { lr } : {}) };
+  const seed = Number($('seed').value), steps = Number($('max-steps').value), lr = Number($('lr').value);
+  return { format: $('format').value, ...(Number.isInteger(seed) && seed >= 0 ? { seed } : {}),
+           ...(Number.isInteger(steps) && steps > 0 ? { steps } : {}), ...(lr > 0 ? { lr } : {}) };
 }
 
 // init, reset and load each end in 'ready' (a new run) or an error; until then chunks of the old run are ignored.
 // The worker handles messages in order, so Train, Sample or Download pressed meanwhile apply to the new run.
 function request(message, transfer, status) {
   Object.assign(state, { ready: false, waitingForReady: true, loading: message.type === 'load' });
-  if (message.type !== 'load') Object.assign(state, { steps_done: 0, max_steps: message.config.steps });
+  if (message.type !== 'load') Object.assign(state, { steps_done: 0, max_steps: message.config.steps ?? state.max_steps });
   setTraining(false);
   enableControls();
   send(message, transfer);

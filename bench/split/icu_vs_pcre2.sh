@@ -7,7 +7,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 file=${1:?usage: icu_vs_pcre2.sh FILE [REPEATS]}
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-g++ -std=c++20 -O2 -I"$repo" "$repo/bench/split/icu_vs_pcre2.cpp" "$repo/data/text_split.cpp" "$repo/data/text_split_white_space.cpp" \
+g++ -std=c++20 -O2 -I"$repo" "$repo/bench/split/icu_vs_pcre2.cpp" "$repo/data/text_split.cpp" "$repo/data/text_split_shared.cpp" \
   $(pkg-config --cflags --libs libpcre2-8 icu-i18n icu-uc) -lfmt -o "$work/icu_vs_pcre2"
 echo "# $(lscpu | sed -n 's/^Model name: *//p'); $(date -u '+%F %H:%M UTC'); load $(cut -d' ' -f1-3 /proc/loadavg)"
 "$work/icu_vs_pcre2" "$file" "${2:-5}"

@@ -9,24 +9,16 @@
 'use strict';
 const fs = require('fs');
 const path = require('path');
-const {execFileSync} = require('child_process');
+const {failer, loadModule, nativeProgram} = require('./native_side.js');
 
 const [moduleJs, nativeBin, scratch] = process.argv.slice(2);
 const kText = path.join(__dirname, '..', 'golden', 'tokenizer', 'kjv_genesis_1-3.txt');  // 11 KB of English
 const kWord = 'In the beginning God created';
 const kVocab = 300;
 
-function fail(message) {
-  console.error(`bpe_checkpoint: ${message}`);
-  process.exit(1);
-}
-
-const cppgradGpt = path.join(nativeBin, 'cppgrad-gpt');
-if (!fs.existsSync(cppgradGpt))
-  fail(`${cppgradGpt} is missing: build the native tree first (cmake -S . -B build && cmake --build build -j2), or ` +
-       `point -DCPPGRAD_NATIVE_BIN_DIR at its bin/ directory`);
+const fail = failer('bpe_checkpoint');
+const native = nativeProgram(nativeBin, fail);
 fs.mkdirSync(scratch, {recursive: true});
-const native = (args) => execFileSync(cppgradGpt, args, {encoding: 'utf8'});
 
 async function main() {
   const text = path.join(scratch, 'genesis.txt'), model = path.join(scratch, 'genesis.model');
@@ -40,8 +32,7 @@ async function main() {
   const ids = native(['tokenize', 'encode', '--tokenizer', `bpe:${model}`, '--data', word]).trim().split(/\s+/);
   fs.rmSync(model);  // the page has no .model file: the checkpoint carries the BPE
 
-  const createCppgrad = require(path.resolve(moduleJs));
-  const module = await createCppgrad({wasmBinary: fs.readFileSync(path.resolve(moduleJs).replace(/\.js$/, '.wasm'))});
+  const module = await loadModule(moduleJs);
   const page = new module.PageSession();
   const check = (r) => {
     if (r && r.error !== undefined) fail(`the module refused: ${r.error}`);

@@ -14,7 +14,7 @@
 'use strict';
 const fs = require('fs');
 const path = require('path');
-const {execFileSync} = require('child_process');
+const {failer, loadModule, nativeProgram} = require('./native_side.js');
 
 const [moduleJs, nativeBin, wordsFile, scratch] = process.argv.slice(2);
 const kWordsPath = '/usr/share/dict/american-english';  // the page's path for the word list: cppgrad-gpt's default
@@ -28,21 +28,12 @@ const kSeed = 5, kSteps = 50, kEvery = 10, kFewLines = 2000;
 // the weights after 50 steps by rounding errors (2.6e-6 at most, on values up to 1); another seed's losses by 1e-2.
 const kBound = 1e-6;
 
-function fail(message) {
-  console.error(`same_numbers: ${message}`);
-  process.exit(1);
-}
-
-const cppgradGpt = path.join(nativeBin, 'cppgrad-gpt');
-if (!fs.existsSync(cppgradGpt))
-  fail(`${cppgradGpt} is missing: build the native tree first (cmake -S . -B build && cmake --build build -j2), or ` +
-       `point -DCPPGRAD_NATIVE_BIN_DIR at its bin/ directory`);
+const fail = failer('same_numbers');
+const nativeAnyMode = nativeProgram(nativeBin, fail);
 if (!fs.existsSync(wordsFile)) fail(`${wordsFile} is missing: sudo apt-get install wamerican`);
 fs.mkdirSync(scratch, {recursive: true});
 
-function native(args) {
-  return execFileSync(cppgradGpt, args, {env: {...process.env, CPPGRAD_REFERENCE: '1'}, encoding: 'utf8'});
-}
+const native = (args) => nativeAnyMode(args, {...process.env, CPPGRAD_REFERENCE: '1'});
 
 function readJsonLines(file) {
   return fs.readFileSync(file, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
@@ -81,11 +72,7 @@ function differences(page, nat) {
 }
 
 async function main() {
-  const createCppgrad = require(path.resolve(moduleJs));
-  const module = await createCppgrad({
-    wasmBinary: fs.readFileSync(path.resolve(moduleJs).replace(/\.js$/, '.wasm')),
-    preRun: [(m) => { m.ENV.CPPGRAD_REFERENCE = '1'; }],
-  });
+  const module = await loadModule(moduleJs, {preRun: [(m) => { m.ENV.CPPGRAD_REFERENCE = '1'; }]});
   module.FS.mkdirTree(path.dirname(kWordsPath));
   module.FS.writeFile(kWordsPath, fs.readFileSync(wordsFile));
   const page = new module.PageSession();

@@ -1,7 +1,8 @@
-// with_unicode_white_space (data/text_split.h): the `\s` -> Unicode White_Space rewrite that both splitters apply,
-// PCRE2's natively (data/text_split.cpp) and JavaScript's in the WebAssembly build (data/text_split_js.cpp).
+// What both splitters of data/text_split.h share, PCRE2's natively (data/text_split.cpp) and JavaScript's in the
+// WebAssembly build (data/text_split_js.cpp): the `\s` -> Unicode White_Space rewrite, and the pieces as a vector.
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "data/text_split.h"
 
@@ -31,6 +32,12 @@ std::string with_unicode_white_space(std::string_view pattern) {
       out += next;
     }
   }
+  return out;
+}
+
+std::vector<std::string_view> TextSplitter::pieces(std::string_view text) const {
+  std::vector<std::string_view> out;
+  for_each_piece(text, [&](std::string_view piece) { out.push_back(piece); });
   return out;
 }
 
