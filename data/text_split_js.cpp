@@ -20,6 +20,7 @@
 
 #include "data/js_split_pattern.h"
 #include "data/text_split.h"
+#include "data/utf8.h"
 
 // The JavaScript side, at file scope (EM_JS declares extern "C" functions).
 // Makes the RegExp; returns its handle (>= 0), or -1 with JavaScript's message in error[0, capacity).
@@ -82,38 +83,6 @@ EM_JS(int, cppgrad_regexp_matches, (int handle, const char* text, int length, ui
 
 namespace cppgrad::data {
 
-namespace {
-
-// The length of the valid UTF-8 character at text[i], or 0 if none starts there (RFC 3629: no overlong forms, no
-// surrogates, nothing past U+10FFFF), as PCRE2 validates.
-std::size_t valid_character_length(std::string_view text, std::size_t i) {
-  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char b = byte(i);
-  if (b < 0x80) return 1;
-  std::size_t length = 0;
-  unsigned char low = 0x80, high = 0xBF;  // the second byte's range
-  if (b >= 0xC2 && b <= 0xDF) {
-    length = 2;
-  } else if (b >= 0xE0 && b <= 0xEF) {
-    length = 3;
-    if (b == 0xE0) low = 0xA0;
-    if (b == 0xED) high = 0x9F;
-  } else if (b >= 0xF0 && b <= 0xF4) {
-    length = 4;
-    if (b == 0xF0) low = 0x90;
-    if (b == 0xF4) high = 0x8F;
-  } else {
-    return 0;
-  }
-  if (i + length > text.size()) return 0;
-  if (byte(i + 1) < low || byte(i + 1) > high) return 0;
-  for (std::size_t k = 2; k < length; ++k)
-    if ((byte(i + k) & 0xC0) != 0x80) return 0;
-  return length;
-}
-
-}  // namespace
-
 // The RegExps of the four places a run can have in the text (index: 2 * at_text_start + at_text_end); they are one
 // RegExp where the pattern has no `^` or `$`.
 struct TextSplitter::Code {
@@ -151,7 +120,7 @@ void TextSplitter::for_each_piece(std::string_view text, const std::function<voi
   std::size_t gap_start = 0, i = 0;  // text[gap_start, i) is not matched yet
   while (i < text.size()) {
     std::size_t run_end = i;  // text[i, run_end) is valid UTF-8
-    for (std::size_t n; run_end < text.size() && (n = valid_character_length(text, run_end)) > 0;) run_end += n;
+    for (std::size_t n; run_end < text.size() && (n = utf8_sequence_length(text, run_end)) > 0;) run_end += n;
     if (run_end == i) {  // an invalid byte: it joins the gap
       ++i;
       continue;

@@ -159,6 +159,11 @@ std::size_t sequence_at(std::string_view bytes, std::size_t i, std::size_t& take
 
 }  // namespace
 
+std::size_t utf8_sequence_length(std::string_view bytes, std::size_t i) {
+  std::size_t taken = 1;
+  return sequence_at(bytes, i, taken);
+}
+
 std::string to_valid_utf8(std::string_view bytes) {
   std::string out;
   out.reserve(bytes.size());

@@ -27,6 +27,10 @@ std::u32string decode_utf8(std::string_view bytes);
 // in the middle of a character: it is shown as U+FFFD, never dropped.
 std::string to_valid_utf8(std::string_view bytes);
 
+// The length (1 to 4) of the well-formed UTF-8 sequence starting at bytes[i], or 0 if none starts there (RFC 3629 as
+// decode_utf8 reads it: no overlong forms, no surrogates, nothing past U+10FFFF, nothing cut short). i < bytes.size().
+std::size_t utf8_sequence_length(std::string_view bytes, std::size_t i);
+
 // Code points -> UTF-8 (1 to 4 bytes each). std::invalid_argument for a surrogate or a value above U+10FFFF.
 std::string encode_utf8(std::u32string_view text);
 std::string encode_utf8(char32_t c);

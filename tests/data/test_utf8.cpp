@@ -16,6 +16,7 @@ namespace {
 
 using data::decode_utf8;
 using data::encode_utf8;
+using data::utf8_sequence_length;
 
 TEST(Utf8, DecodesOneToFourByteFormsAndEncodesThemBack) {
   // A (1 byte), é U+00E9 (2), € U+20AC (3), 😀 U+1F600 (4), and each length's smallest and largest code point.
@@ -85,6 +86,39 @@ TEST(Utf8, ToValidUtf8ReplacesEachBadPartWithOneReplacementCharacter) {
   EXPECT_EQ(data::to_valid_utf8("\xE2\x82x"), fffd + "x");                  // cut short mid-text, the next kept
   EXPECT_EQ(data::to_valid_utf8("\xFF"), fffd);
   EXPECT_EQ(data::to_valid_utf8(""), "");
+}
+
+TEST(Utf8, SequenceLengthIsWhatDecodeAccepts) {
+  EXPECT_EQ(utf8_sequence_length("a", 0), 1u);
+  EXPECT_EQ(utf8_sequence_length("\xC3\xA9", 0), 2u);          // é
+  EXPECT_EQ(utf8_sequence_length("\xE2\x82\xAC", 0), 3u);      // €
+  EXPECT_EQ(utf8_sequence_length("\xF0\x9F\x98\x80", 0), 4u);  // U+1F600
+  EXPECT_EQ(utf8_sequence_length("x\xC3\xA9", 1), 2u);
+  EXPECT_EQ(utf8_sequence_length("\x80", 0), 0u);                // a continuation byte
+  EXPECT_EQ(utf8_sequence_length("\xC0\x80", 0), 0u);            // overlong
+  EXPECT_EQ(utf8_sequence_length("\xED\xA0\x80", 0), 0u);        // a surrogate
+  EXPECT_EQ(utf8_sequence_length("\xF4\x90\x80\x80", 0), 0u);    // past U+10FFFF
+  EXPECT_EQ(utf8_sequence_length("\xE2\x82", 0), 0u);            // cut short
+  // Every pair of bytes: the sequence found at the start is one decode_utf8 accepts, and none is found where it
+  // refuses both the first byte alone and the pair.
+  const auto decodes = [](const std::string& bytes) {
+    try {
+      decode_utf8(bytes);
+      return true;
+    } catch (const std::invalid_argument&) {
+      return false;
+    }
+  };
+  for (int a = 0; a < 256; ++a)
+    for (int b = 0; b < 256; ++b) {
+      const std::string pair{static_cast<char>(a), static_cast<char>(b)};
+      const std::size_t n = utf8_sequence_length(pair, 0);
+      if (n > 0) {
+        EXPECT_TRUE(decodes(pair.substr(0, n))) << a << " " << b;
+      } else {
+        EXPECT_FALSE(decodes(pair.substr(0, 1)) || decodes(pair)) << a << " " << b;
+      }
+    }
 }
 
 TEST(ReadTextFile, ReadsAFileWhole) {
