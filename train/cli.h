@@ -29,6 +29,7 @@
 #include "train/diverged.h"
 #include "train/flags.h"
 #include "train/outputs.h"
+#include "train/shell_quoted.h"
 #include "train/stop.h"
 
 namespace cppgrad::train {
@@ -92,15 +93,6 @@ inline void set_threads(std::int64_t threads) {
   if (const std::string note = threads_note(threads, std::thread::hardware_concurrency()); !note.empty())
     std::cerr << note << std::endl;
   if (threads > 0) omp_set_num_threads(static_cast<int>(threads));
-}
-
-// A path as the shell reads it back: as it is when it is plain, else in single quotes.
-inline std::string shell_quoted(const std::string& path) {
-  constexpr const char* kPlain = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./+=:,@%";
-  if (!path.empty() && path.find_first_not_of(kPlain) == std::string::npos) return path;
-  std::string quoted = "'";
-  for (const char c : path) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
 }
 
 // A run Ctrl-C or SIGTERM stopped between two steps (train/stop.h): saved with --save, one line saying how to go on

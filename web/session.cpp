@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -17,6 +16,7 @@
 #include "gpt/prompt.h"
 #include "nn/generate.h"
 #include "train/data_parallel.h"
+#include "train/shell_quoted.h"
 
 namespace cppgrad::web {
 
@@ -25,17 +25,6 @@ namespace {
 // nanoGPT's names for the model's sizes, read as the table's keys.
 const std::vector<std::pair<std::string, std::string>> kKeyAliases = {
     {"n_layer", "layers"}, {"n_head", "heads"}, {"n_embd", "d_model"}};
-
-std::string shell_word(const std::string& s) {
-  const bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) ||
-           std::string_view("-_./:+=,").find(c) != std::string_view::npos;
-  });
-  if (plain) return s;
-  std::string quoted = "'";
-  for (const char c : s) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
 
 std::string value_text(const train::ConfigValue& v) {
   return std::visit([](const auto& x) { return fmt::format("{}", x); }, v);
@@ -90,7 +79,7 @@ std::string train_command(const gpt::TrainConfig& given) {
     if (v == row.get(row.flag == "shards" ? default_shards : defaults)) continue;
     std::string text = value_text(v);
     if (row.flag == "data" && text.starts_with(kDroppedDir)) text = text.substr(std::string_view(kDroppedDir).size());
-    cmd += " --" + row.flag + " " + shell_word(text);
+    cmd += " --" + row.flag + " " + train::shell_quoted(text);
   }
   return cmd;
 }
