@@ -24,24 +24,31 @@ std::string norm_line(double norm) {
 
 }  // namespace
 
+AutogradGraph autograd_graph(const Tensor& root) {
+  AutogradGraph g{.tensors = {root}, .edges = {}};
+  std::unordered_map<const TensorImpl*, int> ids{{root.impl_ptr().get(), 0}};
+  for (std::size_t next = 0; next < g.tensors.size(); ++next) {
+    const Tensor t = g.tensors[next];  // a handle of its own: push_back below may move the vector's
+    const auto& node = t.grad_fn();
+    if (!node) continue;
+    for (const Tensor& in : node->inputs) {
+      if (!in.defined() || !in.requires_grad()) continue;
+      auto [it, fresh] = ids.try_emplace(in.impl_ptr().get(), static_cast<int>(g.tensors.size()));
+      if (fresh) g.tensors.push_back(in);
+      g.edges.emplace_back(it->second, static_cast<int>(next));
+    }
+  }
+  return g;
+}
+
 void write_graph_dot(const Tensor& root, std::ostream& out, const std::map<const TensorImpl*, std::string>& names) {
   out << "digraph autograd {\n  rankdir=BT;\n  node [shape=box, fontname=\"monospace\", fontsize=10];\n";
-  std::unordered_map<const TensorImpl*, int> ids;
-  std::vector<Tensor> stack = {root};
-  ids[root.impl_ptr().get()] = 0;
-  while (!stack.empty()) {  // iterative, like the engine: graphs can be deep
-    Tensor t = stack.back();
-    stack.pop_back();
-    const int id = ids.at(t.impl_ptr().get());
+  const AutogradGraph g = autograd_graph(root);
+  for (std::size_t id = 0; id < g.tensors.size(); ++id) {
+    const Tensor& t = g.tensors[id];
     if (const auto& node = t.grad_fn()) {
       out << "  n" << id << " [label=\"" << node->name << "\\n" << shape_str(t.shape()) << norm_line(node->grad_norm)
           << "\"" << (id == 0 ? ", penwidth=2" : "") << "];\n";
-      for (const Tensor& in : node->inputs) {
-        if (!in.defined() || !in.requires_grad()) continue;
-        auto [it, fresh] = ids.try_emplace(in.impl_ptr().get(), static_cast<int>(ids.size()));
-        out << "  n" << it->second << " -> n" << id << ";\n";
-        if (fresh) stack.push_back(in);
-      }
     } else {
       auto name = names.find(t.impl_ptr().get());
       const bool param = name != names.end();
@@ -50,6 +57,7 @@ void write_graph_dot(const Tensor& root, std::ostream& out, const std::map<const
           << "\"];\n";
     }
   }
+  for (const auto& [from, to] : g.edges) out << "  n" << from << " -> n" << to << ";\n";
   out << "}\n";
 }
 

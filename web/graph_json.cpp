@@ -3,10 +3,10 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
-#include <unordered_map>
 #include <vector>
 
 #include "core/autograd.h"
+#include "core/graph_dot.h"
 #include "core/generator.h"
 #include "core/ops/elementwise.h"
 #include "core/ops/matmul.h"
@@ -32,21 +32,7 @@ nlohmann::json first_values(const Tensor& t) {
 
 std::string graph_json(const Tensor& root, const std::map<const TensorImpl*, std::string>& names) {
   if (root.numel() != 1) throw std::invalid_argument("graph_json: the root must have one element");
-  // The walk of write_graph_dot: every tensor that requires grad, reached from the root through the ops' inputs.
-  std::vector<Tensor> tensors = {root};
-  std::vector<std::pair<int, int>> edges;
-  std::unordered_map<const TensorImpl*, int> ids{{root.impl_ptr().get(), 0}};
-  for (std::size_t next = 0; next < tensors.size(); ++next) {
-    const Tensor t = tensors[next];
-    const auto& node = t.grad_fn();
-    if (!node) continue;
-    for (const Tensor& in : node->inputs) {
-      if (!in.defined() || !in.requires_grad()) continue;
-      auto [it, fresh] = ids.try_emplace(in.impl_ptr().get(), static_cast<int>(tensors.size()));
-      if (fresh) tensors.push_back(in);
-      edges.emplace_back(it->second, static_cast<int>(next));
-    }
-  }
+  const auto [tensors, edges] = autograd_graph(root);  // root first
   const std::vector<Tensor> grads =
       autograd::grad({root}, tensors, {}, /*retain_graph=*/true, /*create_graph=*/false, /*allow_unused=*/true);
   nlohmann::json nodes = nlohmann::json::array();

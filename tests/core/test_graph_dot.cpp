@@ -28,6 +28,19 @@ TEST(GraphDot, DrawsOpsLeavesAndRecordedGradientNorms) {
   EXPECT_EQ(std::count(s.begin(), s.end(), '>'), 3);  // w -> mul, x -> mul, mul -> sum
 }
 
+TEST(GraphDot, TheWalkFindsEachTensorOnceAndEachInputReadAsAnEdge) {
+  Tensor x = Tensor::from_vector<double>({3, 4}, {2});
+  x.set_requires_grad(true);
+  const Tensor y = mul(x, 2.0);
+  const Tensor loss = sum(mul(y, y));  // y read twice by one op: two edges, one node
+  const AutogradGraph g = autograd_graph(loss);
+  ASSERT_EQ(g.tensors.size(), 4u);  // sum, mul(y, y), y, x
+  EXPECT_TRUE(g.tensors[0].impl_ptr() == loss.impl_ptr());
+  EXPECT_TRUE(g.tensors[2].impl_ptr() == y.impl_ptr());
+  EXPECT_TRUE(g.tensors[3].impl_ptr() == x.impl_ptr());
+  EXPECT_EQ(g.edges, (std::vector<std::pair<int, int>>{{1, 0}, {2, 1}, {2, 1}, {3, 2}}));
+}
+
 TEST(GraphDot, DeepGraphsAreWalkedIteratively) {
   Tensor x = Tensor::scalar(1.0, DType::Float64);
   x.set_requires_grad(true);
