@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cxxopts.hpp>
+#include <map>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -493,11 +494,21 @@ const char* kUsage =
     "  import     a GPT-2 model.safetensors (Hugging Face's layout) to a checkpoint: sample, eval, train --init\n"
     "  export     a checkpoint's model as Hugging Face's GPT-2 model.safetensors (--config-json: config.json too)\n";
 
+// Each command's remedy when memory runs out, in its own flags.
+const std::map<std::string, std::string> kOutOfMemoryHints = {
+    {"train", "smaller --d-model, --layers, --batch-size or --context need less"},
+    {"sample", "the model is too large for this machine; fewer --num samples or --max-new-tokens need less"},
+    {"eval", "the model or --data is too large for this machine; a smaller --data file needs less"},
+    {"attention", "the model is too large for this machine; a shorter --prompt needs less"},
+    {"tokenize", "a smaller --data file needs less: split it and run once per part"},
+    {"import", "the model is too large for this machine; a smaller GPT-2 (--preset gpt2) needs less"},
+    {"export", "the model is too large for this machine to write"}};
+
 }  // namespace
 
 int main(int argc, char** argv) {
   return train::run_program("cppgrad-gpt", argc, argv, kUsage,
                           {{"train", cmd_train}, {"sample", cmd_sample}, {"eval", cmd_eval}, {"attention", cmd_attention},
                            {"tokenize", cmd_tokenize}, {"import", cmd_import}, {"export", cmd_export}},
-                          "smaller --d-model, --layers, --batch-size or --context need less");
+                          kOutOfMemoryHints);
 }

@@ -36,6 +36,7 @@ set(CPPGRAD_WASM_LEFT_OUT
   AtomicFile.RemovesTemporariesOfDeadWritersButNotOfLiveOnes  # it asks whether other processes are alive
   SafetensorsHostile.AHugeSparseFileCostsOneSmallRead         # a 2 GiB file: emscripten's file layer sees 0 bytes
   ReadTextFile.StopsReadingAPipeAtTheBound                    # a pipe written by a second thread
+  ReadTextFile.RefusesADevice                                 # node's file system has no /dev/zero
   BpeTokenizer.CopiesShareTheCompiledPatternAndEncodeFromManyThreads)  # four threads
 list(JOIN CPPGRAD_WASM_LEFT_OUT ":" left_out)
 # One node process per shard, not per test: node compiles the 4 MB module in about half a second each time it

@@ -19,16 +19,21 @@ const std::string_view kGpt4SplitPattern =
 
 BpeTokenizer::BpeTokenizer(BpeRanks ranks, std::string_view split_pattern, std::vector<SpecialToken> special_tokens)
     : ranks_(std::move(ranks)), splitter_(split_pattern), specials_(std::move(special_tokens)) {
+  std::unordered_map<std::string_view, std::size_t> texts;  // each text and id to the first special that has it:
+  std::unordered_map<std::int64_t, std::size_t> ids;         // linear in their number, not quadratic
   for (std::size_t i = 0; i < specials_.size(); ++i) {
     const SpecialToken& s = specials_[i];
     if (s.text.empty()) throw std::invalid_argument(fmt::format("BPE special token {} (id {}) has no text", i, s.id));
     if (s.id < ranks_.size() || s.id > std::numeric_limits<std::int32_t>::max())
       throw std::invalid_argument(fmt::format("BPE special token '{}' has id {}: must be in [{}, 2^31), after the byte "
                                               "and merge tokens", s.text, s.id, ranks_.size()));
-    for (std::size_t j = 0; j < i; ++j)
-      if (specials_[j].id == s.id || specials_[j].text == s.text)
-        throw std::invalid_argument(fmt::format("BPE special tokens '{}' (id {}) and '{}' (id {}) share a text or an id",
-                                                specials_[j].text, specials_[j].id, s.text, s.id));
+    const auto text_seen = texts.try_emplace(s.text, i);
+    const auto id_seen = ids.try_emplace(s.id, i);
+    if (!text_seen.second || !id_seen.second) {
+      const SpecialToken& first = specials_[!text_seen.second ? text_seen.first->second : id_seen.first->second];
+      throw std::invalid_argument(fmt::format("BPE special tokens '{}' (id {}) and '{}' (id {}) share a text or an id",
+                                              first.text, first.id, s.text, s.id));
+    }
   }
 }
 

@@ -36,6 +36,18 @@ namespace cppgrad::data {
 extern const std::string_view kGpt2SplitPattern;
 extern const std::string_view kGpt4SplitPattern;
 
+// What a .model file (or a checkpoint's model text) may make, refused by from_model_text before anything is built
+// from it (docs/tokenizer.md, "The .model file"): a hostile file of a few hundred bytes could otherwise name tokens
+// of 2^40 bytes, or a quadratic total.
+inline constexpr std::int64_t kMaxBpeTokens = 1'000'000;                    // GPT-2: 50,257; GPT-4: 100,277
+inline constexpr std::uint64_t kMaxBpeModelBytes = std::uint64_t{64} << 20;  // 64 MiB: a million merges of ~20 bytes
+inline constexpr std::uint64_t kMaxBpeTokenBytes = 4096;                    // GPT-2's longest token: 128 bytes
+// All tokens' bytes together: 1 MiB, plus 16 per byte of the file (a trained tokenizer's line of ~10 bytes makes a
+// token of ~6; GPT-2's vocabulary written this way would hold 0.5 token bytes per file byte).
+constexpr std::uint64_t max_bpe_token_bytes_total(std::uint64_t model_text_bytes) {
+  return (std::uint64_t{1} << 20) + 16 * model_text_bytes;
+}
+
 struct SpecialToken {
   std::string text;  // e.g. "<|endoftext|>"
   std::int64_t id;
@@ -59,7 +71,8 @@ class BpeTokenizer {
                             std::string_view split_pattern = kGpt4SplitPattern,
                             const std::vector<std::string>& special_tokens = {});
 
-  // minbpe's .model text format (see to_model_text). load: std::runtime_error "<path>:<line>: <why>" for a bad file.
+  // minbpe's .model text format (see to_model_text). load: std::runtime_error "<path>:<line>: <why>" for a bad file,
+  // or one over the bounds above.
   static BpeTokenizer load(const std::string& path);
   void save(const std::string& path) const;  // atomically (core/atomic_file.h)
   // The same format as a string, for a checkpoint to carry: "minbpe v1\n<pattern>\n<n specials>\n<text> <id>\n...

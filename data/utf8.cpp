@@ -33,6 +33,9 @@ std::string read_text_file(const std::string& path, std::uint64_t max_bytes) {
   struct stat st {};
   if (::fstat(file.fd, &st) != 0) refuse(path, fmt::format("cannot stat: {}", std::strerror(errno)));
   if (S_ISDIR(st.st_mode)) refuse(path, "is a directory, not a text file");
+  // A device (/dev/zero, /dev/urandom, a terminal) has no size and no end: only a file or a pipe is read.
+  if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))
+    refuse(path, "is a device or socket, not a file (a pipe is read up to the limit; give a file)");
   if (S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) > max_bytes)
     refuse(path, fmt::format("is {} bytes, more than the limit of {} bytes", st.st_size, max_bytes));
 

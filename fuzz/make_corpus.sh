@@ -99,4 +99,26 @@ printf 'minbpe v1\n%s\n1\n<|endoftext|> 262\n116 104\n256 101\n32 257\n97 110\n2
 printf 'minbpe v1\n\\p{L}+|\\s\n1\n<|endoftext|> 100257\n97 97\n256 97\n' > "$out/bpe_model/special_gap.model"
 printf "minbpe v1\n's|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+\n0\n" \
   > "$out/bpe_model/gpt2_pattern.model"
+# ... and the shapes of file that once cost the reader far more than their size (tests/data/hostile_bpe_models.h makes
+# the same for the tests): merges that double a token (2^40 bytes from 338), tokens one byte longer each (quadratic),
+# many tokens of 2 KB, and many special tokens (once compared pairwise). Each is refused, or read, within the
+# harness's -rss_limit_mb and -timeout (fuzz/run.sh).
+python3 - "$out/bpe_model" <<'PY'
+import sys
+out = sys.argv[1]
+def header(specials=0):
+    return "minbpe v1\n\\p{L}+|\\s+|.\n%d\n" % specials
+def doubling(merges):
+    return header() + "97 97\n" + "".join("%d %d\n" % (255 + r, 255 + r) for r in range(1, merges))
+def growing(merges):
+    return header() + "97 97\n" + "".join("%d 97\n" % (255 + r) for r in range(1, merges))
+def wide(pairs):
+    return (doubling(10) + "".join("265 %d\n" % b for b in range(256))
+            + "".join("%d %d\n" % (266 + p // 256, 266 + p % 256) for p in range(pairs)))
+def specials(n):
+    return header(n) + "".join("<s%d> %d\n" % (i, 256 + i) for i in range(n))
+for name, text in [("doubling", doubling(40)), ("growing", growing(2000)), ("wide", wide(1000)),
+                   ("specials", specials(2000))]:
+    open("%s/hostile_%s.model" % (out, name), "w").write(text)
+PY
 ls -l "$out"/*

@@ -125,8 +125,11 @@ inline int run_command(const Command& command, const std::string& name, std::vec
 // Runs `program <command> [flags]`: --help / no command print `usage`, `<command> --help` its flags, --version the
 // version, and every exception becomes one line "<program> <command>: <what>" with its status: 2 bad input (flags,
 // values, files), 3 training diverged, 1 anomaly detected, out of memory, or an unexpected failure.
+// out_of_memory_hints: each command's own remedy, in its own flags ("smaller --batch-size ..."), for the line
+// "out of memory (<hint>)"; a command without one is told to give smaller input.
 inline int run_program(const std::string& program, int argc, char** argv, const std::string& usage,
-                       const std::map<std::string, Command>& commands, const std::string& out_of_memory_hint) {
+                       const std::map<std::string, Command>& commands,
+                       const std::map<std::string, std::string>& out_of_memory_hints) {
   // A reader of --metrics-out that goes away (a closed pipe) is an error to report, not a signal to die of.
   std::signal(SIGPIPE, SIG_IGN);
   const std::string first = argc >= 2 ? argv[1] : "";
@@ -167,12 +170,22 @@ inline int run_program(const std::string& program, int argc, char** argv, const 
     std::cerr << where << e.what() << "\n";
     return 2;
   } catch (const std::bad_alloc&) {
-    std::cerr << where << "out of memory (" << out_of_memory_hint << ")\n";
+    const auto hint = out_of_memory_hints.find(first);
+    std::cerr << where << "out of memory ("
+              << (hint != out_of_memory_hints.end() ? hint->second : "smaller input needs less") << ")\n";
     return 1;
   } catch (const std::exception& e) {
     std::cerr << where << "unexpected error: " << e.what() << "\n";
     return 1;
   }
+}
+
+// The same with one remedy for every command (a program of one kind of work: all its commands train).
+inline int run_program(const std::string& program, int argc, char** argv, const std::string& usage,
+                       const std::map<std::string, Command>& commands, const std::string& out_of_memory_hint) {
+  std::map<std::string, std::string> hints;
+  for (const auto& [name, command] : commands) hints[name] = out_of_memory_hint;
+  return run_program(program, argc, argv, usage, commands, hints);
 }
 
 }  // namespace cppgrad::train

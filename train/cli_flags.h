@@ -49,6 +49,7 @@ Config config_from_flags(const cxxopts::ParseResult& r, const ConfigTable<Config
   Config c = stored;
   apply_config_flags(r, table, c);
   table.check(c);
+  if (resume.empty()) return c;  // a fresh run takes any value its bounds allow
   for (const auto& row : table.rows())
     if (row.on_resume == OnResume::must_match && row.get(c) != row.get(stored))
       throw UsageError(fmt::format("--resume {}: the checkpoint was trained with --{} {}, not {}", resume, row.flag,

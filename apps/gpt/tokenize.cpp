@@ -3,15 +3,11 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <charconv>
 #include <chrono>
-#include <cstring>
 #include <cxxopts.hpp>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <optional>
 #include <stdexcept>
 
@@ -29,18 +25,27 @@ namespace {
 
 constexpr std::int64_t kMinVocab = 256, kMaxVocab = 1'000'000;  // the bytes; far beyond any real vocabulary
 
-// The whole file, as bytes; anything that stops reading it is a usage error naming the flag and the path.
+// The whole file, as bytes, through the bounded reader every program uses (data/utf8.h: at most 1 GiB, as train
+// reads; no device); anything that stops reading it is a usage error naming the flag and the path.
 std::string read_bytes(const std::string& flag, const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw UsageError(fmt::format("{} '{}': is a directory", flag, path));
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw UsageError(fmt::format("{} '{}': cannot read ({})", flag, path, std::strerror(errno)));
-  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  if (f.bad()) throw UsageError(fmt::format("{} '{}': cannot read ({})", flag, path, std::strerror(errno)));
-  return bytes;
+  try {
+    return data::read_text_file(path);
+  } catch (const std::runtime_error& e) {  // "<path>: <why>"
+    throw UsageError(fmt::format("{} {}", flag, e.what()));
+  }
 }
 
 void write_stdout(std::string_view bytes) { write_all(STDOUT_FILENO, bytes.data(), bytes.size(), "stdout"); }
+
+// ids_text's line, written 65,536 ids at a time: a gigabyte of text's ids never stand as one 5 GB string.
+void write_ids(std::span<const std::int64_t> ids) {
+  constexpr std::size_t kChunk = 1 << 16;
+  for (std::size_t at = 0; at < ids.size() || at == 0; at += kChunk) {
+    std::string text = ids_text(ids.subspan(at, std::min(kChunk, ids.size() - at)));
+    if (at + kChunk < ids.size()) text.back() = ' ';  // the line goes on in the next chunk
+    write_stdout(text);
+  }
+}
 
 // A required flag's value, or a usage error saying what the command needs.
 std::string required(const cxxopts::ParseResult& r, const char* command, const std::string& flag,
@@ -83,12 +88,12 @@ int cmd_encode(int argc, char** argv) {
   const std::string text = read_bytes("--data", path);
   if (tokenizer == "char") {
     if (r.count("special")) throw UsageError("--special reads a BPE's <|endoftext|>; --tokenizer char has no such token");
-    write_stdout(ids_text(chars_of(text, path).encode(text)));  // every character is in the vocabulary it made
+    write_ids(chars_of(text, path).encode(text));  // every character is in the vocabulary it made
     return 0;
   }
   const data::BpeTokenizer tok = load_tokenizer(tokenizer);
   const std::vector<std::int64_t> ids = r.count("special") ? tok.encode(text) : tok.encode_ordinary(text);
-  write_stdout(ids_text(ids));
+  write_ids(ids);
   return 0;
 }
 

@@ -2,6 +2,7 @@
 // Runs one of the programs as a user would, through the shell: its exit status and everything it printed
 // (standard output and standard error together). Also what a training run leaves behind, to compare two runs.
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -119,6 +120,66 @@ inline pid_t start_program(const char* binary, const std::vector<std::string>& a
     _exit(127);
   }
   return child;
+}
+
+// A program's run with what it cost: its status and streams as run_cli gives them, its peak resident memory and the
+// CPU time it used (the kernel's own accounting of the child, through wait4), for tests that hold a refusal to a
+// bound in memory and time, as a user's machine would feel it.
+struct MeasuredResult : CliResult {
+  double peak_mib = 0;      // ru_maxrss
+  double cpu_seconds = 0;   // user + system
+};
+
+inline MeasuredResult run_measured(const std::string& binary, const std::vector<std::string>& args,
+                                   const std::filesystem::path& dir) {
+  const std::string out = (dir / "stdout.txt").string(), err = (dir / "stderr.txt").string();
+  std::vector<std::string> copy = args;
+  copy.insert(copy.begin(), binary);
+  std::vector<char*> argv;  // built before fork: the child only opens, duplicates and executes
+  for (std::string& a : copy) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    const int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (o < 0 || e < 0 || ::dup2(o, 1) < 0 || ::dup2(e, 2) < 0) ::_exit(126);
+    ::execv(binary.c_str(), argv.data());
+    ::_exit(127);
+  }
+  int raw = 0;
+  rusage usage{};
+  while (::wait4(child, &raw, 0, &usage) < 0 && errno == EINTR) {
+  }
+  MeasuredResult r;
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+  r.out = slurp(out);
+  r.err = slurp(err);
+  r.peak_mib = static_cast<double>(usage.ru_maxrss) / 1024.0;
+  r.cpu_seconds = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                  static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+  return r;
+}
+
+// What refusing (or reading, when valid) a hostile input may cost: the bound every reader keeps (fuzz/README.md;
+// the fuzzers hold it through libFuzzer's limits). A sanitizer build's shadow memory and checks are not the
+// program's own cost: there the bounds are not held (the Release suite holds them).
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kCostIsMeasurable = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kCostIsMeasurable = false;
+#else
+inline constexpr bool kCostIsMeasurable = true;
+#endif
+#else
+inline constexpr bool kCostIsMeasurable = true;
+#endif
+inline constexpr double kHostileInputMaxMiB = 200, kHostileInputMaxCpuSeconds = 2;
+
+inline void expect_cheap(const MeasuredResult& r, const std::string& what) {
+  if (!kCostIsMeasurable) return;
+  EXPECT_LT(r.peak_mib, kHostileInputMaxMiB) << what << ": peak RSS " << r.peak_mib << " MiB";
+  EXPECT_LT(r.cpu_seconds, kHostileInputMaxCpuSeconds) << what << ": " << r.cpu_seconds << " s of CPU";
 }
 
 // What a training run leaves behind, for comparing two runs that must end alike (an unbroken one and one stopped and

@@ -23,6 +23,7 @@
 #include "data/bpe.h"
 #include "data/utf8.h"
 #include "run_program.h"
+#include "tests/data/hostile_bpe_models.h"
 
 namespace {
 
@@ -493,6 +494,20 @@ TEST_F(GptCliBpe, AHostileTokenizerModelInACheckpointIsRefused) {
   cppgrad::write_safetensors(path("h.safetensors"), f.tensors, f.metadata);
   expect_usage_error(cli({"sample", "--checkpoint", path("h.safetensors")}),
                      "checkpoint " + path("h.safetensors") + ": metadata 'tokenizer_model':4: ");
+  // A model text that names far more than its size (2^41 bytes of tokens from 338) is refused cheaply by every
+  // command that reads a checkpoint's tokenizer.
+  f.metadata["tokenizer_model"] = cppgrad::test::doubling_model(40);
+  cppgrad::write_safetensors(path("h.safetensors"), f.tensors, f.metadata);
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"sample", "--checkpoint", path("h.safetensors")},
+        {"eval", "--checkpoint", path("h.safetensors")},
+        {"train", "--resume", path("h.safetensors"), "--steps", "30"},
+        {"train", "--init", path("h.safetensors"), "--steps", "30", "--data", path("text.txt")}}) {
+    const cppgrad::test::MeasuredResult r = cppgrad::test::run_measured(CPPGRAD_GPT_BIN, args, dir_);
+    SCOPED_TRACE(args[0] + " " + args[1]);
+    expect_usage_error(r, "metadata 'tokenizer_model':16: the merge 267 267 makes a token of 8192 bytes");
+    cppgrad::test::expect_cheap(r, args[0] + " of a checkpoint with a hostile tokenizer");
+  }
   f.metadata.erase("tokenizer_model");
   cppgrad::write_safetensors(path("h.safetensors"), f.tensors, f.metadata);
   expect_usage_error(cli({"eval", "--checkpoint", path("h.safetensors")}), "metadata has no 'tokenizer_model'");

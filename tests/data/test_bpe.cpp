@@ -1,5 +1,7 @@
 // BpeTokenizer (data/bpe.h) on tokenizers trained here: byte round trips, special tokens, misuse, and the .model
 // file (minbpe's format) written, read back byte-identical, and refused when hostile.
+#include <fmt/format.h>
+
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -8,6 +10,7 @@
 #include <vector>
 
 #include "data/bpe.h"
+#include "hostile_bpe_models.h"
 #include "test_paths.h"
 #include "test_util.h"
 
@@ -149,11 +152,49 @@ TEST(BpeTokenizer, AHostileModelFileIsRefusedNamingTheLine) {
   EXPECT_THROW_MSG(BpeTokenizer::load("/nonexistent/dir/tok.model"), std::runtime_error, "/nonexistent/dir/tok.model");
 }
 
+// A file of a few hundred bytes once made the reader build 2^41 bytes of tokens, one of 390 KB a quadratic 1.5 GB,
+// and 100,000 special tokens took 50 s (each compared with every other). Each is refused (or read) at the cost of
+// its size, naming the line and the bound.
+TEST(BpeTokenizer, AModelFileCannotMakeMoreThanItsSizeBounds) {
+  const std::string doubling = test::doubling_model(40);
+  EXPECT_LT(doubling.size(), 400u);
+  expect_refused(doubling, "bad.model:16: the merge 267 267 makes a token of 8192 bytes, more than the 4096 a token "
+                           "may hold (GPT-2's longest has 128)");
+  const std::string growing = test::growing_model(50'000);
+  expect_refused(growing, fmt::format("bad.model:4022: the tokens so far hold 8082465 bytes in all, more than the "
+                                      "8081120 a model file of {} bytes may make", growing.size()));
+  const std::string wide = test::wide_model(60'000);
+  EXPECT_THROW_MSG(BpeTokenizer::from_model_text(wide, "bad.model"), std::runtime_error,
+                   fmt::format("bytes in all, more than the {} a model file of {} bytes may make",
+                               data::max_bpe_token_bytes_total(wide.size()), wide.size()));
+  // At the bounds, a file is read: 4096-byte tokens, and 100,000 special tokens.
+  const BpeTokenizer chain = BpeTokenizer::from_model_text(test::doubling_model(12), "chain.model");
+  EXPECT_TRUE(chain.token_bytes(256 + 11) == std::string(4096, 'a'));
+  const BpeTokenizer specials = BpeTokenizer::from_model_text(test::many_specials_model(100'000), "specials.model");
+  EXPECT_EQ(specials.size(), 256 + 100'000);
+  EXPECT_EQ(specials.special_id("<s99999>"), 256 + 99'999);
+  // Lines beyond what a BPE of kMaxBpeTokens holds are refused before any is read.
+  EXPECT_THROW_MSG(BpeTokenizer::from_model_text(test::model_header() + std::string(data::kMaxBpeTokens, '\n'), "m"),
+                   std::runtime_error, "m: 1000003 lines, more than a BPE of at most 1000000 tokens holds");
+}
+
+TEST(BpeTokenizer, ARepeatedSpecialTokenIsFoundAmongManyNamingBoth) {
+  std::string text = test::model_header(50'000);
+  for (int i = 0; i < 49'999; ++i) text += fmt::format("<s{}> {}\n", i, 256 + i);
+  text += "<last> 257\n";  // <s1>'s id
+  expect_refused(text, "bad.model:50003: special token '<last>' 257 repeats the text or id of '<s1>' 257");
+}
+
 TEST(BpeTokenizer, WhatMinbpesFormatCannotHoldIsRefusedOnSave) {
   const auto spaced = BpeTokenizer::train(kText, 256, " ?\\p{L}+");
   EXPECT_THROW_MSG(spaced.to_model_text(), std::invalid_argument, "must be one line without space at either end");
   const auto special = BpeTokenizer::train(kText, 256, data::kGpt4SplitPattern, {"<end of text>"});
   EXPECT_THROW_MSG(special.to_model_text(), std::invalid_argument, "special token '<end of text>' holds white space");
+  // What load would refuse is refused on save: 13 merges of a run of 16,384 letters make a token of 8,192 bytes.
+  const auto runs = BpeTokenizer::train(std::string(16384, 'a'), 256 + 13);
+  EXPECT_THROW_MSG(runs.to_model_text(), std::invalid_argument,
+                   "BPE save: token 268 holds 8192 bytes, more than the 4096 a .model file may hold");
+  EXPECT_NO_THROW(BpeTokenizer::train(std::string(16384, 'a'), 256 + 12).to_model_text());
 }
 
 }  // namespace

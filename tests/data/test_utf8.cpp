@@ -159,5 +159,10 @@ TEST(ReadTextFile, RefusesADirectoryAndAMissingFile) {
   EXPECT_THROW_MSG(data::read_text_file(missing), std::runtime_error, missing + ": cannot open");
 }
 
+// A device has no size and may have no end: /dev/zero once filled a gigabyte before the bound refused it.
+TEST(ReadTextFile, RefusesADevice) {
+  EXPECT_THROW_MSG(data::read_text_file("/dev/zero"), std::runtime_error, "/dev/zero: is a device or socket, not a file");
+}
+
 }  // namespace
 }  // namespace cppgrad

@@ -1,6 +1,7 @@
 # docs/add-a-program.md's makemore, held to what its page says (cmake -DPROGRAM=<makemore> -DWORK=<dir> -P this):
-# 1. a run stopped at step 300 and resumed to 600 goes on from step 300 and ends in the same bytes as an unbroken run
-#    of 600 (the weights, Adam's moments and step, the batch generator, the history);
+# 1. a run with non-default flags stopped at step 300 and resumed to 600 goes on from step 300 and ends in the same
+#    bytes as an unbroken run of 600 (the weights, Adam's moments and step, the batch generator, the history); a
+#    resume that changes the model's width is refused;
 # 2. the unbroken run's metrics stream and plot are written, and its last validation loss is below three quarters of
 #    a uniform guess's (ln 19 = 2.944, so 2.208): the model learned the names.
 foreach(var PROGRAM WORK)
@@ -23,12 +24,29 @@ function(makemore_train output)
   set(${output} "${out}" PARENT_SCOPE)
 endfunction()
 
-makemore_train(out --steps 300 --save half.safetensors --quiet)
-makemore_train(resumed --steps 600 --resume half.safetensors --save half.safetensors)
+# Every run with values other than the defaults (hidden 64, seed 42): a fresh run takes any flag, a resumed one the
+# same values again.
+set(model --hidden 96 --seed 7)
+makemore_train(out --steps 300 --save half.safetensors --quiet ${model})
+file(COPY_FILE ${WORK}/half.safetensors ${WORK}/at300.safetensors)
+makemore_train(resumed --steps 600 --resume half.safetensors --save half.safetensors ${model})
 if(NOT resumed MATCHES "^step   400 " OR resumed MATCHES "step   300 ")  # a fresh run of 600 would also match bytes
   message(FATAL_ERROR "the resumed run did not go on from step 300: its first evaluation is not step 400")
 endif()
-makemore_train(out --save whole.safetensors --metrics-out makemore.jsonl --plot loss.svg --quiet)
+# A resumed run that would change a must_match field is refused, naming it, and leaves the checkpoint as it was.
+file(COPY_FILE ${WORK}/at300.safetensors ${WORK}/kept.safetensors)
+execute_process(COMMAND ${PROGRAM} train --steps 600 --resume kept.safetensors --save kept.safetensors --hidden 64
+                        --seed 7
+                RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err WORKING_DIRECTORY ${WORK})
+if(NOT status EQUAL 2 OR NOT err MATCHES "trained with --hidden 96, not 64")
+  message(FATAL_ERROR "a resume with --hidden 64 over a run of --hidden 96 was not refused (${status}):\n${out}\n${err}")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files ${WORK}/at300.safetensors ${WORK}/kept.safetensors
+                RESULT_VARIABLE changed)
+if(NOT changed EQUAL 0)
+  message(FATAL_ERROR "the refused resume changed its checkpoint")
+endif()
+makemore_train(out --save whole.safetensors --metrics-out makemore.jsonl --plot loss.svg --quiet ${model})
 
 execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files ${WORK}/half.safetensors ${WORK}/whole.safetensors
                 RESULT_VARIABLE differ)
