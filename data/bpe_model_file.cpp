@@ -64,9 +64,11 @@ std::string BpeTokenizer::to_model_text() const {
     throw std::invalid_argument("BPE save: this tokenizer numbers its byte tokens its own way (GPT-2's does), which "
                                 "minbpe's .model format cannot hold; rebuild GPT-2's with BpeTokenizer::gpt2()");
   const std::string& pattern = split_pattern();
-  if (pattern.empty() || pattern.find_first_of("\r\n") != std::string::npos || has_edge_space(pattern))
-    throw std::invalid_argument(fmt::format("BPE save: the split pattern '{}' must be one line without space at either "
-                                            "end to fit minbpe's .model format", pattern));
+  if (pattern.empty() || pattern.size() > kMaxBpeSplitPatternBytes || pattern.find_first_of("\r\n") != std::string::npos ||
+      has_edge_space(pattern))
+    throw std::invalid_argument(fmt::format("BPE save: the split pattern '{}' must be one line of at most {} bytes "
+                                            "without space at either end to fit minbpe's .model format", pattern,
+                                            kMaxBpeSplitPatternBytes));
   std::string out = fmt::format("minbpe v1\n{}\n{}\n", pattern, specials_.size());
   for (const SpecialToken& s : specials_) {
     if (s.text.find_first_of(" \t\r\n\v\f") != std::string::npos)
@@ -119,6 +121,9 @@ BpeTokenizer BpeTokenizer::from_model_text(std::string_view text, const std::str
     throw fail(0, "not a minbpe .model file: the first line must be 'minbpe v1'");
   const std::string_view pattern = next_line("the split pattern");
   if (pattern.empty()) throw fail(1, "the split pattern is empty");
+  if (pattern.size() > kMaxBpeSplitPatternBytes)  // compiling a regex costs a multiple of its length
+    throw fail(1, fmt::format("the split pattern has {} bytes, more than the {} a pattern may have (GPT-4's has 118)",
+                              pattern.size(), kMaxBpeSplitPatternBytes));
   const std::string_view count_line = next_line("the number of special tokens");
   const auto count = parse_count(count_line);
   if (!count || static_cast<std::uint64_t>(*count) > lines.size() - at)

@@ -167,6 +167,8 @@ TEST(BpeTokenizer, AModelFileCannotMakeMoreThanItsSizeBounds) {
   EXPECT_THROW_MSG(BpeTokenizer::from_model_text(wide, "bad.model"), std::runtime_error,
                    fmt::format("bytes in all, more than the {} a model file of {} bytes may make",
                                data::max_bpe_token_bytes_total(wide.size()), wide.size()));
+  expect_refused("minbpe v1\n" + std::string(5000, 'a') + "\n0\n",
+                 "bad.model:2: the split pattern has 5000 bytes, more than the 4096 a pattern may have");
   // At the bounds, a file is read: 4096-byte tokens, and 100,000 special tokens.
   const BpeTokenizer chain = BpeTokenizer::from_model_text(test::doubling_model(12), "chain.model");
   EXPECT_TRUE(chain.token_bytes(256 + 11) == std::string(4096, 'a'));
@@ -187,7 +189,7 @@ TEST(BpeTokenizer, ARepeatedSpecialTokenIsFoundAmongManyNamingBoth) {
 
 TEST(BpeTokenizer, WhatMinbpesFormatCannotHoldIsRefusedOnSave) {
   const auto spaced = BpeTokenizer::train(kText, 256, " ?\\p{L}+");
-  EXPECT_THROW_MSG(spaced.to_model_text(), std::invalid_argument, "must be one line without space at either end");
+  EXPECT_THROW_MSG(spaced.to_model_text(), std::invalid_argument, "must be one line of at most 4096 bytes without space at either end");
   const auto special = BpeTokenizer::train(kText, 256, data::kGpt4SplitPattern, {"<end of text>"});
   EXPECT_THROW_MSG(special.to_model_text(), std::invalid_argument, "special token '<end of text>' holds white space");
   // What load would refuse is refused on save: 13 merges of a run of 16,384 letters make a token of 8,192 bytes.
