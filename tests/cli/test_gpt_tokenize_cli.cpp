@@ -261,6 +261,19 @@ TEST_F(GptTokenizeHostileInput, TheCostBoundCatchesAProgramOverIt) {
   EXPECT_NONFATAL_FAILURE(cppgrad::test::expect_cheap(slow, "2.5 s of spinning"), "s of CPU");
 }
 
+// Out of memory, a command names its own remedy, never another command's flags (train's --d-model once showed here).
+TEST_F(GptTokenizeHostileInput, OutOfMemoryNamesTheCommandsOwnRemedy) {
+  if (!cppgrad::test::kCostIsMeasurable) GTEST_SKIP() << "a sanitizer's shadow memory needs more address space";
+  write("big.txt", std::string(60'000'000, 'a'));  // 60 MB: 240 MB of characters, then 480 MB of ids
+  const std::string program = CPPGRAD_GPT_BIN;
+  const CliResult r = cppgrad::test::run_measured(  // no shell between: bash's own, with the limit, is the one
+      "/bin/bash", {"-c", "ulimit -v 400000 && exec \"$0\" tokenize encode --tokenizer char --data \"$1\" >/dev/null",
+                    program, path("big.txt")}, dir_);
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(r.err, "cppgrad-gpt tokenize: out of memory (a smaller --data file needs less: split it and run once per "
+                   "part)\n");
+}
+
 TEST_F(GptTokenizeHostileInput, AModelFileIsBoundedByItsSize) {
   write("text.txt", "aaaa bbb");
   const auto encode_with = [&](const std::string& model) {
