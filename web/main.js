@@ -306,11 +306,13 @@ function setTraining(on) {
 }
 
 // Usable once a run exists, except while a checkpoint loads (its steps are not known yet).
-// Train and Reset also wait for the boxes to hold values the page takes, and Train for a run that has not diverged.
+// Train and Reset also wait for the boxes to hold values the page takes, and Train for a run that has not diverged;
+// a run in training can always be paused.
 function enableControls() {
   const usable = state.hasSession && !state.loading, finished = state.steps_done >= state.max_steps;
   const boxesFine = boxIds.every((id) => $(id).getAttribute('aria-invalid') !== 'true');
-  $('train').disabled = !usable || (finished && !state.training) || !boxesFine || state.diverged !== null;
+  const mayStart = !finished && boxesFine && state.diverged === null;
+  $('train').disabled = !usable || !(state.training || mayStart);
   $('reset').disabled = !usable || !boxesFine;
   for (const id of ['sample', 'download']) $(id).disabled = !usable;
 }

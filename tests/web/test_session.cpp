@@ -269,7 +269,7 @@ TEST(WebSession, ACheckpointBringsItsStepsLossesWhichCppgradGptReadsPast) {
   // Anyone's file: a value not of the page's shape is refused, naming the file and the key.
   const SafetensorsFile file = read_safetensors(path);
   const std::string bad = (run.dir.path / "bad.ckpt").string();
-  for (const std::string value : {"not json", R"({"first_step": 2, "losses": [1, 2, 3, 4, 5]})",
+  for (const char* value : {"not json", R"({"first_step": 2, "losses": [1, 2, 3, 4, 5]})",
                                   R"({"first_step": 1, "losses": [1, 2, "x", 4, 5]})", R"({"first_step": -1, "losses": []})",
                                   R"({"first_step": 1, "losses": [1, 2, 3, 4, 5, 6]})"}) {
     auto metadata = file.metadata;

@@ -31,9 +31,9 @@ const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
 // A short run: its last step evaluates (eval_every 500 is more), which takes seconds on the whole validation split.
 const STEPS = 30;
 
-const page_ = (p) => p.evaluate(() => window.cppgradPage);
+const snapshot = (p) => p.evaluate(() => window.cppgradPage);
 const text = (page, selector) => page.$eval(selector, (e) => e.textContent.trim());
-const stepsDone = async (page) => (await page_(page)).steps_done;
+const stepsDone = async (page) => (await snapshot(page)).steps_done;
 
 // A file dropped on #drop as a user's drag and drop delivers it.
 async function dropFile(page, name, bytes) {
@@ -134,10 +134,10 @@ async function binaryDrop(page, errors) {
   // than the trainer takes (a program's few line breaks do the same); read as text, they would train.
   const bytes = Buffer.from(Array.from({ length: 20000 }, (_, i) => (i % 4000 === 3999 ? 10 : (i * 37 + 11) % 256))
     .map((b, i) => (b === 10 && i % 4000 !== 3999 ? 0 : b)));
-  const errorsBefore = (await page_(page)).errors.length;
+  const errorsBefore = (await snapshot(page)).errors.length;
   await dropFile(page, 'program.bin', bytes);
   await waitFor(page, errors, 'the binary file refused', 60, (n) => window.cppgradPage.errors.length > n, errorsBefore);
-  const refusal = (await page_(page)).errors.pop();
+  const refusal = (await snapshot(page)).errors.pop();
   log(`dropped program.bin: ${refusal}`);
   check(await text(page, '#data-name') === 'words.txt (wamerican)', 'after a refused drop the Data box names ' +
         await text(page, '#data-name'));
@@ -199,7 +199,7 @@ async function asksFirst(page, errors, seen) {
   const reload = await asks(page, seen, 'a reload', () => page.reload({ timeout: 3000 }).catch(() => {}));
   check(reload.type === 'beforeunload', `a reload asked with a ${reload.type} dialog`);
   await sleep(500);
-  check(await stepsDone(page) === STEPS && (await page_(page)).val_loss !== null, 'a question said no to lost the run');
+  check(await stepsDone(page) === STEPS && (await snapshot(page)).val_loss !== null, 'a question said no to lost the run');
 }
 
 // 7. ---------------------------------------------------------------------------------------------------------------
@@ -227,7 +227,7 @@ async function download(browser, page, folder, seconds = 60) {
 }
 
 async function checkpointHistory(browser, page, errors, seen, scratch) {
-  const valAt30 = (await page_(page)).val_loss;
+  const valAt30 = (await snapshot(page)).val_loss;
   const ckpt = join(scratch, `step${STEPS}.ckpt`);
   const file = await download(browser, page, scratch);
   check(file !== null, 'Download gave no file');
@@ -250,7 +250,7 @@ async function checkpointHistory(browser, page, errors, seen, scratch) {
   await (await page.$('#load')).uploadFile(ckpt);
   await readyAt(page, errors, STEPS, `the checkpoint at step ${STEPS}`);
   seen.answer = 'dismiss';
-  const p = await page_(page);
+  const p = await snapshot(page);
   const shown = { data: await text(page, '#data-name'), loss: await text(page, '#loss'), val: await text(page, '#val-loss') };
   log(`loaded: ${p.losses.length} losses, validation ${shown.val}, chart ${JSON.stringify(p.chart)}, data ${shown.data}`);
   check(shown.data === 'words.txt (wamerican)', `the Data box names ${shown.data}, not the checkpoint's words`);
@@ -268,7 +268,7 @@ async function checkpointHistory(browser, page, errors, seen, scratch) {
   await page.click('#train');
   await waitFor(page, errors, `step ${STEPS + 5}`, 120, (n) => window.cppgradPage.steps_done === n &&
                 document.querySelector('#train').textContent === 'Train', STEPS + 5);
-  const q = await page_(page);
+  const q = await snapshot(page);
   check(q.losses.length === STEPS + 5 && q.chart.x[0] === 0 && q.chart.x[1] >= STEPS + 5,
         `trained on: ${q.losses.length} losses, axis ${JSON.stringify(q.chart.x)}`);
   return ckpt;
@@ -305,15 +305,15 @@ async function diverged(browser, page, errors, seen, ckpt, scratch) {
   await waitFor(page, errors, 'the run grown', 30, (n) => document.querySelector('#steps-total').textContent === String(n),
                 STEPS + 5);
   await page.click('#train');
-  await waitFor(page, errors, 'the run diverged', 60, () => window.cppgradPage.diverged !== null &&
+  await waitFor(page, errors, 'the run diverged', 30, () => window.cppgradPage.diverged !== null &&
                 document.querySelector('#train').disabled);
   log(`train: '${await text(page, '#status')}'`);
   check((await text(page, '#loss')) === 'diverged', 'the numbers do not say the run diverged');
   // Download: refused with the reason, no file.
-  const errorsBefore = (await page_(page)).errors.length;
+  const errorsBefore = (await snapshot(page)).errors.length;
   check(await download(browser, page, scratch, 5) === null, 'the diverged model downloaded');
   await waitFor(page, errors, 'the download refused', 30, (n) => window.cppgradPage.errors.length > n, errorsBefore);
-  log(`download: '${(await page_(page)).errors.pop()}'`);
+  log(`download: '${(await snapshot(page)).errors.pop()}'`);
   check(seen.list.length === 7, `${seen.list.length} questions so far, expected 7 (Reset after divergence asks none)`);
   await page.click('#reset');
   await readyAt(page, errors, 0, 'a new run after Reset');
@@ -345,7 +345,7 @@ async function main() {
     await asksFirst(page, errors, seen);
     const ckpt = await checkpointHistory(chromium.browser, page, errors, seen, scratch);
     await diverged(chromium.browser, page, errors, seen, ckpt, scratch);
-    const shown = (await page_(page)).errors;
+    const shown = (await snapshot(page)).errors;
     const flags = shown.filter((m) => /(^|\s)--[a-z]/.test(m));
     check(flags.length === 0, `errors that name command-line flags: ${flags.join(' | ')}`);
     check(errors.length === 0, errors.join('; '));
