@@ -18,6 +18,20 @@ add_test(NAME browser_page
 # each): about 3 minutes.
 set_tests_properties(browser_page PROPERTIES LABELS browser TIMEOUT 900)
 
+# What the page refuses stays out of the run (web/test/guards.test.mjs, issue 40): a phone's width, the number boxes,
+# a binary file, errors that clear, the evaluation's notice, the questions before trained steps are lost, a
+# checkpoint's losses, a diverged run. About 30 training steps and three evaluations: 1-2 minutes.
+add_test(NAME browser_page_guards
+         COMMAND ${CPPGRAD_NODE} ${CMAKE_CURRENT_SOURCE_DIR}/web/test/guards.test.mjs
+                 --dist ${CMAKE_CURRENT_SOURCE_DIR}/web/dist --chromium ${CPPGRAD_CHROMIUM})
+set_tests_properties(browser_page_guards PROPERTIES LABELS browser TIMEOUT 600)
+# ... and that test can fail: each of its cases on a copy of web/dist with that case's fix undone must fail with the
+# case's own message (web/test/guards_planted.mjs; nine runs of the test, each stopping at its case: 3-5 minutes).
+add_test(NAME browser_page_guards_catch_planted_faults
+         COMMAND ${CPPGRAD_NODE} ${CMAKE_CURRENT_SOURCE_DIR}/web/test/guards_planted.mjs
+                 --dist ${CMAKE_CURRENT_SOURCE_DIR}/web/dist --chromium ${CPPGRAD_CHROMIUM})
+set_tests_properties(browser_page_guards_catch_planted_faults PROPERTIES LABELS browser TIMEOUT 900)
+
 # The same test on a page whose worker asks a host off the machine (web/test/planted): it must fail, saying so. The
 # expression is the test's own message, so a run that fails for another reason (no Chromium, say) does not pass.
 add_test(NAME browser_page_catches_a_request_off_the_machine

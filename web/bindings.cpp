@@ -9,7 +9,9 @@
 //   s.train(n)                          -> {steps:[{step, loss}], evals:[{step, train_loss, val_loss, val_bpb}], done}
 //   s.attention(word)                   -> {tokens, layers, heads, T, maps: Float32Array}
 //   s.samples(num, temperature, top_k, top_p, seed, prompt) -> [{text, steps:[{token, prob, raw_top, filtered_top}]}]
-//   s.save(path)                        -> {}
+//   s.history()                         -> {losses:[{step, loss}], evals:[{step, train_loss, val_loss}]}: the
+//                                           steps' losses and evaluations the run knows (a loaded checkpoint's too)
+//   s.save(path)                        -> {steps_done}
 //   s.graph(what)                       -> {json} (web/graph_json.h)
 //
 // Every call returns {error: "one line"} instead when the library refuses (an exception does not cross into
@@ -77,6 +79,22 @@ val info_val(const web::SessionInfo& i) {
   return out;
 }
 
+val step_loss_val(const web::StepLoss& s) {
+  val o = val::object();
+  o.set("step", static_cast<double>(s.step));
+  o.set("loss", s.loss);
+  return o;
+}
+
+val evaluation_val(const gpt::Evaluation& e) {
+  val o = val::object();
+  o.set("step", static_cast<double>(e.step));
+  o.set("train_loss", e.train_loss);
+  o.set("val_loss", e.val_loss);
+  o.set("val_bpb", e.val_bpb);
+  return o;
+}
+
 val token_probs(const std::vector<web::TokenProb>& probs) {
   return array_of(probs, [](const web::TokenProb& p) {
     val o = val::object();
@@ -117,21 +135,17 @@ class PageSession {
     return guarded([&] {
       const web::TrainChunk c = session().train(whole(count, "train: the number of steps"));
       val out = val::object();
-      out.set("steps", array_of(c.steps, [](const web::StepLoss& s) {
-        val o = val::object();
-        o.set("step", static_cast<double>(s.step));
-        o.set("loss", s.loss);
-        return o;
-      }));
-      out.set("evals", array_of(c.evals, [](const gpt::Evaluation& e) {
-        val o = val::object();
-        o.set("step", static_cast<double>(e.step));
-        o.set("train_loss", e.train_loss);
-        o.set("val_loss", e.val_loss);
-        o.set("val_bpb", e.val_bpb);
-        return o;
-      }));
+      out.set("steps", array_of(c.steps, step_loss_val));
+      out.set("evals", array_of(c.evals, evaluation_val));
       out.set("done", c.done);
+      return out;
+    });
+  }
+  val history() {
+    return guarded([&] {
+      val out = val::object();
+      out.set("losses", array_of(session().step_losses(), step_loss_val));
+      out.set("evals", array_of(session().evaluations(), evaluation_val));
       return out;
     });
   }
@@ -206,6 +220,7 @@ EMSCRIPTEN_BINDINGS(cppgrad_web) {
       .function("info", &PageSession::info)
       .function("steps", &PageSession::steps)
       .function("train", &PageSession::train)
+      .function("history", &PageSession::history)
       .function("attention", &PageSession::attention)
       .function("samples", &PageSession::samples)
       .function("save", &PageSession::save)

@@ -14,7 +14,7 @@ export function setupFiles(handlers) {
   const readText = async (file) => {
     if (file.size > MAX_TEXT_BYTES)
       return handlers.onError(`${file.name} has ${file.size.toLocaleString('en')} bytes; the page takes texts up to ` +
-                              `${MAX_TEXT_BYTES.toLocaleString('en')} (train on it natively with cppgrad-gpt train --data)`);
+                              `${MAX_TEXT_BYTES.toLocaleString('en')} (native cppgrad-gpt train reads bigger ones)`);
     if (file.size === 0) return handlers.onError(`${file.name} is empty: drop a text file with some lines or sentences`);
     try {
       handlers.onText(await file.text(), file.name);

@@ -5,6 +5,7 @@ import { showSamples } from './samples_view.js';
 import { drawGraph, captions } from './graph_view.js';
 import { setupFiles } from './files.js';
 import { setupTabs } from './tabs.js';
+import { boxIds, readBox, showBoxes } from './boxes.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -12,15 +13,18 @@ const $ = (id) => document.getElementById(id);
 const state = {
   ready: false, hasSession: false, loading: false, waitingForReady: true, training: false, sampled: false,
   steps_done: 0, max_steps: Number(document.getElementById('max-steps').value),
-  losses: [], vals: [], bigram: null, val_loss: null, attention: null, ms_per_step: null, tokens_per_s: null,
-  errors: [], text: null, name: null, pendingData: null, graphWhat: null, sampleSeed: 0,
+  losses: [], vals: [], means: [], historyFrom: 0, bigram: null, val_loss: null, attention: null, ms_per_step: null,
+  tokens_per_s: null, errors: [], errorFrom: null, pendingData: null, graphWhat: null,
+  sampleSeed: 0, format: 'lines', savedAt: 0, evaluating: null, diverged: null, before: null, chart: null,
 };
 
 Object.defineProperty(window, 'cppgradPage', {
   get: () => Object.freeze({
     ready: state.ready, steps_done: state.steps_done, losses: state.losses.map((p) => p[1]), bigram: state.bigram,
-    val_loss: state.val_loss, ms_per_step: state.ms_per_step, tokens_per_s: state.tokens_per_s,
-    errors: [...state.errors],
+    loss_steps: state.losses.map((p) => p[0]), vals: state.vals.map((p) => [...p]), val_loss: state.val_loss,
+    ms_per_step: state.ms_per_step, tokens_per_s: state.tokens_per_s, errors: [...state.errors],
+    evaluating: state.evaluating, diverged: state.diverged, unsaved_steps: unsavedSteps(),
+    chart: state.chart && { ...state.chart },
     attention: state.attention && { word: state.attention.word, tokens: [...state.attention.tokens],
       layers: state.attention.layers, heads: state.attention.heads, T: state.attention.T,
       maps: Float32Array.from(state.attention.maps) },
@@ -40,6 +44,24 @@ const reference = params.get('reference') === '1';
 function setStatus(text, isError = false) {
   $('status').textContent = text;
   $('status').classList.toggle('error', isError);
+  if (!isError) state.errorFrom = null;
+}
+
+// What the run is doing, for the status line once nothing else is to be said (an error cleared, say).
+function restingStatus() {
+  if (state.diverged) return state.diverged;
+  if (state.evaluating) return `Evaluating: the validation loss at step ${state.evaluating} (the whole validation ` +
+                               'split, a few seconds)…';
+  if (state.training) return 'Training… (the page stays responsive: the work is in a Web Worker)';
+  if (!state.hasSession) return 'Loading the engine…';
+  if (state.steps_done >= state.max_steps) return `Done: ${state.steps_done} steps.`;
+  return state.steps_done > 0 ? `At step ${state.steps_done}: press Train to go on, or Sample.`
+                              : 'Ready: press Train and watch the loss fall below the bigram line.';
+}
+
+// A request that succeeds clears an error shown for the same kind of request; a new run clears any.
+function succeeded(request) {
+  if (state.errorFrom !== null && (request === 'ready' || request === state.errorFrom)) setStatus(restingStatus());
 }
 
 // An error answers one request, which the worker names, and leaves the session as it was: a refused checkpoint or
@@ -49,11 +71,45 @@ const startsRun = (request) => request === undefined || ['init', 'reset', 'load'
 function showError(message, request) {
   if (state.errors.length < 100) state.errors.push(message);
   setStatus(message, true);
-  if (state.waitingForReady && startsRun(request))
-    Object.assign(state, { waitingForReady: false, loading: false, ready: state.hasSession, pendingData: null });
-  if (request === 'train') setTraining(false);
+  state.errorFrom = request ?? null;
+  if (state.waitingForReady && startsRun(request)) {
+    // The run the page had goes on: its step and length as they were before the request.
+    Object.assign(state, { waitingForReady: false, loading: false, ready: state.hasSession, pendingData: null },
+                  state.before ?? {});
+    $('format').value = state.format;
+    updateNumbers();
+  }
+  if (request === 'train') {
+    setTraining(false);
+    state.evaluating = null;
+    if (message.startsWith('training diverged')) diverge(message);
+  }
   if (request === 'steps') $('max-steps').value = state.max_steps;  // the run keeps its steps
+  if (request === 'attention') clearAttention(message);
+  if (request === 'sample') clearSamples(message);
   enableControls();
+}
+
+// A diverged run stays on screen (its losses up to the step that failed) and says so where its numbers would be:
+// the worker refuses maps, samples and the checkpoint of it until Reset, each with the reason.
+function diverge(message) {
+  state.diverged = `${message.split('.')[0]}. Press Reset to start a new run (with a smaller learning rate).`;
+  clearSamples(state.diverged);
+  requestAttention();  // answered by the reason, shown in place of the maps
+  updateNumbers();
+}
+
+function clearAttention(why) {
+  $('attention').replaceChildren();
+  delete $('attention').dataset.key;
+  state.attention = null;
+  $('attention-note').textContent = `No maps: ${why}`;
+}
+
+function clearSamples(why) {
+  $('samples').replaceChildren();
+  $('explain').hidden = true;
+  $('samples-note').textContent = `No samples: ${why}`;
 }
 
 // ------------------------------------------------------------------------------------------------ the worker
@@ -65,18 +121,19 @@ worker.addEventListener('error', (e) => {
 worker.addEventListener('messageerror', () => showError('a message from the engine could not be read'));
 const send = (message, transfer = []) => worker.postMessage(message, transfer);
 
-// The run's config as TrainConfig's JSON keys; a key left out (an empty or bad box) keeps cppgrad-gpt train's default,
-// and ready's config then shows the value the run took.
+// The run's config as TrainConfig's JSON keys, from boxes that hold values the page takes (showBoxes: a bad one
+// keeps Train and Reset off, so no run starts from it).
 function config() {
-  const seed = Number($('seed').value), steps = Number($('max-steps').value), lr = Number($('lr').value);
-  return { format: $('format').value, ...(Number.isInteger(seed) && seed >= 0 ? { seed } : {}),
-           ...(Number.isInteger(steps) && steps > 0 ? { steps } : {}), ...(lr > 0 ? { lr } : {}) };
+  const run = { steps_done: 0, max_steps: state.max_steps };
+  return { format: $('format').value, seed: readBox('seed', run).value, steps: readBox('max-steps', run).value,
+           lr: readBox('lr', run).value };
 }
 
 // init, reset and load each end in 'ready' (a new run) or an error; until then chunks of the old run are ignored.
 // The worker handles messages in order, so Train, Sample or Download pressed meanwhile apply to the new run.
 function request(message, transfer, status) {
-  Object.assign(state, { ready: false, waitingForReady: true, loading: message.type === 'load' });
+  state.before = { steps_done: state.steps_done, max_steps: state.max_steps };  // what a refusal goes back to
+  Object.assign(state, { ready: false, waitingForReady: true, loading: message.type === 'load', evaluating: null });
   if (message.type !== 'load') Object.assign(state, { steps_done: 0, max_steps: message.config.steps ?? state.max_steps });
   setTraining(false);
   enableControls();
@@ -84,27 +141,41 @@ function request(message, transfer, status) {
   setStatus(status);
 }
 
+// Returns false, saying why, when a box holds a value the page refuses: no run starts from a default put in its place.
 function startRun(type) {
+  if (!boxesOk()) {
+    showError('A box under Run holds a value the page refuses (the message beside it says why): fix it first.', 'boxes');
+    return false;
+  }
   const message = { type, config: config() };
-  const data = state.pendingData ?? (state.text != null ? { text: state.text, name: state.name } : null);
+  const data = state.pendingData;  // a dropped text; the worker keeps the run's own for a reset
   if (data) Object.assign(message, data);
   if (type === 'init' && reference) message.reference = true;
   request(message, [], data && type === 'init' ? `Reading ${data.name}…`
                        : type === 'init' ? 'Loading the engine and the words…' : 'Starting over…');
+  return true;
 }
 
 // A seed, step count or learning rate changed before the first step restarts the run at once (the same as starting it
 // so natively). Later, more steps grow the run (train --resume --steps N: a finished run trains on); a new seed or
-// learning rate is a new run, which Reset starts.
+// learning rate is a new run, which Reset starts. A box the page refuses changes nothing but its message.
 function reconfigure(event) {
-  if (!state.hasSession || state.loading) return;
+  if (!boxesOk() || !state.hasSession || state.loading) return;
+  const steps = readBox('max-steps', state).value;
   if (state.steps_done === 0 && !state.training) startRun('reset');
-  else if (event.target.id === 'max-steps') send({ type: 'steps', steps: Number.parseInt($('max-steps').value, 10) });
-  else setStatus('A new seed or learning rate is a new run: press Reset to start it.');
+  else if (event.target.id === 'max-steps' && steps !== state.max_steps) send({ type: 'steps', steps });
+  else if (event.target.id !== 'max-steps') setStatus('A new seed or learning rate is a new run: press Reset to start it.');
 }
-$('seed').addEventListener('change', reconfigure);
-$('max-steps').addEventListener('change', reconfigure);
-$('lr').addEventListener('change', reconfigure);
+for (const id of boxIds) {
+  $(id).addEventListener('input', () => boxesOk());
+  $(id).addEventListener('change', reconfigure);
+}
+
+function boxesOk() {
+  const ok = showBoxes(state);
+  enableControls();
+  return ok;
+}
 
 // What a run's info shows, from init, reset, load or grown steps: its config's own values, not parsed from the command.
 function showRun(m) {
@@ -113,33 +184,52 @@ function showRun(m) {
   $('seed').value = m.config.seed;
   $('lr').value = m.config.lr;
   $('format').value = m.config.format;
+  state.format = m.config.format;
   $('command').textContent = m.command;
   $('model-size').textContent = m.params.toLocaleString('en');
   $('vocab-context').textContent = `${m.vocab}, ${m.context}`;
   $('top-k').max = String(m.vocab);  // top-k beyond the vocabulary keeps everything, as 0 does
+  showBoxes(state);
   updateNumbers();
   enableControls();
+}
+
+// The Data box names the text the run reads, as the worker says (a loaded checkpoint's, not the last one dropped).
+function showData(data) {
+  $('data-name').textContent = data === null ? 'words.txt (wamerican)'
+    : `${data.name} (${data.characters.toLocaleString('en')} characters)`;
+}
+
+// The losses a new run knows: none, or a loaded checkpoint's. Its steps' losses if the page saved it; else (a native
+// checkpoint) its evaluations, whose train_loss is the mean since the previous one. historyFrom: the first step the
+// chart's axis covers (0 unless the run knows nothing of its first steps).
+function takeHistory(m) {
+  const { losses, evals } = m.history;
+  state.losses = losses.map((s) => [s.step, s.loss]);
+  state.vals = evals.map((e) => [e.step, e.val_loss]);
+  state.means = losses.length ? [] : evals.filter((e) => Number.isFinite(e.train_loss)).map((e) => [e.step, e.train_loss]);
+  state.val_loss = evals.length ? evals[evals.length - 1].val_loss : null;
+  state.historyFrom = losses.length ? losses[0].step - 1 : evals.length ? 0 : m.steps_done;
 }
 
 const handlers = {
   ready(m) {
     Object.assign(state, { ready: true, hasSession: true, waitingForReady: false, loading: false, steps_done: m.steps_done,
-                           max_steps: m.max_steps, bigram: m.bigram_val_loss, losses: [], vals: [], val_loss: null,
-                           ms_per_step: null, tokens_per_s: null });
+                           max_steps: m.max_steps, bigram: m.bigram_val_loss, ms_per_step: null, tokens_per_s: null,
+                           pendingData: null, before: null, savedAt: m.steps_done, evaluating: null, diverged: null });
+    takeHistory(m);
     redraw();
-    if (state.pendingData) {
-      Object.assign(state, state.pendingData, { pendingData: null });
-      $('data-name').textContent = `${state.name} (${state.text.length.toLocaleString('en')} characters)`;
-    }
+    showData(m.data);
     showRun(m);  // a loaded checkpoint brings its own config
-    setStatus(m.steps_done > 0 ? `Loaded at step ${m.steps_done}. Press Train to go on, or Sample.`
-                               : 'Ready: press Train and watch the loss fall below the bigram line.');
+    $('samples-note').textContent = '';
+    setStatus(m.steps_done > 0 ? `Loaded at step ${m.steps_done}. Press Train to go on, or Sample.` : restingStatus());
     requestAttention();
     if (state.graphWhat) requestGraph();
     if (autotrainPending && m.steps_done === 0) autotrainPending = false, toggleTraining();
   },
   steps(m) {
     showRun(m);
+    succeeded('steps');
     if (!state.training) setStatus(`The run now ends at step ${m.max_steps}: press Train to go on.`);
   },
   progress(m) {
@@ -149,15 +239,24 @@ const handlers = {
     updateNumbers();
     redraw();
   },
+  evaluating(m) {
+    if (state.waitingForReady) return;
+    state.evaluating = m.step;
+    setStatus(restingStatus());
+    updateNumbers();
+  },
   eval(m) {
     if (state.waitingForReady) return;
     state.vals.push([m.step, m.val_loss]);
     state.val_loss = m.val_loss;
+    state.evaluating = null;
+    if (state.training) setStatus(restingStatus());
     updateNumbers();
     redraw();
   },
   done() {
     setTraining(false);
+    state.evaluating = null;
     enableControls();
     setStatus(`Done: ${state.steps_done} steps. Sample from it, download it, or raise the steps to train on.`);
     if (autotrain > 0 && !state.sampled) sample();
@@ -165,10 +264,14 @@ const handlers = {
   attention(m) {
     if (m.word !== $('word').value) return;  // the user typed on since
     state.attention = m;
+    $('attention-note').textContent = '';
     drawAttention($('attention'), m);
+    succeeded('attention');
   },
   samples(m) {
+    $('samples-note').textContent = '';
     showSamples($('samples'), $('explain'), m.samples);
+    succeeded('sample');
     if (autotrain > 0 && !state.sampled) $('samples').querySelector('button')?.click();
     state.sampled = true;
   },
@@ -179,11 +282,13 @@ const handlers = {
     a.click();
     a.remove();
     setTimeout(() => URL.revokeObjectURL(url), 10000);
+    state.savedAt = state.steps_done;
     setStatus(`Saved ${m.name}. Natively: cppgrad-gpt sample --checkpoint ${m.name} --explain`);
   },
   graph(m) {
     if (m.what !== $('graph-what').value) return;
     drawGraph($('graph'), m);
+    succeeded('graph');
   },
   error(m) { showError(m.message, m.request); },
 };
@@ -201,11 +306,33 @@ function setTraining(on) {
 }
 
 // Usable once a run exists, except while a checkpoint loads (its steps are not known yet).
+// Train and Reset also wait for the boxes to hold values the page takes, and Train for a run that has not diverged;
+// a run in training can always be paused.
 function enableControls() {
   const usable = state.hasSession && !state.loading, finished = state.steps_done >= state.max_steps;
-  $('train').disabled = !usable || (finished && !state.training);
-  for (const id of ['reset', 'sample', 'download']) $(id).disabled = !usable;
+  const boxesFine = boxIds.every((id) => $(id).getAttribute('aria-invalid') !== 'true');
+  const mayStart = !finished && boxesFine && state.diverged === null;
+  $('train').disabled = !usable || !(state.training || mayStart);
+  $('reset').disabled = !usable || !boxesFine;
+  for (const id of ['sample', 'download']) $(id).disabled = !usable;
 }
+
+// ------------------------------------------------------------------------------------------------ nothing lost unasked
+// Steps trained since the run started, was loaded or was downloaded: what Reset, another text, another "read it as",
+// a loaded checkpoint or leaving the page would throw away.
+function unsavedSteps() {
+  return state.hasSession && state.diverged === null ? Math.max(0, state.steps_done - state.savedAt) : 0;
+}
+function mayDiscard(what) {
+  const n = unsavedSteps();
+  return n === 0 || window.confirm(`${what} discards the ${n.toLocaleString('en')} steps trained since the run ` +
+                                   'started or was last saved. Download the checkpoint first to keep them. Go on?');
+}
+window.addEventListener('beforeunload', (e) => {
+  if (unsavedSteps() === 0) return;
+  e.preventDefault();
+  e.returnValue = '';  // Chromium asks "Leave site?" only with a return value set
+});
 
 function toggleTraining() {
   if (!state.hasSession || state.loading) return;
@@ -215,7 +342,9 @@ function toggleTraining() {
 }
 
 $('train').addEventListener('click', toggleTraining);
-$('reset').addEventListener('click', () => startRun('reset'));
+$('reset').addEventListener('click', () => {
+  if (mayDiscard('Reset')) startRun('reset');
+});
 
 function sample() {
   const s = { num: 10, temperature: +$('temperature').value, top_k: +$('top-k').value, top_p: +$('top-p').value,
@@ -244,6 +373,7 @@ let attentionTimer = 0;
 function requestAttention() {
   const word = $('word').value;
   if (state.hasSession && word !== '') send({ type: 'attention', word });
+  else if (word === '') clearAttention('type a word above.');
 }
 $('word').addEventListener('input', () => {
   clearTimeout(attentionTimer);
@@ -254,11 +384,18 @@ setupFiles({
   // A dropped text becomes the page's data once the worker accepts it (ready); a refused one leaves the old data.
   // A new text is an init (the worker keeps it for later resets).
   onText(text, name) {
+    if (!mayDiscard(`Training on ${name}`)) return;
     state.pendingData = { text, name };
-    startRun('init');
+    if (!startRun('init')) state.pendingData = null;
   },
-  onFormat() { if (state.hasSession || state.text != null) startRun('reset'); },
-  onCheckpoint(bytes, name) { request({ type: 'load', bytes, name }, [bytes], `Loading ${name}…`); },
+  // "read it as" is the run's --format: a new run, once the user agrees to lose the steps trained.
+  onFormat() {
+    if (!mayDiscard(`Reading the text as ${$('format').value}`)) return void ($('format').value = state.format);
+    if (state.hasSession && !startRun('reset')) $('format').value = state.format;
+  },
+  onCheckpoint(bytes, name) {
+    if (mayDiscard(`Loading ${name}`)) request({ type: 'load', bytes, name }, [bytes], `Loading ${name}…`);
+  },
   onError: (message) => showError(message, 'file'),
 });
 
@@ -268,9 +405,11 @@ function updateNumbers() {
   const last = state.losses[state.losses.length - 1];
   $('step').textContent = String(state.steps_done);
   $('steps-total').textContent = String(state.max_steps);
-  $('loss').textContent = last ? last[1].toFixed(4) : '';
+  const mean = state.means[state.means.length - 1];
+  $('loss').textContent = state.diverged ? 'diverged' : last ? last[1].toFixed(4)
+    : mean ? `${mean[1].toFixed(4)} (mean to step ${mean[0]})` : '';
   $('bigram').textContent = fixed(state.bigram, 4);
-  $('val-loss').textContent = fixed(state.val_loss, 4);
+  $('val-loss').textContent = state.evaluating ? `evaluating at step ${state.evaluating}…` : fixed(state.val_loss, 4);
   $('ms-per-step').textContent = fixed(state.ms_per_step, 1);
   $('tokens-per-s').textContent = state.tokens_per_s == null ? '' : Math.round(state.tokens_per_s).toLocaleString('en');
 }
@@ -281,7 +420,7 @@ function redraw() {
   if (frame) return;
   frame = requestAnimationFrame(() => {
     frame = 0;
-    drawLossChart($('loss-chart'), state);
+    state.chart = drawLossChart($('loss-chart'), state);
   });
 }
 window.addEventListener('resize', redraw);
@@ -297,6 +436,7 @@ $('graph-what').addEventListener('change', requestGraph);
 setupTabs((name) => (name === 'graph' ? requestGraph() : redraw()));
 
 drawColourScale($('attention-scale'));
+showBoxes(state);
 updateNumbers();
 redraw();
 startRun('init');

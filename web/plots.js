@@ -37,23 +37,29 @@ function smooth(values, half) {
 
 const colours = { raw: 'rgba(31, 95, 191, 0.22)', line: '#1f5fbf', val: '#e07b00', bigram: '#b3261e', axis: '#5b6473' };
 
-// losses: [[step, loss]...] per training step; vals: [[step, val_loss]...]; bigram: a number or null.
-export function drawLossChart(canvas, { losses, vals, bigram }) {
+// losses: [[step, loss]...] per training step; vals: [[step, val_loss]...]; means: [[step, mean training loss since
+// the evaluation before]...] (a loaded checkpoint's history when it has no steps' losses); bigram: a number or null;
+// historyFrom: the step the axis starts at (0, unless the run knows nothing of the steps before it, as a checkpoint
+// resumed without history). Returns the axis ranges drawn, and the points, for the page's snapshot.
+export function drawLossChart(canvas, { losses, vals, means = [], bigram, historyFrom = 0 }) {
   const { ctx, w, h } = fitCanvas(canvas, canvas.clientWidth, canvas.clientHeight);
   const m = { left: 46, right: 12, top: 28, bottom: 34 };
   ctx.font = '12px system-ui, sans-serif';
-  if (losses.length === 0) {
+  if (losses.length === 0 && vals.length === 0 && means.length === 0) {
     ctx.fillStyle = colours.axis;
     ctx.fillText('Press Train: each step\'s loss appears here.', m.left + 10, h / 2);
-    return;
+    return { x: null, points: 0 };
   }
-  const ys = losses.map((p) => p[1]).concat(vals.map((p) => p[1]));
+  // A diverged step never reaches the chart (its loss is refused), but a value that is not finite must not stretch
+  // the axis to NaN either.
+  const ys = [...losses, ...vals, ...means].map((p) => p[1]).filter(Number.isFinite);
   if (bigram != null) ys.push(bigram);
   let ylo = Math.min(...ys), yhi = Math.max(...ys);
   const pad = (yhi - ylo) * 0.06 || 0.1;
   ylo -= pad, yhi += pad;
-  const xhi = Math.max(50, losses[losses.length - 1][0]);
-  const x = (s) => m.left + (s / xhi) * (w - m.left - m.right);
+  const last = Math.max(...[losses, vals, means].filter((a) => a.length).map((a) => a[a.length - 1][0]));
+  const xlo = historyFrom, xhi = Math.max(xlo + 50, last);
+  const x = (s) => m.left + ((s - xlo) / (xhi - xlo)) * (w - m.left - m.right);
   const y = (v) => m.top + (1 - (v - ylo) / (yhi - ylo)) * (h - m.top - m.bottom);
 
   // Axes and grid.
@@ -67,7 +73,7 @@ export function drawLossChart(canvas, { losses, vals, bigram }) {
   }
   ctx.textAlign = 'center';
   ctx.textBaseline = 'top';
-  for (const t of ticks(0, xhi, 6)) ctx.fillText(String(t), x(t), h - m.bottom + 6);
+  for (const t of ticks(xlo, xhi, 6)) ctx.fillText(String(t), x(t), h - m.bottom + 6);
   ctx.fillText('step', (m.left + w - m.right) / 2, h - 14);
   ctx.save();
   ctx.translate(12, (m.top + h - m.bottom) / 2);
@@ -85,6 +91,18 @@ export function drawLossChart(canvas, { losses, vals, bigram }) {
   losses.forEach(([s], i) => (i ? ctx.lineTo(x(s), y(sm[i])) : ctx.moveTo(x(s), y(sm[i]))));
   ctx.stroke();
   ctx.lineWidth = 1;
+
+  // A native checkpoint's history: the mean training loss of each interval between evaluations, as a dashed line.
+  if (means.length) {
+    ctx.strokeStyle = colours.line;
+    ctx.fillStyle = colours.line;
+    ctx.setLineDash([3, 3]);
+    ctx.beginPath();
+    means.forEach(([s, v], i) => (i ? ctx.lineTo(x(s), y(v)) : ctx.moveTo(x(s), y(v))));
+    ctx.stroke();
+    ctx.setLineDash([]);
+    for (const [s, v] of means) ctx.fillRect(x(s) - 3, y(v) - 3, 6, 6);
+  }
 
   if (bigram != null) {
     ctx.strokeStyle = colours.bigram;
@@ -118,11 +136,16 @@ export function drawLossChart(canvas, { losses, vals, bigram }) {
        'validation loss');
   item((px, py) => { ctx.strokeStyle = colours.bigram; ctx.setLineDash([6, 4]); ctx.beginPath(); ctx.moveTo(px, py);
                      ctx.lineTo(px + 14, py); ctx.stroke(); ctx.setLineDash([]); }, 'bigram');
+  if (means.length) item((px, py) => { ctx.fillStyle = colours.line; ctx.fillRect(px + 4, py - 3, 6, 6); },
+                         'mean training loss per interval (checkpoint)');
+  return { x: [xlo, xhi], points: losses.length + vals.length + means.length };
 }
 
 // A perceptual colour scale (viridis, sampled at 5 stops) for an attention weight in [0, 1].
 const stops = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
+// A weight that is not a number (weights that diverged) is grey, not a colour of the scale.
 export function weightColour(p) {
+  if (!Number.isFinite(p)) return '#9aa0aa';
   const t = Math.min(1, Math.max(0, p)) * (stops.length - 1);
   const i = Math.min(stops.length - 2, Math.floor(t)), f = t - i;
   const c = stops[i].map((a, k) => Math.round(a + (stops[i + 1][k] - a) * f));

@@ -79,6 +79,12 @@ struct SampleRequest {
 // Bounds on what the page may ask for (a bad value from the page's inputs is refused, not allocated).
 inline constexpr std::int64_t kMaxSamples = 100;
 
+// The checkpoint metadata key under which the page keeps each step's loss, so a checkpoint loaded back draws its
+// curve: {"first_step": N, "losses": [the loss of step N, N+1, ...]}. cppgrad-gpt reads past keys it does not know,
+// so native sample, eval and --resume read these checkpoints as any other; a checkpoint without the key (native, or
+// older) loads with its evaluations alone.
+inline constexpr const char* kStepLossesKey = "page_step_losses";
+
 class Session {
  public:
   // config_json: an object of TrainConfig's JSON keys (as a checkpoint's metadata holds them: "seed", "steps",
@@ -95,24 +101,36 @@ class Session {
   SessionInfo info() const;
 
   // Trains up to `count` more steps (no further than the config's steps) as Trainer::run does: the evaluations fall
-  // on the same steps.
+  // on the same steps. A step or evaluation whose loss is not finite ends the run: it throws std::runtime_error in the
+  // page's words, and from then on train, attention, samples and save refuse with the same reason (the weights give
+  // no numbers worth showing or keeping) until the page starts a new Session.
   TrainChunk train(std::int64_t count);
+
+  // The losses of the steps this run knows, in order (those of a loaded checkpoint saved by the page, then this
+  // session's), and its evaluations (Trainer::history, a checkpoint's too).
+  const std::vector<StepLoss>& step_losses() const { return losses_; }
+  const std::vector<gpt::Evaluation>& evaluations() const { return trainer_->history(); }
 
   // Trains on to `steps` in all (Trainer::grow_steps: `train --resume CKPT --steps N`), a finished run too.
   void grow_steps(std::int64_t steps) { trainer_->grow_steps(steps); }
 
-  // Throws std::invalid_argument naming a character the vocabulary lacks, or a word longer than the context.
+  // Throws std::invalid_argument naming a character the vocabulary lacks, or a word longer than the context, and
+  // std::runtime_error if the maps are not finite (weights that overflow).
   AttentionView attention(const std::string& word);
   std::vector<Sample> samples(const SampleRequest& request);
 
-  // Trainer::save's bytes at `path` (atomically), to resume natively or in the page.
+  // Trainer::save's bytes at `path` (atomically), to resume natively or in the page, with the step losses under
+  // kStepLossesKey.
   void save(const std::string& path) const;
 
   gpt::Trainer& trainer() { return *trainer_; }
 
  private:
   explicit Session(std::unique_ptr<gpt::Trainer> trainer);
+  void refuse_if_diverged() const;
   std::unique_ptr<gpt::Trainer> trainer_;
+  std::vector<StepLoss> losses_;  // contiguous steps, the last one trainer_->step()
+  std::string diverged_;          // why the run can go no further, once a loss was not finite
 };
 
 // The `cppgrad-gpt train` command line that runs `config`: the flags whose values differ from the defaults (--shards

@@ -6,11 +6,14 @@
 //                                                  type of the message it answers, 'train' for a failed step)
 //   {type:'init', config, text?, name?, reference?}  {type:'ready', vocab, context, params, bigram_val_loss,
 //   {type:'reset', config}                             steps_done, max_steps, tokens_per_step, command,
-//                                                     config: {seed, lr, format, steps, ...: TrainConfig's keys}}
+//                                                     config: {seed, lr, format, steps, ...: TrainConfig's keys},
+//                                                     history: {losses, evals}, data: {name, characters} of
+//                                                     the text it reads, or null (the word list)}
 //   {type:'load', bytes, name}                      the same
 //   {type:'steps', steps}                           {type:'steps', the same fields}: the run grown to `steps`
 //   {type:'train'} / {type:'pause'}                 {type:'progress', steps:[{step, loss}], steps_done, ms_per_step,
-//                                                     tokens_per_s}, {type:'eval', step, val_loss, val_bpb},
+//                                                     tokens_per_s}, {type:'evaluating', step} before a step that
+//                                                     evaluates, {type:'eval', step, val_loss, val_bpb},
 //                                                     {type:'done'}, and {type:'attention', ...} about every 0.5 s
 //   {type:'attention', word}                        {type:'attention', word, tokens, layers, heads, T, maps}
 //   {type:'sample', num, temperature, top_k, top_p, seed, prompt}  {type:'samples', samples}
@@ -76,6 +79,8 @@ function fileName(name, fallback) {
   return base && base !== '.' && base !== '..' ? base : fallback;
 }
 
+// A run exists: what the page shows of it, with the losses it knows (a loaded checkpoint's history) and the name of
+// the text it reads (null: the word list).
 function ready(info) {
   state.info = info;
   state.ready = true;
@@ -84,17 +89,28 @@ function ready(info) {
   state.msPerStep = 0;
   state.tokensPerS = 0;
   state.wordOk = true;
-  postMessage({type: 'ready', ...info});
+  const data = state.text === null ? null : {name: state.name, characters: state.text.length};
+  postMessage({type: 'ready', ...info, history: check(state.page.history()), data});
 }
 
-function start(config) {
+// A new run on `data` ({text, name}, or null for the word list). The worker's data becomes `data` only once the run
+// starts: a text the trainer refuses (binary, say) leaves the data of the run before, so a later Reset or another
+// "read it as" trains on that again, never on the refused file.
+function start(config, data = state.text === null ? null : {text: state.text, name: state.name}) {
   const c = Object.assign({}, config || {});
-  if (state.text !== null) {
-    const path = kDroppedDir + state.name;
-    state.module.FS.writeFile(path, state.text);
-    c.data = path;
+  if (data !== null) {
+    c.data = kDroppedDir + data.name;
+    state.module.FS.writeFile(c.data, data.text);
   }
-  ready(check(state.page.init(JSON.stringify(c))));
+  const info = state.page.init(JSON.stringify(c));
+  if (info.error !== undefined) {
+    // The refused text removed (a checkpoint's data is looked for there), the kept one back if it had the same name.
+    if (data !== null && data.name !== state.name) state.module.FS.unlink(c.data);
+    if (state.text !== null) state.module.FS.writeFile(kDroppedDir + state.name, state.text);
+    throw new PageError(info.error);
+  }
+  [state.text, state.name] = data === null ? [null, null] : [data.text, data.name];
+  ready(info);
 }
 
 function attentionMessage(word) {
@@ -121,6 +137,13 @@ function chunk(run) {
     const steps = [], evals = [];
     let stepMs = 0, timedSteps = 0, done = false;
     while (!done && performance.now() - t0 < kChunkMs) {
+      // A step that evaluates runs the whole validation split (seconds): the chunk before it is sent first, then
+      // the page is told, so its counter does not stand still without a word.
+      const next = state.info.steps_done + steps.length + 1;
+      if (next % state.info.config.eval_every === 0 || next === state.info.max_steps) {
+        if (steps.length > 0) break;
+        postMessage({type: 'evaluating', step: next});
+      }
       const s0 = performance.now();
       const r = check(state.page.train(1));
       const dt = performance.now() - s0;
@@ -168,14 +191,7 @@ const handlers = {
   async init(m) {
     await loadModule(m.reference);
     state.training = false;
-    if (typeof m.text === 'string') {
-      state.text = m.text;
-      state.name = fileName(m.name, 'dropped.txt');
-    } else {
-      state.text = null;
-      state.name = null;
-    }
-    start(m.config);
+    start(m.config, typeof m.text === 'string' ? {text: m.text, name: fileName(m.name, 'dropped.txt')} : null);
   },
   async reset(m) {
     await loadModule();
@@ -188,13 +204,24 @@ const handlers = {
     const name = fileName(m.name, 'page.ckpt');
     const path = kLoadedDir + name;
     state.module.FS.writeFile(path, new Uint8Array(m.bytes));
+    let info;
     try {
-      const info = state.page.load(path);
+      info = state.page.load(path);
       if (info.error !== undefined) throw new PageError(info.error.split(path).join(name));
-      ready(info);
     } finally {
       state.module.FS.unlink(path);
     }
+    // The loaded run's data is what its config names: the word list, or a dropped text (read back, so a Reset
+    // trains on it again).
+    const data = String(info.config.data);
+    if (data.startsWith(kDroppedDir)) {
+      state.name = data.slice(kDroppedDir.length);
+      state.text = state.module.FS.readFile(data, {encoding: 'utf8'});
+    } else {
+      state.text = null;
+      state.name = null;
+    }
+    ready(info);
   },
   train() {
     requireRun();
@@ -242,10 +269,23 @@ const handlers = {
   },
 };
 
+// The engine speaks as cppgrad-gpt does, of its flags; the page has boxes with their own names.
+const kControls = [['--lr', 'the learning rate'], ['--steps', 'steps'], ['--seed', 'seed'], ['--format', '"read it as"'],
+                   ['--temperature', 'temperature'], ['--top-k', 'top-k'], ['--top-p', 'top-p'],
+                   ['--prompt', '"starts with"'], ['--schedule cosine', 'a cosine schedule']];
+// The trainer's advice to lower flags the page has no box for: in the page it is the text's longest line that sets
+// the context (a binary file has few line breaks).
+const kTooBig = /: lower --batch-size \(\d+\), --context \((\d+)\), --d-model or --layers/;
+function inPageWords(message) {
+  const text = message.replace(kTooBig, ': the longest line makes a context of $1 tokens, too long to train here. ' +
+                               'Drop a text of shorter lines, or read it as text (windows of running text)');
+  return kControls.reduce((t, [flag, control]) => t.split(flag).join(control), text);
+}
+
 // An error names the request it answers, so the page knows what failed: a refused word leaves training going, a
 // failed step ends it, a refused init, reset or load leaves the run the page had.
 function reply(e, request) {
-  if (e instanceof PageError) postMessage({type: 'error', request, message: e.message});
+  if (e instanceof PageError) postMessage({type: 'error', request, message: inPageWords(e.message)});
   else postMessage({type: 'error', request, message: `bug in the page's worker: ${e && e.stack ? e.stack : e}`});
 }
 

@@ -2,7 +2,7 @@
 // (`tokenize train`) and a model on it (`train --tokenizer bpe:FILE --format text`); the .model file is then
 // removed, and the module the page loads (cppgrad_web.js / .wasm, under node, through the PageSession calls
 // web/worker.js makes) takes the dropped text and the checkpoint, which carries its BPE. Checked: the vocabulary and
-// step, and that a word's attention labels are its BPE tokens as native `tokenize encode` gives them (not its
+// step, the history a native checkpoint brings (its evaluations, no steps' losses), and that a word's attention labels are its BPE tokens as native `tokenize encode` gives them (not its
 // characters). That training goes on exactly is tests/web/test_session.cpp's (natively).
 //
 //   node bpe_checkpoint.js MODULE_JS NATIVE_BIN_DIR SCRATCH_DIR
@@ -45,6 +45,13 @@ async function main() {
   const info = check(page.load('/bpe.ckpt'));
   if (info.vocab !== kVocab) fail(`the loaded model has ${info.vocab} tokens, not the BPE's ${kVocab}`);
   if (info.steps_done !== 4) fail(`the loaded model has done ${info.steps_done} steps, not 4`);
+  // A native checkpoint has no page_step_losses: it loads with its evaluations (--eval-every 4: one, at step 4) and
+  // no steps' losses, which the page then draws as the interval's mean.
+  const history = check(page.history());
+  if (history.losses.length !== 0 || history.evals.length !== 1 || history.evals[0].step !== 4 ||
+      !(history.evals[0].val_loss > 0))
+    fail(`the native checkpoint's history reads as ${JSON.stringify(history)}: expected no step losses and one ` +
+         'evaluation at step 4');
 
   const a = check(page.attention(kWord));
   if (a.tokens.length !== ids.length || a.tokens.length >= kWord.length)

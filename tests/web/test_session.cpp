@@ -6,7 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/tokens.h"
+#include "core/safetensors.h"
 #include "data/bpe.h"
+#include "gpt/checkpoint.h"
 #include "gpt/trainer.h"
 #include "test_paths.h"
 #include "test_util.h"
@@ -227,6 +229,71 @@ TEST(WebSession, ACheckpointRoundTripsAndResumesExactly) {
   EXPECT_THROW_MSG(web::Session::from_checkpoint(junk), std::runtime_error, junk);
   std::filesystem::remove(run.data);
   EXPECT_THROW_MSG(web::Session::from_checkpoint(path), std::runtime_error, "which the page does not have");
+}
+
+// The page keeps each step's loss in its checkpoints (kStepLossesKey), so one loaded back draws its curve; native
+// cppgrad-gpt reads past the key, and a checkpoint without it (native, older) loads with its evaluations alone.
+TEST(WebSession, ACheckpointBringsItsStepsLossesWhichCppgradGptReadsPast) {
+  SmallRun run;
+  web::Session page(run.config(8));
+  page.train(5);
+  const std::string path = (run.dir.path / "page.ckpt").string();
+  page.save(path);
+  ASSERT_EQ(read_safetensors(path).metadata.count(web::kStepLossesKey), 1u);
+  const std::unique_ptr<web::Session> loaded = web::Session::from_checkpoint(path);
+  ASSERT_EQ(loaded->step_losses().size(), 5u);
+  for (std::size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(loaded->step_losses()[i].step, page.step_losses()[i].step);
+    EXPECT_EQ(loaded->step_losses()[i].loss, page.step_losses()[i].loss);  // the same bits, through JSON
+  }
+  ASSERT_EQ(loaded->evaluations().size(), 1u);  // --eval-every 3
+  EXPECT_EQ(loaded->evaluations()[0].val_loss, page.evaluations()[0].val_loss);
+  loaded->train(2);
+  EXPECT_EQ(loaded->step_losses().size(), 7u);
+  EXPECT_EQ(loaded->step_losses().back().step, 7);
+
+  // Native: eval's reader and --resume take the page's checkpoint as any other.
+  EXPECT_EQ(gpt::read_gpt_checkpoint(path).step, 5);
+  gpt::Trainer resumed(web::config_from_json(run.config(8)));
+  resumed.load(path);
+  EXPECT_EQ(resumed.step(), 5);
+
+  // Native train's checkpoint has no such key: its evaluations come, no steps' losses.
+  const std::string native = (run.dir.path / "native.ckpt").string();
+  resumed.save(native);
+  ASSERT_EQ(read_safetensors(native).metadata.count(web::kStepLossesKey), 0u);
+  const std::unique_ptr<web::Session> from_native = web::Session::from_checkpoint(native);
+  EXPECT_TRUE(from_native->step_losses().empty());
+  EXPECT_EQ(from_native->evaluations().size(), 1u);
+
+  // Anyone's file: a value not of the page's shape is refused, naming the file and the key.
+  const SafetensorsFile file = read_safetensors(path);
+  const std::string bad = (run.dir.path / "bad.ckpt").string();
+  for (const char* value : {"not json", R"({"first_step": 2, "losses": [1, 2, 3, 4, 5]})",
+                                  R"({"first_step": 1, "losses": [1, 2, "x", 4, 5]})", R"({"first_step": -1, "losses": []})",
+                                  R"({"first_step": 1, "losses": [1, 2, 3, 4, 5, 6]})"}) {
+    auto metadata = file.metadata;
+    metadata[web::kStepLossesKey] = value;
+    write_safetensors(bad, file.tensors, metadata);
+    EXPECT_THROW_MSG(web::Session::from_checkpoint(bad), std::runtime_error,
+                     "checkpoint " + bad + ": metadata '" + std::string(web::kStepLossesKey) + "'");
+  }
+}
+
+// A step whose loss is not finite ends the run in the page's words, and the weights it leaves are neither drawn,
+// sampled nor saved.
+TEST(WebSession, ADivergedRunSaysSoAndRefusesItsMapsSamplesAndCheckpoint) {
+  SmallRun run;
+  nlohmann::json config = nlohmann::json::parse(run.config(20));
+  config["lr"] = 1e9;
+  web::Session page(config.dump());
+  EXPECT_THROW_MSG(page.train(20), std::runtime_error, "Try a smaller learning rate, then press Reset");
+  EXPECT_THROW_MSG(page.train(1), std::runtime_error, "press Reset to start a new run");
+  EXPECT_THROW_MSG(page.attention("ab"), std::runtime_error, "training diverged at step");
+  EXPECT_THROW_MSG(page.samples({}), std::runtime_error, "training diverged at step");
+  const std::string path = (run.dir.path / "diverged.ckpt").string();
+  EXPECT_THROW_MSG(page.save(path), std::runtime_error, "training diverged at step");
+  EXPECT_FALSE(std::filesystem::exists(path));
 }
 
 TEST(WebSession, ABpeCheckpointTrainsOnWithTheBpeItCarriesAndShowsItsTokens) {

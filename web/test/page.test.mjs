@@ -11,7 +11,8 @@
 //   4. Download gives cppgrad-gpt-step200.ckpt, which native `cppgrad-gpt eval` reads as step 200 with the page's
 //      validation loss at step 200 to within VAL_LOSS_BOUND;
 //   5. raising #max-steps by MORE grows the finished run (train --resume --steps N), and Train goes on to it;
-//   6. loading the downloaded checkpoint brings back step 200 and its config into the boxes (#lr, #max-steps, #seed);
+//   6. loading the downloaded checkpoint (after the question the MORE steps not downloaded ask) brings back step 200,
+//      its config into the boxes (#lr, #max-steps, #seed) and its 200 losses into the chart and the numbers;
 //   7. the graph tab draws the autograd graph of the expression and of the attention head.
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -229,6 +230,9 @@ async function main() {
     const ckpt = join(scratch, name);
     copyFileSync(file, ckpt);
     await page.$eval('#lr', (e) => { e.value = '0.1'; });
+    // The MORE steps trained since the download would be lost: the page asks first, and the test agrees.
+    const asked = [];
+    page.on('dialog', (d) => { asked.push(d.message()); d.accept(); });
     await (await page.$('#load')).uploadFile(ckpt);
     const loaded = await waitFor(page, errors, `the checkpoint loaded at step ${STEPS}`, 60, (n) => {
       const ready = window.cppgradPage?.ready && document.querySelector('#step').textContent.trim() === String(n);
@@ -237,7 +241,15 @@ async function main() {
     check(Number(loaded[0]) === Number(LR) && loaded[1] === String(STEPS) && loaded[2] === '0',
           `after loading the checkpoint the boxes show lr ${loaded[0]}, steps ${loaded[1]}, seed ${loaded[2]}; ` +
           `expected its config: ${LR}, ${STEPS}, 0`);
-    log(`loaded ${name} back: step ${STEPS}, lr ${loaded[0]}, steps ${loaded[1]}`);
+    check(asked.length === 1 && asked[0].includes(`${MORE} steps`),
+          `loading over ${MORE} steps not downloaded asked ${JSON.stringify(asked)}`);
+    // Its losses come with it (the page keeps them in the checkpoint): the chart and the numbers show them.
+    const history = await page.evaluate(() => ({ losses: window.cppgradPage.losses.length, chart: window.cppgradPage.chart,
+                                                 val: document.querySelector('#val-loss').textContent }));
+    check(history.losses === STEPS && history.chart?.x?.[0] === 0 && history.val === valLoss.toFixed(4),
+          `the loaded checkpoint shows ${history.losses} losses, chart ${JSON.stringify(history.chart)}, ` +
+          `validation '${history.val}'; expected ${STEPS} losses from step 0 and ${valLoss.toFixed(4)}`);
+    log(`loaded ${name} back: step ${STEPS}, lr ${loaded[0]}, steps ${loaded[1]}, ${history.losses} losses`);
 
     // 7. the autograd graphs
     check(await page.$eval('#graph-what', (s) => s.value) === 'expression', 'the graph tab should open on the expression');
