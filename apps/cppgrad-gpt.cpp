@@ -250,7 +250,11 @@ int cmd_train(int argc, char** argv) {
   const std::unique_ptr<train::ProcessLink> processes = cli::join_processes("cppgrad-gpt");
   const bool rank0 = !processes || processes->rank() == 0;
   train::TrainOutputs out;
-  train::open_train_outputs(r, rank0, out);
+  // What the run reads stays as it is: no output may name the data, the tokenizer's file or --init's checkpoint.
+  std::vector<train::InputFlag> inputs = {{"--data", config.data}};
+  if (config.tokenizer.kind == data::TokenizerName::Kind::bpe_file) inputs.push_back({"--tokenizer", config.tokenizer.path});
+  if (r.count("init")) inputs.push_back({"--init", flag_path(r, "init")});
+  train::open_train_outputs(r, rank0, out, {}, inputs);
   train::set_threads(config.threads);
   if (config.data == kDefaultData && !std::filesystem::exists(config.data))
     throw UsageError(fmt::format("the default data {} is missing: install Debian's word list (sudo apt-get install "

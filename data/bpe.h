@@ -43,6 +43,7 @@ inline constexpr std::int64_t kMaxBpeTokens = 1'000'000;                    // G
 inline constexpr std::uint64_t kMaxBpeModelBytes = std::uint64_t{64} << 20;  // 64 MiB: a million merges of ~20 bytes
 inline constexpr std::uint64_t kMaxBpeTokenBytes = 4096;                    // GPT-2's longest token: 128 bytes
 inline constexpr std::size_t kMaxBpeSplitPatternBytes = 4096;               // GPT-4's pattern: 118 bytes
+inline constexpr std::size_t kMaxBpeSpecialTokenBytes = 256;                // "<|endoftext|>": 13 bytes
 // All tokens' bytes together: 1 MiB, plus 16 per byte of the file (a trained tokenizer's line of ~10 bytes makes a
 // token of ~6; GPT-2's vocabulary written this way would hold 0.5 token bytes per file byte).
 constexpr std::uint64_t max_bpe_token_bytes_total(std::uint64_t model_text_bytes) {

@@ -71,6 +71,9 @@ std::string BpeTokenizer::to_model_text() const {
                                             kMaxBpeSplitPatternBytes));
   std::string out = fmt::format("minbpe v1\n{}\n{}\n", pattern, specials_.size());
   for (const SpecialToken& s : specials_) {
+    if (s.text.size() > kMaxBpeSpecialTokenBytes)
+      throw std::invalid_argument(fmt::format("BPE save: a special token of {} bytes, more than the {} a .model file "
+                                              "may hold", s.text.size(), kMaxBpeSpecialTokenBytes));
     if (s.text.find_first_of(" \t\r\n\v\f") != std::string::npos)
       throw std::invalid_argument(fmt::format("BPE save: special token '{}' holds white space, which minbpe's .model "
                                               "format cannot hold", s.text));
@@ -127,8 +130,8 @@ BpeTokenizer BpeTokenizer::from_model_text(std::string_view text, const std::str
   const std::string_view count_line = next_line("the number of special tokens");
   const auto count = parse_count(count_line);
   if (!count || static_cast<std::uint64_t>(*count) > lines.size() - at)
-    throw fail(2, fmt::format("'{}' is not a number of special tokens the file holds ({} lines follow)",
-                              count_line, lines.size() - at));
+    throw fail(2, fmt::format("'{}' is not a number of special tokens the file holds ({} {})", count_line,
+                              lines.size() - at, lines.size() - at == 1 ? "line follows" : "lines follow"));
   std::vector<SpecialToken> specials;
   std::unordered_map<std::string_view, std::size_t> special_texts;  // text -> its index in specials
   std::unordered_map<std::int64_t, std::size_t> special_ids;         // id -> its index in specials
@@ -136,6 +139,9 @@ BpeTokenizer BpeTokenizer::from_model_text(std::string_view text, const std::str
     const auto fields = two_fields(next_line("a special token"));
     const auto id = fields ? parse_count(fields->second) : std::nullopt;
     if (!id) throw fail(at - 1, "expected a special token as '<text> <id>'");
+    if (fields->first.size() > kMaxBpeSpecialTokenBytes)  // decode writes it whole for each id
+      throw fail(at - 1, fmt::format("a special token of {} bytes, more than the {} one may have", fields->first.size(),
+                                     kMaxBpeSpecialTokenBytes));
     const auto text_seen = special_texts.try_emplace(fields->first, specials.size());
     const auto id_seen = special_ids.try_emplace(*id, specials.size());
     if (!text_seen.second || !id_seen.second) {

@@ -27,20 +27,21 @@ struct FileDescriptor {
 }  // namespace
 
 std::string read_text_file(const std::string& path, std::uint64_t max_bytes) {
-  const FileDescriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  // O_NONBLOCK: opening a FIFO would otherwise wait for a writer that may never come; fstat below refuses it.
+  const FileDescriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
   if (file.fd < 0) refuse(path, fmt::format("cannot open: {}", std::strerror(errno)));
   // fstat on the open descriptor, not stat on the name: the size checked is the size of the file being read.
   struct stat st {};
   if (::fstat(file.fd, &st) != 0) refuse(path, fmt::format("cannot stat: {}", std::strerror(errno)));
   if (S_ISDIR(st.st_mode)) refuse(path, "is a directory, not a text file");
-  // A device (/dev/zero, /dev/urandom, a terminal) has no size and no end: only a file or a pipe is read.
-  if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))
-    refuse(path, "is a device or socket, not a file (a pipe is read up to the limit; give a file)");
-  if (S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) > max_bytes)
+  // A pipe or a device (/dev/zero, /dev/urandom, a terminal) has no size, and may have no end: only a file is read.
+  if (S_ISFIFO(st.st_mode)) refuse(path, "is a pipe, not a file (save what it carries to a file, then give that)");
+  if (!S_ISREG(st.st_mode)) refuse(path, "is a device or socket, not a file");
+  if (static_cast<std::uint64_t>(st.st_size) > max_bytes)
     refuse(path, fmt::format("is {} bytes, more than the limit of {} bytes", st.st_size, max_bytes));
 
   std::string out;
-  if (S_ISREG(st.st_mode)) out.reserve(static_cast<std::size_t>(st.st_size));
+  out.reserve(static_cast<std::size_t>(st.st_size));
   char buffer[1 << 16];
   for (;;) {
     const ::ssize_t n = ::read(file.fd, buffer, sizeof buffer);
@@ -49,7 +50,7 @@ std::string read_text_file(const std::string& path, std::uint64_t max_bytes) {
       refuse(path, fmt::format("cannot read: {}", std::strerror(errno)));
     }
     if (n == 0) break;
-    if (out.size() + static_cast<std::uint64_t>(n) > max_bytes)  // grew while read, or a pipe: stop at the bound
+    if (out.size() + static_cast<std::uint64_t>(n) > max_bytes)  // grew while it was read: stop at the bound
       refuse(path, fmt::format("holds more than the limit of {} bytes", max_bytes));
     out.append(buffer, static_cast<std::size_t>(n));
   }

@@ -13,9 +13,9 @@ namespace cppgrad::data {
 inline constexpr std::uint64_t kMaxTextFileBytes = std::uint64_t{1} << 30;  // 1 GiB
 
 // The file's bytes: the one bounded way every program reads a user's file. Refuses (std::runtime_error
-// "<path>: ...") a missing or unreadable file, a directory, a device (/dev/zero has no end), and a file over
-// max_bytes before reading any of it (its size is looked up first); a file that grows past the bound while it is
-// read (or a pipe, which has no size) is refused as soon as it passes it.
+// "<path>: ...") a missing or unreadable file, a directory, a pipe or a device (they have no size, and /dev/zero no
+// end; a FIFO is refused without waiting for its writer), and a file over max_bytes before reading any of it (its
+// size is looked up first); a file that grows past the bound while it is read is refused as soon as it passes it.
 std::string read_text_file(const std::string& path, std::uint64_t max_bytes = kMaxTextFileBytes);
 
 // Strict UTF-8 -> code points. std::invalid_argument "invalid UTF-8 at byte offset N: <why>", N the 0-based

@@ -79,9 +79,10 @@ inline std::string flag_path(const cxxopts::ParseResult& r, const std::string& f
 }
 
 // Bad output paths are usage errors, found before any work is done.
-inline void check_outputs_or_usage_error(const std::vector<OutputFlag>& outputs, const std::string& resume = "") {
+inline void check_outputs_or_usage_error(const std::vector<OutputFlag>& outputs, const std::string& resume = "",
+                                         const std::vector<InputFlag>& inputs = {}) {
   try {
-    check_outputs(outputs, resume);
+    check_outputs(outputs, resume, inputs);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }

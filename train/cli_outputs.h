@@ -60,10 +60,12 @@ struct TrainOutputs {
 };
 
 // The outputs the flags name, checked, into `out` (a metrics stream cannot be moved), and --detect-anomaly turned on;
-// `own` lists the program's other output flags (name, whether a stream such as a FIFO may take it). A process other
-// than rank 0 under mpirun writes nothing and prints nothing.
+// `own` lists the program's other output flags (name, whether a stream such as a FIFO may take it), `inputs` the
+// files the run reads (its --data), which no output may overwrite. A process other than rank 0 under mpirun writes
+// nothing and prints nothing.
 inline void open_train_outputs(const cxxopts::ParseResult& r, bool rank0, TrainOutputs& out,
-                               const std::vector<std::pair<std::string, bool>>& own = {}) {
+                               const std::vector<std::pair<std::string, bool>>& own = {},
+                               const std::vector<InputFlag>& inputs = {}) {
   out.resume = flag_path(r, "resume");
   if (r.count("detect-anomaly")) out.anomaly.emplace();
   if (!rank0) {
@@ -77,7 +79,7 @@ inline void open_train_outputs(const cxxopts::ParseResult& r, bool rank0, TrainO
   std::vector<OutputFlag> outputs;
   for (const auto& [flag, stream] : flags)
     if (r.count(flag)) outputs.push_back({"--" + flag, r[flag].as<std::string>(), stream});
-  check_outputs_or_usage_error(outputs, out.resume);
+  check_outputs_or_usage_error(outputs, out.resume, inputs);
   if (r.count("metrics-out")) out.metrics.emplace(r["metrics-out"].as<std::string>(), LinesOutput::Kind::Whole);
 }
 

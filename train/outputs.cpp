@@ -38,7 +38,8 @@ bool same_file(const std::string& a, const std::string& b) {
   return !ea && !eb && ra == rb;
 }
 
-void check_outputs(const std::vector<OutputFlag>& outputs, const std::string& resume) {
+void check_outputs(const std::vector<OutputFlag>& outputs, const std::string& resume,
+                   const std::vector<InputFlag>& inputs) {
   for (const OutputFlag& out : outputs) check_one(out);
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     for (std::size_t j = i + 1; j < outputs.size(); ++j)
@@ -48,6 +49,10 @@ void check_outputs(const std::vector<OutputFlag>& outputs, const std::string& re
     if (!resume.empty() && outputs[i].flag != "--save" && same_file(outputs[i].path, resume))
       throw std::invalid_argument(outputs[i].flag + " " + outputs[i].path + " names the checkpoint being resumed (" +
                                   resume + "): it would be overwritten");
+    for (const InputFlag& in : inputs)
+      if (!in.path.empty() && same_file(outputs[i].path, in.path))
+        throw std::invalid_argument(outputs[i].flag + " " + outputs[i].path + " names the file " + in.flag +
+                                    " reads (" + in.path + "): it would be overwritten; give the output its own path");
   }
 }
 

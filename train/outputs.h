@@ -4,8 +4,8 @@
 //     regular file;
 //   - streams (metrics, gradient log: lines_output.h) may also go straight into a FIFO or a terminal
 //     (/dev/stdout), where each new line is written once, in order;
-//   - two outputs never name one file (after resolving symlinks and hard links), and no output names the
-//     checkpoint being resumed, except --save itself.
+//   - two outputs never name one file (after resolving symlinks and hard links), no output names a file the
+//     command reads (its data), and none names the checkpoint being resumed, except --save itself.
 #include <string>
 #include <vector>
 
@@ -18,10 +18,18 @@ struct OutputFlag {
   bool stream = false;  // metrics and gradient log: a FIFO or a character device is allowed too
 };
 
+// A file the command reads, which no output may name: {"--data", "words.txt"}.
+struct InputFlag {
+  std::string flag;
+  std::string path;
+};
+
 // Throws std::invalid_argument "<flag> <path>: <why>" (a usage error) for an empty path, a target that cannot be
-// written (a directory, a FIFO for a file written whole, a missing directory), or two flags naming one file;
-// `resume` (may be empty) is the checkpoint read at the start, which only --save may name.
-void check_outputs(const std::vector<OutputFlag>& outputs, const std::string& resume = "");
+// written (a directory, a FIFO for a file written whole, a missing directory), two flags naming one file, or an
+// output naming one of `inputs` (the user's data, a model read in); `resume` (may be empty) is the checkpoint read
+// at the start, which only --save may name.
+void check_outputs(const std::vector<OutputFlag>& outputs, const std::string& resume = "",
+                   const std::vector<InputFlag>& inputs = {});
 
 // A FIFO or a character device (a terminal, /dev/null): written line by line, never replaced.
 bool is_stream_path(const std::string& path);

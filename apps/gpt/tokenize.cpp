@@ -167,7 +167,7 @@ int cmd_train(int argc, char** argv) {
   const std::string_view pattern = split_pattern(r["pattern"].as<std::string>());
   const std::string data = required(r, "train", "data", "FILE (the text to train on)");
   const std::string out = required(r, "train", "out", "FILE (the .model file to write)");
-  train::check_outputs_or_usage_error({{"--out", out}});
+  train::check_outputs_or_usage_error({{"--out", out}}, "", {{"--data", data}});
   const std::string text = read_bytes("--data", data);
   const auto start = std::chrono::steady_clock::now();
   std::optional<data::BpeTokenizer> tok;

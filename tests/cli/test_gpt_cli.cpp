@@ -279,6 +279,22 @@ TEST_F(GptCli, BadInputIsOneLineAndExitStatus2) {
   expect_usage_error(cli({"train", "--resume", ckpt, "--d-model", "32", "--steps", "40"}), "d_model");
 }
 
+// No output overwrites what the run reads: its data, its tokenizer's file, --init's checkpoint.
+TEST_F(GptCli, AnOutputNamingWhatTheRunReadsIsRefusedAndTheFileKept) {
+  const std::string text = "ab ba ab ba\nba ab ab\n";
+  for (const char* flag : {"--save", "--metrics-out", "--plot"}) {
+    const CliResult r = cli(tiny_text(text, {"--steps", "2", flag, path("text.txt")}));
+    expect_usage_error(r, std::string(flag) + " " + path("text.txt") + " names the file --data reads (");
+    EXPECT_EQ(slurp(path("text.txt")), text) << flag;
+  }
+  cppgrad::data::BpeTokenizer::train(text, 257).save(path("tok.model"));
+  const std::string model = slurp(path("tok.model"));
+  expect_usage_error(cli(tiny_text(text, {"--steps", "2", "--tokenizer", "bpe:" + path("tok.model"), "--save",
+                                          path("tok.model")})),
+                     "--save " + path("tok.model") + " names the file --tokenizer reads");
+  EXPECT_EQ(slurp(path("tok.model")), model);
+}
+
 TEST_F(GptCli, ADivergedRunExits3AndKeepsTheLastGoodCheckpoint) {
   // --lr 1000 makes the loss NaN within a few steps; a checkpoint is written every 4 steps until then.
   const CliResult r = cli(tiny({"--lr", "1000", "--eval-every", "4", "--steps", "200", "--save", path("d.safetensors")}));

@@ -226,6 +226,13 @@ TEST_F(GptTokenizeCli, TrainRefusesABadSizePatternOrOutputAndKeepsTheOldFile) {
   // The text has too few pairs for 44 merges: refused, and the file --out names is as it was.
   expect_usage_error(with({"--vocab-size", "300", "--out", path("old.model")}), "--vocab-size 300 on --data '");
   EXPECT_EQ(slurp(path("old.model")), "the user's file");
+  // --out naming the text it trains on (by another name too: a hard link) would write the model over the data.
+  fs::create_hard_link(path("text.txt"), path("link.txt"));
+  for (const char* out : {"text.txt", "link.txt"})
+    expect_usage_error(with({"--vocab-size", "257", "--out", path(out)}),
+                       "--out " + path(out) + " names the file --data reads (" + path("text.txt") + "): it would be "
+                       "overwritten");
+  EXPECT_EQ(slurp(path("text.txt")), "abab abab");
 }
 
 // Hostile input, as a user or an attacker would feed it: each is refused (or, when valid, read) in under 2 s and

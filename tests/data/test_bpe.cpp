@@ -137,7 +137,7 @@ TEST(BpeTokenizer, AHostileModelFileIsRefusedNamingTheLine) {
   expect_refused("minbpe v1\nx\n-1\n", "bad.model:3: '-1' is not a number of special tokens");
   expect_refused("minbpe v1\nx\n99999999999999999999\n", "bad.model:3:");
   expect_refused("minbpe v1\nx\n1000000000\n1 2\n", "bad.model:3: '1000000000' is not a number of special tokens the "
-                                                    "file holds (1 lines follow)");
+                                                    "file holds (1 line follows)");
   expect_refused("minbpe v1\nx\n1\n<s>\n", "bad.model:4: expected a special token as '<text> <id>'");
   expect_refused("minbpe v1\nx\n1\n<s> 5\n", "bad.model:4: special token '<s>' has id 5: must be in [256, 2^31)");
   expect_refused("minbpe v1\nx\n2\n<s> 300\n<t> 300\n",
@@ -167,6 +167,8 @@ TEST(BpeTokenizer, AModelFileCannotMakeMoreThanItsSizeBounds) {
   EXPECT_THROW_MSG(BpeTokenizer::from_model_text(wide, "bad.model"), std::runtime_error,
                    fmt::format("bytes in all, more than the {} a model file of {} bytes may make",
                                data::max_bpe_token_bytes_total(wide.size()), wide.size()));
+  expect_refused("minbpe v1\nx\n1\n" + std::string(300, 'S') + " 256\n",
+                 "bad.model:4: a special token of 300 bytes, more than the 256 one may have");
   expect_refused("minbpe v1\n" + std::string(5000, 'a') + "\n0\n",
                  "bad.model:2: the split pattern has 5000 bytes, more than the 4096 a pattern may have");
   // At the bounds, a file is read: 4096-byte tokens, and 100,000 special tokens.
