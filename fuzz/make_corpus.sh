@@ -83,7 +83,48 @@ def write(path, prefix, keep):
     open(path, "wb").write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
 write(sys.argv[1] + "/tiny.safetensors", "transformer.", lambda name: True)
 write(sys.argv[1] + "/tiny_bare.safetensors", "", lambda name: not name.endswith((".attn.bias", ".attn.masked_bias")))
+# The same weights half precision (k/8 values: exact in both), and small versions of the hostile files of issue 40:
+# the tiny model plus one extra tensor (there, 1 GiB), and plus 2,000 empty tensors (there, 1.55 million).
+def to_half(blob, code):
+    floats = struct.unpack(f"<{len(blob) // 4}f", blob)
+    if code == "F16":
+        return struct.pack(f"<{len(floats)}e", *floats)
+    return b"".join(struct.pack("<f", x)[2:] for x in floats)  # bfloat16: float32's top two bytes
+def rewrite(src, dst, change):
+    raw = open(src, "rb").read()
+    n = struct.unpack("<Q", raw[:8])[0]
+    header, data = json.loads(raw[8:8 + n]), raw[8 + n:]
+    header, data = change(header, data)
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * ((8 - len(text) % 8) % 8)
+    open(dst, "wb").write(struct.pack("<Q", len(text)) + text + data)
+def halved(code):
+    def change(header, data):
+        out, blobs, offset = {}, [], 0
+        for name, e in header.items():
+            if name == "__metadata__":
+                out[name] = e
+                continue
+            blob = to_half(data[e["data_offsets"][0]:e["data_offsets"][1]], code)
+            out[name] = {"dtype": code, "shape": e["shape"], "data_offsets": [offset, offset + len(blob)]}
+            blobs.append(blob)
+            offset += len(blob)
+        return out, b"".join(blobs)
+    return change
+def extra(header, data):
+    header["transformer.extra"] = {"dtype": "F32", "shape": [16], "data_offsets": [len(data), len(data) + 64]}
+    return header, data + bytes(64)
+def many_empty(header, data):
+    for i in range(2000):
+        header[f"e{i}"] = {"dtype": "F32", "shape": [0], "data_offsets": [0, 0]}
+    return header, data
+tiny = sys.argv[1] + "/tiny.safetensors"
+rewrite(tiny, sys.argv[1] + "/tiny_f16.safetensors", halved("F16"))
+rewrite(tiny, sys.argv[1] + "/tiny_bf16.safetensors", halved("BF16"))
+rewrite(tiny, sys.argv[1] + "/extra_tensor.safetensors", extra)
+rewrite(tiny, sys.argv[1] + "/many_empty.safetensors", many_empty)
 PY
+cp "$out/gpt2_hf/tiny_f16.safetensors" "$out/gpt2_hf/many_empty.safetensors" "$out/safetensors/"
 # fuzz_text: the first byte is the harness's knob (context and seed), the rest a data file: a word list with CRLF and
 # an empty line, prose, multi-byte characters, an overlong form.
 printf '\x00apple\nbanana\ncherry\r\n\ndate\n\xc3\xa9clair\nfig\n' > "$out/text/words.txt"

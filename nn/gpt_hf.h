@@ -17,7 +17,8 @@
 // Files are read as hostile (core/safetensors.h bounds every size and offset); on top of that, anything that does
 // not fit GPT-2 (a missing or unexpected tensor, a wrong shape, a non-float dtype, sizes out of range) is refused
 // with one std::runtime_error "gpt2_hf: <path>: tensor '<name>': <what>, with the shapes", before the model is
-// built. Everything is float32 once loaded (the hub ships F32; an F64 file is rounded to float32).
+// built. Everything is float32 once loaded: the hub ships F32; F16 and BF16 files (common among shared GPT-2s) are
+// widened exactly, as PyTorch's `.float()` does; an F64 file is rounded to float32.
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -50,9 +51,13 @@ struct HFTensor {
 std::vector<HFTensor> gpt2_hf_layout(const GPTConfig& config);
 
 // Reads `path` into a float32 GPT of the file's config with n_head heads (the preset's overload also checks that
-// the file has the preset's n_layer and n_embd). Throws std::runtime_error as above.
+// the file has the preset's n_layer and n_embd). The layout (every tensor's name, dtype and shape) is judged from
+// the header alone; no tensor's bytes are read before it passes, and the mask buffers never are. Throws
+// std::runtime_error as above.
 std::unique_ptr<GPT> import_gpt2_hf(const std::string& path, std::int64_t n_head);
 std::unique_ptr<GPT> import_gpt2_hf(const std::string& path, std::string_view preset);
+// The same from a reader already opened (bytes in memory: the fuzz harness).
+std::unique_ptr<GPT> import_gpt2_hf(const SafetensorsReader& file, std::int64_t n_head);
 
 // The same from tensors already read (a test rewrites a file's tensors in memory); path_for_errors names them.
 std::unique_ptr<GPT> gpt2_from_hf(std::map<std::string, Tensor> tensors, std::int64_t n_head,

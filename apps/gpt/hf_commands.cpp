@@ -34,6 +34,20 @@ std::string required(const cxxopts::ParseResult& r, const char* command, const s
   return flag_path(r, flag);
 }
 
+// --hf names a file that exists, told before anything looks beside it for a config.json (a directory, the folder
+// save_pretrained writes, would otherwise be "no config.json sits beside the file").
+void check_hf_file(const std::string& hf) {
+  std::error_code ec;
+  const std::filesystem::file_status status = std::filesystem::status(hf, ec);
+  if (std::filesystem::is_directory(status)) {
+    const std::string inside = (std::filesystem::path(hf) / "model.safetensors").string();
+    throw UsageError(std::filesystem::exists(inside, ec)
+                         ? fmt::format("--hf {}: is a directory; give the model file in it: --hf {}", hf, inside)
+                         : fmt::format("--hf {}: is a directory, not a model.safetensors file", hf));
+  }
+  if (!std::filesystem::exists(status)) throw UsageError(fmt::format("--hf {}: no such file", hf));
+}
+
 // The heads of an import: --preset's, --heads, or the config.json beside the file (nullopt: the preset's).
 struct Heads {
   std::optional<std::string> preset;
@@ -166,6 +180,7 @@ int cmd_import(int argc, char** argv) {
   const std::string hf = required(r, "import", "hf", "FILE (a Hugging Face model.safetensors)");
   const std::string out = required(r, "import", "out", "CKPT (the checkpoint to write)");
   train::check_outputs_or_usage_error({{"--out", out}}, hf);  // the input is never overwritten
+  check_hf_file(hf);
   const Heads heads = import_heads(r, hf);
   const std::unique_ptr<nn::GPT> model =
       heads.preset ? nn::import_gpt2_hf(hf, *heads.preset) : nn::import_gpt2_hf(hf, heads.n_head);

@@ -20,6 +20,7 @@
 #include "core/generator.h"
 #include "core/gradcheck.h"
 #include "core/graph_dot.h"
+#include "core/half.h"
 #include "core/ops.h"
 #include "core/parallel.h"
 #include "core/safetensors.h"

@@ -279,6 +279,28 @@ TEST_F(GptHfCli, PresetsSetGpt2sShapesAndRefuseFlagsThatDisagree) {
                      "disagrees with --init");
 }
 
+// A half-precision GPT-2 (make_gpt2_hf.py --dtype f16 / bf16) imports as its float32 twin (PyTorch's `.float()` of
+// each tensor, written as F32): the checkpoints evaluate to the same loss, exactly.
+TEST_F(GptHfCli, HalfPrecisionFilesImportAsTheirFloat32Twins) {
+  for (const std::string dtype : {"f16", "bf16"}) {
+    const fs::path dir = test::gpt2_hf_dir();
+    const std::string half = (dir / ("model_" + dtype + ".safetensors")).string(),
+                      twin = (dir / ("model_" + dtype + "_twin.safetensors")).string(),
+                      expected = (dir / ("expected_" + dtype + ".safetensors")).string();
+    if (!fs::exists(half) || !fs::exists(twin) || !fs::exists(expected))
+      GTEST_SKIP() << dir << " has no model_" << dtype << ".safetensors (make_gpt2_hf.py --dtype " << dtype << ")";
+    const std::string heads = read_safetensors(expected).metadata.at("n_head");
+    for (const auto& [file, out] : {std::pair{half, "half.ckpt"}, std::pair{twin, "twin.ckpt"}}) {
+      const CliResult r = cli({"import", "--hf", file, "--out", path(out), "--heads", heads, "--tokenizer", "char",
+                               "--data", path("text.txt")});
+      ASSERT_EQ(r.status, 0) << r.err;
+    }
+    const double loss = eval_loss({"--checkpoint", path("half.ckpt"), "--data", path("text.txt")});
+    EXPECT_EQ(loss, eval_loss({"--checkpoint", path("twin.ckpt"), "--data", path("text.txt")})) << dtype;
+    EXPECT_TRUE(std::isfinite(loss));
+  }
+}
+
 bool gpt2_files_present() {
   try {
     data::find_gpt2_files();

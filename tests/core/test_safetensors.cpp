@@ -321,8 +321,8 @@ std::vector<BadFile> bad_files() {
       {"MissingOffsets", make_file(R"({"x":{"dtype":"F32","shape":[]}})"), "entry has no \"data_offsets\""},
       {"DtypeNotString", make_file(R"({"x":{"dtype":5,"shape":[],"data_offsets":[0,4]}})"),
        "\"dtype\" must be a string, got number"},
-      {"UnknownDtype", make_file(R"({"x":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}})", {0, 0, 0, 0}),
-       "unknown dtype 'F16' for tensor 'x'"},
+      {"UnknownDtype", make_file(R"({"x":{"dtype":"I32","shape":[2],"data_offsets":[0,4]}})", {0, 0, 0, 0}),
+       "unknown dtype 'I32' for tensor 'x' (cppgrad reads F32, F64, I64, BOOL, and F16 and BF16 as float32)"},
       {"ShapeNotList", make_file(f32_entry(R"("2")", "[0,8]"), kEightBytes), "\"shape\" must be a list of integers"},
       {"ShapeHasFloat", make_file(f32_entry("[2.0]", "[0,8]"), kEightBytes), "found a non-integer number"},
       {"NegativeShape", make_file(f32_entry("[-1, 2]", "[0,8]"), kEightBytes), "negative size -1 in shape"},
@@ -382,8 +382,8 @@ INSTANTIATE_TEST_SUITE_P(Safetensors, SafetensorsRefuses, testing::ValuesIn(bad_
 TEST(Safetensors, LongNamesAreShortenedInMessages) {
   const std::string name(10000, 'n');
   const std::string message =
-      refusal(make_file(R"({")" + name + R"(":{"dtype":"F16","shape":[],"data_offsets":[0,2]}})", {0, 0}));
-  EXPECT_THAT(message, HasSubstr("unknown dtype 'F16'"));
+      refusal(make_file(R"({")" + name + R"(":{"dtype":"U16","shape":[],"data_offsets":[0,2]}})", {0, 0}));
+  EXPECT_THAT(message, HasSubstr("unknown dtype 'U16'"));
   EXPECT_THAT(message, HasSubstr("(10000 bytes)"));
   EXPECT_LT(message.size(), 300u);
 }

@@ -10,31 +10,23 @@
 #include <vector>
 
 #include "core/safetensors.h"
+#include "safetensors_bytes.h"
 #include "test_util.h"
 
 namespace cppgrad {
 namespace {
 
-// [8-byte length][header][`data_bytes` zero bytes].
-std::vector<std::byte> make_file(const std::string& header, std::size_t data_bytes = 0) {
-  std::vector<std::byte> out(8 + header.size() + data_bytes, std::byte{0});
-  const std::uint64_t n = header.size();
-  std::memcpy(out.data(), &n, 8);
-  std::memcpy(out.data() + 8, header.data(), header.size());
-  return out;
-}
-
 TEST(SafetensorsHeaderLimits, ARawNulByteIsRefused) {
   std::string header = R"({"x":{"dtype":"BOOL","shape":[1],"data_offsets":[0,1]}})";
   header += '\0';
   header += "this was ignored";
-  EXPECT_THROW_MSG(parse_safetensors(make_file(header, 1), "nul.safetensors"), std::runtime_error,
+  EXPECT_THROW_MSG(parse_safetensors(test::safetensors_bytes(header, 1), "nul.safetensors"), std::runtime_error,
                    "safetensors: nul.safetensors: header is not valid JSON: a NUL byte at header offset 55");
 }
 
 TEST(SafetensorsHeaderLimits, AnEscapedNulInANameIsFine) {
   const SafetensorsFile f =
-      parse_safetensors(make_file(R"({"a\u0000b":{"dtype":"BOOL","shape":[1],"data_offsets":[0,1]}})", 1), "mem");
+      parse_safetensors(test::safetensors_bytes(R"({"a\u0000b":{"dtype":"BOOL","shape":[1],"data_offsets":[0,1]}})", 1), "mem");
   EXPECT_EQ(f.tensors.count(std::string("a\0b", 3)), 1u);
 }
 
@@ -45,7 +37,7 @@ TEST(SafetensorsHeaderLimits, AListLongerThanAnyShapeIsRefusedWhileParsing) {
   for (const std::string& header :
        {R"({"x":{"dtype":"BOOL","shape":)" + zeros + R"(,"data_offsets":[0,0]}})", R"({"__metadata__":)" + zeros + "}",
         R"({"x":)" + zeros + "}"}) {
-    EXPECT_THROW_MSG(parse_safetensors(make_file(header), "long.safetensors"), std::runtime_error,
+    EXPECT_THROW_MSG(parse_safetensors(test::safetensors_bytes(header), "long.safetensors"), std::runtime_error,
                      "header JSON has a list of more than 1024 values");
   }
 }
@@ -55,7 +47,7 @@ TEST(SafetensorsHeaderLimits, ShapesUpToTheRankLimitStillParse) {
   for (int i = 1; i < 64; ++i) ones += ",1";
   ones += "]";
   const SafetensorsFile f =
-      parse_safetensors(make_file(R"({"x":{"dtype":"BOOL","shape":)" + ones + R"(,"data_offsets":[0,1]}})", 1), "mem");
+      parse_safetensors(test::safetensors_bytes(R"({"x":{"dtype":"BOOL","shape":)" + ones + R"(,"data_offsets":[0,1]}})", 1), "mem");
   EXPECT_EQ(f.tensors.at("x").dim(), 64);
 }
 

@@ -95,6 +95,40 @@ TEST(SafetensorsHostile, AHugeSparseFileCostsOneSmallRead) {
   EXPECT_LT(peak_rss_kb() - rss_before, 64 * 1024) << "KB: the file must not be read whole";
 }
 
+TEST(SafetensorsHostile, TheHeaderIsReadAloneAndEachTensorOnRequest) {
+  // A 1 GiB tensor (a sparse file: no disk) after a small one: the header costs no data read.
+  TempDir dir;
+  const fs::path path = dir.path / "big.safetensors";
+  const std::string header = R"({"small":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                             R"("big":{"dtype":"F32","shape":[268435456],"data_offsets":[8,1073741832]},)"
+                             R"("__metadata__":{"format":"pt"}})";
+  {
+    std::ofstream out(path, std::ios::binary);
+    const std::uint64_t n = header.size();
+    const float small[2] = {1.5f, -2.0f};
+    out.write(reinterpret_cast<const char*>(&n), 8);
+    out << header;
+    out.write(reinterpret_cast<const char*>(small), 8);
+  }
+  fs::resize_file(path, 8 + header.size() + 8 + (std::uint64_t{1} << 30));
+  const long rss_before = peak_rss_kb();
+  const auto t0 = std::chrono::steady_clock::now();
+  const SafetensorsReader reader(path.string());
+  ASSERT_EQ(reader.header().entries.size(), 2u);
+  const SafetensorsEntry& big = reader.header().entries[1];  // the header's order
+  EXPECT_EQ(big.name, "big");
+  EXPECT_EQ(big.dtype, StoredDType::F32);
+  EXPECT_EQ(big.shape, (Shape{268435456}));
+  EXPECT_EQ(big.end - big.begin, std::uint64_t{1} << 30);
+  EXPECT_EQ(reader.header().metadata.at("format"), "pt");
+  EXPECT_EQ(reader.header().data_start, 8 + header.size());
+  ASSERT_NE(reader.find("small"), nullptr);
+  EXPECT_EQ(reader.find("absent"), nullptr);
+  EXPECT_EQ(reader.read(*reader.find("small")).to_vector<float>(), (std::vector<float>{1.5f, -2.0f}));
+  EXPECT_LT(seconds_since(t0), 1.0);
+  EXPECT_LT(peak_rss_kb() - rss_before, 64 * 1024) << "KB: the 1 GiB tensor must not be read";
+}
+
 TEST(SafetensorsHostile, ATensorLargerThanTheFileIsRefusedBeforeItIsAllocated) {
   TempDir dir;
   // 2^40 floats (4 TiB) claimed by a file of a few bytes.

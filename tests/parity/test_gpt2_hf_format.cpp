@@ -153,11 +153,11 @@ TEST(Gpt2Hf, RefusesAnUnexpectedTensorButIgnoresMaskBuffers) {
 TEST(Gpt2Hf, RefusesANonFloatDtype) {
   auto t = hf_tensors();
   t.at("transformer.ln_f.bias") = Tensor::zeros({8}, DType::Int64);
-  expect_refused(t, "tensor 'ln_f.bias' is int64 [8]: a weight must be floating (F32 or F64)");
-  // Half precision (many Hugging Face exports are F16 or BF16): the reader refuses a dtype it does not read, naming
-  // the file and the tensor, before any size is trusted.
+  expect_refused(t, "tensor 'ln_f.bias' is int64 [8]: a weight must be floating (F32, F64, F16 or BF16)");
+  // A dtype the reader does not read (I32: four bytes, so the sizes still agree) is refused naming the file, the
+  // tensor and the dtype, before any size is trusted.
   TempDir dir;
-  const std::string path = (dir.path / "half.safetensors").string();
+  const std::string path = (dir.path / "int32.safetensors").string();
   write_safetensors(path, hf_tensors());
   std::string bytes;
   {
@@ -166,9 +166,32 @@ TEST(Gpt2Hf, RefusesANonFloatDtype) {
   }
   const std::size_t at = bytes.find("\"F32\"");
   ASSERT_NE(at, std::string::npos);
-  bytes.replace(at, 5, "\"F16\"");
+  bytes.replace(at, 5, "\"I32\"");
   std::ofstream(path, std::ios::binary) << bytes;
-  EXPECT_THROW_MSG(nn::import_gpt2_hf(path, 2), std::runtime_error, "half.safetensors: unknown dtype 'F16' for tensor");
+  EXPECT_THROW_MSG(nn::import_gpt2_hf(path, 2), std::runtime_error, "int32.safetensors: unknown dtype 'I32' for tensor");
+}
+
+// A header can declare shapes of any size over a sparse file: 17 billion parameters (wte.weight [2^24, 1024], 64 GB
+// that take no disk) are refused from the header, before anything is allocated or read.
+TEST(Gpt2Hf, RefusesShapesTooLargeForAnyGPT2FromTheHeader) {
+  TempDir dir;
+  const std::string path = (dir.path / "huge.safetensors").string();
+  const std::uint64_t wte = (std::uint64_t{1} << 24) * 1024 * 4, wpe = 8 * 1024 * 4, ln = 1024 * 4;
+  const std::string header = R"({"wte.weight":{"dtype":"F32","shape":[16777216,1024],"data_offsets":[0,)" +
+                             std::to_string(wte) + R"(]},"wpe.weight":{"dtype":"F32","shape":[8,1024],"data_offsets":[)" +
+                             std::to_string(wte) + "," + std::to_string(wte + wpe) +
+                             R"(]},"h.0.ln_1.weight":{"dtype":"F32","shape":[1024],"data_offsets":[)" +
+                             std::to_string(wte + wpe) + "," + std::to_string(wte + wpe + ln) + "]}}";
+  {
+    std::ofstream out(path, std::ios::binary);
+    const std::uint64_t n = header.size();
+    out.write(reinterpret_cast<const char*>(&n), 8);
+    out << header;
+  }
+  std::filesystem::resize_file(path, 8 + header.size() + wte + wpe + ln);
+  EXPECT_THROW_MSG(nn::import_gpt2_hf(path, 2), std::runtime_error,
+                   "huge.safetensors: the shapes make a GPT-2 of 1.72e+10 parameters (vocab_size 16777216, n_embd "
+                   "1024, n_ctx 8, n_layer 1), more than the 2.15e+09 cppgrad imports");
 }
 
 TEST(Gpt2Hf, RefusesAnUntiedHeadAndBothSpellings) {
@@ -192,6 +215,10 @@ TEST(Gpt2Hf, RefusesSizesThatCannotBeGPT2) {
   t = hf_tensors();
   t.at("transformer.wpe.weight") = Tensor::zeros({0, 8});
   expect_refused(t, "tensor 'wpe.weight' is float32 [0, 8]: n_ctx (block_size) 0 is outside [1, 16777216]");
+  // more blocks than cppgrad imports: refused before the layout of 1,025 blocks is listed
+  t = hf_tensors();
+  for (int i = 2; i <= 1024; ++i) t.emplace("transformer.h." + std::to_string(i) + ".ln_1.weight", Tensor::zeros({8}));
+  expect_refused(t, "the names hold 1025 transformer blocks (h.N), more than the 1024 cppgrad imports");
   // a preset's head count is refused on a file of another size, before it is tried against n_embd
   TempDir dir;
   const std::string path = (dir.path / "small.safetensors").string();

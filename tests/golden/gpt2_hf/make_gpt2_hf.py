@@ -14,9 +14,22 @@ attn.masked_bias), fills it with random weights, and writes
 
 cppgrad's parity test (tests/parity/test_gpt2_hf_parity.cpp) imports model.safetensors and must reproduce them.
 
+With --dtype f16 or bf16 it writes instead a smaller GPT-2 (32 wide) stored half precision, as many shared GPT-2s are:
+
+  model_f16.safetensors       every tensor F16 (model_bf16: BF16), a few weights planted at float16's and
+                              bfloat16's subnormals and smallest normals;
+  model_f16_twin.safetensors  the same values as F32: PyTorch's `.float()` of each half tensor;
+  expected_f16.safetensors    a batch (idx, targets) and its loss computed from the `.float()`ed weights, in float64
+                              (loss) and float32 (loss_f32).
+
+cppgrad imports the half file into float32 exactly as `.float()` does, so it must give the twin's model bit for bit
+and PyTorch's loss (tests/parity/test_gpt2_hf_half.cpp).
+
     /usr/bin/python3 tests/golden/gpt2_hf/make_gpt2_hf.py --out tests/golden/gpt2_hf      # the committed files
     /usr/bin/python3 tests/golden/gpt2_hf/make_gpt2_hf.py --gpt2-124m --out /tmp/gpt2-124m  # 124M's shapes, ~0.5 GB
     /usr/bin/python3 tests/golden/gpt2_hf/make_gpt2_hf.py --check FILE --out DIR  # PyTorch reads FILE (an export)
+    /usr/bin/python3 tests/golden/gpt2_hf/make_gpt2_hf.py --dtype f16 --out tests/golden/gpt2_hf   # committed too
+    /usr/bin/python3 tests/golden/gpt2_hf/make_gpt2_hf.py --dtype bf16 --out tests/golden/gpt2_hf  # committed too
 
 and other shapes and seed, to check that the tests follow the files rather than the committed shapes:
 
@@ -137,7 +150,8 @@ def randomize(model, gen, std):
 def write_safetensors(path, tensors, metadata):
     """8-byte little-endian header length, the JSON header (dtype, shape, data_offsets, __metadata__), then the raw
     little-endian bytes, in the given order, the data section 8-byte aligned."""
-    codes = {torch.float32: "F32", torch.float64: "F64", torch.int64: "I64"}
+    codes = {torch.float32: "F32", torch.float64: "F64", torch.int64: "I64", torch.float16: "F16",
+             torch.bfloat16: "BF16"}
     header, offset = {}, 0
     for name, t in tensors.items():
         n = t.numel() * t.element_size()
@@ -150,7 +164,9 @@ def write_safetensors(path, tensors, metadata):
         f.write(struct.pack("<Q", len(text)))
         f.write(text)
         for t in tensors.values():
-            f.write(t.detach().contiguous().numpy().tobytes())
+            t = t.detach().contiguous()
+            # numpy has no bfloat16: half types go out as their 16-bit patterns
+            f.write((t.view(torch.int16) if t.element_size() == 2 else t).numpy().tobytes())
     os.replace(path + ".tmp", path)
 
 
@@ -197,18 +213,28 @@ def copy_in(dtype, cfg, state):
     return m
 
 
-def make(args):
-    V, n_ctx, L, nh, C = args.vocab, args.n_ctx, args.n_layer, args.n_head, args.n_embd
-    cfg = (V, n_ctx, L, nh, C)
+def random_model(args):
+    """The config, GPT-2 of it with random weights, and the generator that drew them (the batch is drawn next)."""
+    cfg = (args.vocab, args.n_ctx, args.n_layer, args.n_head, args.n_embd)
     gen = torch.Generator().manual_seed(args.seed)
     model = GPT2LMHeadModel(*cfg)
     randomize(model, gen, args.std)
+    return cfg, model, gen
+
+
+def random_batch(args, gen):
+    seq = torch.randint(0, args.vocab, (args.batch, args.seq + 1), generator=gen)
+    return seq[:, :-1].contiguous(), seq[:, 1:].contiguous()  # each position predicts the next token
+
+
+def make(args):
+    cfg, model, gen = random_model(args)
+    V, n_ctx, L, nh, C = cfg
     state = hf_state(model)  # F32, as the hub ships GPT-2
     os.makedirs(args.out, exist_ok=True)
     write_safetensors(os.path.join(args.out, "model.safetensors"), state, {"format": "pt"})
 
-    seq = torch.randint(0, V, (args.batch, args.seq + 1), generator=gen)
-    idx, targets = seq[:, :-1].contiguous(), seq[:, 1:].contiguous()  # each position predicts the next token
+    idx, targets = random_batch(args, gen)
     # cppgrad-gpt's trainer's AdamW (apps/gpt/trainer.cpp): betas 0.9 / 0.99, eps 1e-8, decay on every parameter
     hp = dict(lr=args.lr, beta1=0.9, beta2=0.99, eps=1e-8, weight_decay=0.01)
     out = {"idx": idx, "targets": targets}
@@ -226,6 +252,39 @@ def make(args):
         print("adamw losses float64:", [f"{x:.6f}" for x in out["adamw_losses"].tolist()])
     print(f"logits float32 vs float64: max |diff| {(out['logits_f32'].double() - out['logits']).abs().max():.2e}, "
           f"max |logit| {out['logits'].abs().max():.2f}")
+
+
+def plant_tiny(model):
+    """Weights at the edges of the half formats, too small to move the loss: float16's smallest subnormal, a negative
+    one, its largest subnormal and smallest normal (2^-24, -3 2^-24, 1023 2^-24, 2^-14), and bfloat16's (float32's)
+    smallest subnormal, a negative subnormal, its smallest normal and a subnormal that is no power of two."""
+    with torch.no_grad():
+        row = model.transformer.wte.weight[0]
+        row[:8] = torch.tensor([2.0**-24, -3 * 2.0**-24, 1023 * 2.0**-24, 2.0**-14,
+                                2.0**-133, -(2.0**-127), 2.0**-126, 3 * 2.0**-130])
+
+
+def make_half(args):
+    """The half-precision file, its float32 twin and PyTorch's loss from the `.float()`ed weights."""
+    cfg, model, gen = random_model(args)
+    V, n_ctx, L, nh, C = cfg
+    plant_tiny(model)
+    half_dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[args.dtype]
+    half = {name: t.detach().to(half_dtype).contiguous() for name, t in model.state_dict().items()}
+    widened = {name: t.float() for name, t in half.items()}  # what cppgrad's import must hold
+    os.makedirs(args.out, exist_ok=True)
+    suffix = "_" + args.dtype
+    write_safetensors(os.path.join(args.out, f"model{suffix}.safetensors"), half, {"format": "pt"})
+    write_safetensors(os.path.join(args.out, f"model{suffix}_twin.safetensors"), widened, {"format": "pt"})
+    idx, targets = random_batch(args, gen)
+    out = {"idx": idx, "targets": targets}
+    for dtype, name in ((torch.float64, "loss"), (torch.float32, "loss_f32")):
+        with torch.no_grad():
+            out[name] = copy_in(dtype, cfg, widened)(idx, targets)[1].reshape(())
+    meta = dict(vocab_size=V, n_ctx=n_ctx, n_layer=L, n_head=nh, n_embd=C, seed=args.seed, std=args.std,
+                dtype=args.dtype, torch_version=torch.__version__, generator="make_gpt2_hf.py")
+    write_safetensors(os.path.join(args.out, f"expected{suffix}.safetensors"), out, meta)
+    print(f"{args.dtype}: loss float64 {out['loss'].item():.12f}, float32 {out['loss_f32'].item():.9f}")
 
 
 def check(args):
@@ -252,17 +311,23 @@ def main():
     p.add_argument("--check", metavar="FILE", help="read FILE into PyTorch and compare with --out's expected logits")
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--n-head", type=int, default=None)
+    p.add_argument("--dtype", choices=("f32", "f16", "bf16"), default="f32",
+                   help="f16 / bf16: the half-precision files (a smaller model) instead of the F32 ones")
     a = p.parse_args()
     small = dict(vocab=97, n_ctx=32, n_layer=2, n_head=2, n_embd=64, batch=2, seq=32, std=0.15, steps=10, lr=1e-3,
                  seed=0)
     alt = dict(vocab=61, n_ctx=24, n_layer=3, n_head=4, n_embd=48, batch=3, seq=20, std=0.15, steps=10, lr=1e-3, seed=7)
     big = dict(vocab=50257, n_ctx=1024, n_layer=12, n_head=12, n_embd=768, batch=2, seq=64, std=0.02, steps=0, lr=0,
                seed=0)
-    for k, v in (big if a.gpt2_124m else alt if a.variant == "alt" else small).items():
+    half = dict(small, n_embd=32, steps=0, seed=1)  # committed twice over (F16 and BF16): kept small
+    chosen = big if a.gpt2_124m else alt if a.variant == "alt" else half if a.dtype != "f32" else small
+    for k, v in chosen.items():
         if getattr(a, k, None) is None:
             setattr(a, k, v)
     if a.check:
         check(a)
+    elif a.dtype != "f32":
+        make_half(a)
     else:
         make(a)
 
