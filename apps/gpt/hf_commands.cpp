@@ -179,7 +179,8 @@ int cmd_import(int argc, char** argv) {
   const auto r = train::parse_flags(o, argc, argv);
   const std::string hf = required(r, "import", "hf", "FILE (a Hugging Face model.safetensors)");
   const std::string out = required(r, "import", "out", "CKPT (the checkpoint to write)");
-  train::check_outputs_or_usage_error({{"--out", out}}, hf);  // the input is never overwritten
+  // The inputs are never overwritten: the model file, and --data (the vocabulary of --tokenizer char).
+  train::check_outputs_or_usage_error({{"--out", out}}, "", {{"--hf", hf}, {"--data", flag_path(r, "data")}});
   check_hf_file(hf);
   const Heads heads = import_heads(r, hf);
   const std::unique_ptr<nn::GPT> model =
@@ -223,7 +224,7 @@ int cmd_export(int argc, char** argv) {
   const std::string config_json = (std::filesystem::path(out).parent_path() / "config.json").string();
   std::vector<train::OutputFlag> outputs = {{"--out", out}};
   if (r.count("config-json")) outputs.push_back({"--config-json", config_json});
-  train::check_outputs_or_usage_error(outputs, checkpoint);
+  train::check_outputs_or_usage_error(outputs, "", {{"--checkpoint", checkpoint}});
   const LoadedModel m = load_model(checkpoint);
   nn::export_gpt2_hf(*m.model, out);
   if (r.count("config-json")) write_file_atomically(config_json, hf_config_json(m.model->config()));

@@ -234,7 +234,8 @@ TEST_F(GptHfCli, MisfitsAreRefusedWithOneLine) {
   expect_usage_error(cli({"import", "--hf", hf_, "--out", path("x.safetensors")}), "give --preset NAME or --heads N");
   expect_usage_error(cli({"import", "--hf", hf_, "--out", path("x.safetensors"), "--preset", "gpt2"}),
                      "the file holds 2 layers 64 wide, gpt2 has 12 layers 768 wide");
-  expect_usage_error(cli({"import", "--hf", hf_, "--out", hf_, "--heads", "2"}), "--out");
+  expect_usage_error(cli({"import", "--hf", hf_, "--out", hf_, "--heads", "2"}),
+                     "--out " + hf_ + " names the file --hf reads (" + hf_ + "): it would be overwritten");
   EXPECT_FALSE(fs::exists(path("x.safetensors")));
 
   // train --init: flags that disagree with the file's shape; a Hugging Face file; --resume beside it.
