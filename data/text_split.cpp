@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 
 namespace cppgrad::data {
@@ -70,11 +72,16 @@ void TextSplitter::for_each_piece(std::string_view text, const std::function<voi
   while (offset < text.size()) {
     const auto match_at = code_->jit ? pcre2_jit_match : pcre2_match;
     const int rc = match_at(code_->code, subject, text.size(), offset, 0, match.get(), context.get());
-    if (rc == PCRE2_ERROR_JIT_STACKLIMIT && !context) {  // a long backtracking match: retry with a bigger stack
+    if ((rc == PCRE2_ERROR_JIT_STACKLIMIT || rc == PCRE2_ERROR_MATCHLIMIT) && !context) {
+      // A long backtracking match (GPT-4's \s*[\r\n]+ over millions of spaces): retry with a bigger stack, and a
+      // match limit that grows with the text still ahead (PCRE2's 10 million steps refused a valid 10 MB run of
+      // spaces), so a call's work stays linear in what it can match.
       context.reset(pcre2_match_context_create(nullptr));
       stack.reset(pcre2_jit_stack_create(32 * 1024, 64 * 1024 * 1024, nullptr));
       if (!context || !stack) throw std::bad_alloc();
       pcre2_jit_stack_assign(context.get(), nullptr, stack.get());
+      const std::uint64_t limit = 10'000'000 + 16 * std::uint64_t{text.size() - offset};
+      pcre2_set_match_limit(context.get(), static_cast<std::uint32_t>(std::min<std::uint64_t>(limit, UINT32_MAX)));
       continue;
     }
     if (rc == PCRE2_ERROR_NOMATCH) break;

@@ -92,7 +92,12 @@ int cmd_encode(int argc, char** argv) {
     return 0;
   }
   const data::BpeTokenizer tok = load_tokenizer(tokenizer);
-  const std::vector<std::int64_t> ids = r.count("special") ? tok.encode(text) : tok.encode_ordinary(text);
+  std::vector<std::int64_t> ids;
+  try {
+    ids = r.count("special") ? tok.encode(text) : tok.encode_ordinary(text);
+  } catch (const std::runtime_error& e) {  // the split pattern's matcher gave up (a .model's pattern is anyone's)
+    throw UsageError(fmt::format("--data {} through --tokenizer {}: {}", path, tokenizer, e.what()));
+  }
   write_ids(ids);
   return 0;
 }

@@ -301,6 +301,16 @@ TEST_F(GptTokenizeHostileInput, AModelFileIsBoundedByItsSize) {
   cppgrad::test::expect_cheap(specials, "300,000 special tokens");
 }
 
+// A pattern that backtracks exponentially ((a|a)* over 40 letters: 2^40 paths) stops at the matcher's limit, and the
+// refusal names the data and the tokenizer.
+TEST_F(GptTokenizeHostileInput, ABacktrackingPatternIsRefusedNamingTheDataAndTheTokenizer) {
+  write("backtracks.model", "minbpe v1\n(a|a)*b|.\n0\n");
+  write("a40.txt", std::string(40, 'a') + "c");
+  expect_refused({"tokenize", "encode", "--tokenizer", "bpe:" + path("backtracks.model"), "--data", path("a40.txt")},
+                 "--data " + path("a40.txt") + " through --tokenizer bpe:" + path("backtracks.model") +
+                     ": split pattern '(a|a)*b|.': matching at byte 0 failed: match limit exceeded");
+}
+
 TEST_F(GptTokenizeHostileInput, EveryCommandReadsItsDataThroughTheBound) {
   train_small_bpe();
   const std::string bpe = "bpe:" + path("bpe.model");

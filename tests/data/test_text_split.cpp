@@ -77,6 +77,11 @@ TEST(TextSplit, LongRunsDoNotExhaustTheMatcher) {
   EXPECT_EQ(split.pieces(spaces + "x"), (Pieces{std::string_view(spaces).substr(1), " x"}));
   const std::string letters(1 << 20, 'a');
   EXPECT_EQ(split.pieces(letters).size(), 1u);
+  // GPT-4's \s*[\r\n]+ scans a run of spaces for a line break before \s+(?!\S) takes it: over 10 million spaces
+  // that passed PCRE2's default limit of 10 million steps, and a valid text was refused.
+  const TextSplitter gpt4(data::kGpt4SplitPattern);
+  const std::string many(12'000'000, ' ');
+  EXPECT_EQ(gpt4.pieces(many + "x"), (Pieces{std::string_view(many).substr(1), " x"}));
 }
 
 TEST(TextSplit, AnEmptyMatchStepsOverOneCharacter) {
