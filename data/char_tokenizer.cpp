@@ -30,9 +30,11 @@ CharTokenizer CharTokenizer::from_vocab(const std::vector<std::string>& vocab) {
   chars.reserve(vocab.size());
   for (std::size_t id = boundary ? 1 : 0; id < vocab.size(); ++id) {
     const auto bad = [&](const std::string& why) {
-      return std::invalid_argument(fmt::format("CharTokenizer::from_vocab: entry {} ({}) {}", id,
-                                               nlohmann::json(vocab[id]).dump(-1, ' ', false,
-                                                                              nlohmann::json::error_handler_t::replace),
+      // The entry as JSON, cut short: a hostile entry may be megabytes long.
+      const std::string shown = nlohmann::json(vocab[id].substr(0, 32))
+                                    .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      return std::invalid_argument(fmt::format("CharTokenizer::from_vocab: entry {} ({}{}) {}", id, shown,
+                                               vocab[id].size() > 32 ? fmt::format(", {} bytes", vocab[id].size()) : "",
                                                why));
     };
     if (vocab[id].empty()) throw bad("is the boundary \"\", which may only be entry 0");
@@ -89,11 +91,21 @@ std::string CharTokenizer::decode(const std::vector<std::int64_t>& ids) const {
 std::string CharTokenizer::vocab_json() const { return nlohmann::json(vocab_).dump(); }
 
 CharTokenizer CharTokenizer::from_vocab_json(std::string_view json) {
+  // Every Unicode scalar value once, each written as "\uD83D\uDE00", at most: what a vocabulary can take. A JSON
+  // tree costs several times its text, so a longer text is refused before it is parsed.
+  constexpr std::size_t kMaxCodePoints = 0x110000 - 0x800, kMaxJsonBytes = 16 * (kMaxCodePoints + 1) + 16;
+  if (json.size() > kMaxJsonBytes)
+    throw std::invalid_argument(fmt::format("CharTokenizer::from_vocab_json: {} bytes of JSON, more than a vocabulary "
+                                            "of every Unicode character needs ({})", json.size(), kMaxJsonBytes));
   nlohmann::json parsed;
   try {
     parsed = nlohmann::json::parse(json);  // a strict parser: invalid UTF-8 or a lone surrogate escape is an error
   } catch (const nlohmann::json::exception& e) {
-    throw std::invalid_argument(fmt::format("CharTokenizer::from_vocab_json: not JSON: {}", e.what()));
+    // nlohmann's message without its "[json.exception.parse_error.101] " tag, which means nothing to a reader.
+    const std::string what = e.what();
+    const std::size_t tag_end = what.find("] ");
+    throw std::invalid_argument(fmt::format("CharTokenizer::from_vocab_json: not JSON: {}",
+                                            tag_end == std::string::npos ? what : what.substr(tag_end + 2)));
   }
   if (!parsed.is_array())
     throw std::invalid_argument(fmt::format("CharTokenizer::from_vocab_json: the JSON value is of type {}, not an array of strings", parsed.type_name()));

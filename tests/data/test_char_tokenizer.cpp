@@ -92,6 +92,24 @@ TEST(CharTokenizer, VocabJsonRoundTrips) {
   EXPECT_EQ(CharTokenizer::from_vocab_json("[\"\", \"a\", \"\\u00e9\"]").vocab(), (V{"", "a", "\xC3\xA9"}));
 }
 
+// A checkpoint's "vocab" is anyone's: ten million entries once cost a gigabyte before the refusal, a 10 MB entry was
+// echoed whole, and the parser's own tag leaked into the message.
+TEST(CharTokenizer, AHostileVocabIsRefusedAtTheCostOfItsSize) {
+  std::string many = "[\"\"";
+  for (int i = 0; i < 5'000'000; ++i) many += ",\"x\"";
+  many += "]";
+  EXPECT_THROW_MSG(CharTokenizer::from_vocab_json(many), std::invalid_argument,
+                   "from_vocab_json: 20000004 bytes of JSON, more than a vocabulary of every Unicode character needs");
+  EXPECT_THROW_MSG(CharTokenizer::from_vocab(V{"a", std::string(100, 'b')}), std::invalid_argument,
+                   "entry 1 (\"" + std::string(32, 'b') + "\", 100 bytes) has 100 code points, not one");
+  try {
+    CharTokenizer::from_vocab_json("[[[[");
+    ADD_FAILURE() << "[[[[ was read as a vocabulary";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), ::testing::StartsWith("CharTokenizer::from_vocab_json: not JSON: parse error"));
+  }
+}
+
 TEST(CharTokenizer, FromVocabJsonRefusesBadJson) {
   EXPECT_THROW_MSG(CharTokenizer::from_vocab_json("[\"\", \"a\""), std::invalid_argument, "from_vocab_json: not JSON");
   EXPECT_THROW_MSG(CharTokenizer::from_vocab_json("{\"a\": 1}"), std::invalid_argument, "of type object, not an array of strings");
