@@ -19,21 +19,23 @@ const std::string_view kGpt4SplitPattern =
 
 BpeTokenizer::BpeTokenizer(BpeRanks ranks, std::string_view split_pattern, std::vector<SpecialToken> special_tokens)
     : ranks_(std::move(ranks)), splitter_(split_pattern), specials_(std::move(special_tokens)) {
-  std::unordered_map<std::string_view, std::size_t> texts;  // each text and id to the first special that has it:
-  std::unordered_map<std::int64_t, std::size_t> ids;         // linear in their number, not quadratic
+  size_ = ranks_.size();
   for (std::size_t i = 0; i < specials_.size(); ++i) {
     const SpecialToken& s = specials_[i];
     if (s.text.empty()) throw std::invalid_argument(fmt::format("BPE special token {} (id {}) has no text", i, s.id));
     if (s.id < ranks_.size() || s.id > std::numeric_limits<std::int32_t>::max())
       throw std::invalid_argument(fmt::format("BPE special token '{}' has id {}: must be in [{}, 2^31), after the byte "
                                               "and merge tokens", s.text, s.id, ranks_.size()));
-    const auto text_seen = texts.try_emplace(s.text, i);
-    const auto id_seen = ids.try_emplace(s.id, i);
+    // Each text and id to the first special that has it: linear in their number, not quadratic.
+    const auto text_seen = special_ids_.try_emplace(s.text, s.id);
+    const auto id_seen = special_index_.try_emplace(s.id, i);
     if (!text_seen.second || !id_seen.second) {
-      const SpecialToken& first = specials_[!text_seen.second ? text_seen.first->second : id_seen.first->second];
+      const SpecialToken& first =
+          specials_[!id_seen.second ? id_seen.first->second : special_index_.at(text_seen.first->second)];
       throw std::invalid_argument(fmt::format("BPE special tokens '{}' (id {}) and '{}' (id {}) share a text or an id",
                                               first.text, first.id, s.text, s.id));
     }
+    size_ = std::max(size_, s.id + 1);
   }
 }
 
@@ -117,8 +119,7 @@ std::vector<std::int64_t> BpeTokenizer::encode(std::string_view text) const {
 
 std::string_view BpeTokenizer::token_bytes(std::int64_t id) const {
   if (id >= 0 && id < ranks_.size()) return ranks_.bytes(id);
-  for (const SpecialToken& s : specials_)
-    if (s.id == id) return s.text;
+  if (const auto it = special_index_.find(id); it != special_index_.end()) return specials_[it->second].text;
   if (id < 0 || id >= size())
     throw std::invalid_argument(fmt::format("BPE: id {} is outside the vocabulary [0, {})", id, size()));
   throw std::invalid_argument(fmt::format("BPE: id {} is no token (no merge or special token has it)", id));
@@ -141,16 +142,12 @@ std::string BpeTokenizer::decode(std::span<const std::int64_t> ids) const {
   return text;
 }
 
-std::int64_t BpeTokenizer::size() const {
-  std::int64_t n = ranks_.size();
-  for (const SpecialToken& s : specials_) n = std::max(n, s.id + 1);
-  return n;
-}
+std::int64_t BpeTokenizer::size() const { return size_; }
 
 std::optional<std::int64_t> BpeTokenizer::special_id(std::string_view text) const {
-  for (const SpecialToken& s : specials_)
-    if (s.text == text) return s.id;
-  return std::nullopt;
+  const auto it = special_ids_.find(std::string(text));
+  if (it == special_ids_.end()) return std::nullopt;
+  return it->second;
 }
 
 }  // namespace cppgrad::data

@@ -24,6 +24,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -106,6 +107,10 @@ class BpeTokenizer {
   BpeRanks ranks_;
   TextSplitter splitter_;
   std::vector<SpecialToken> specials_;  // in the order given
+  // id -> its index in specials_, and text -> its id: a lookup costs the same for 3 special tokens or 300,000.
+  std::unordered_map<std::int64_t, std::size_t> special_index_;
+  std::unordered_map<std::string, std::int64_t> special_ids_;
+  std::int64_t size_ = 0;  // the largest id + 1
 };
 
 }  // namespace cppgrad::data

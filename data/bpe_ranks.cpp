@@ -100,29 +100,34 @@ void BpeRanks::encode_short(std::string_view piece, std::vector<std::int64_t>& o
 // The same joins in the same order, for long pieces: the tokens form a linked list and the candidate pairs wait in a
 // min-heap by (rank, position), so the leftmost pair of lowest rank is on top. An entry is stale when its left
 // token was joined away or its pair changed since it was pushed; stale entries are skipped.
+// Positions are 32-bit (a piece of a gigabyte costs 13 bytes a byte here, not 21); a longer piece is refused.
 void BpeRanks::encode_long(std::string_view piece, std::vector<std::int64_t>& out) const {
-  const std::size_t n = piece.size();
-  constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  using Position = std::uint32_t;
+  constexpr Position kNone = std::numeric_limits<Position>::max();
+  if (piece.size() >= kNone)
+    throw std::invalid_argument(fmt::format("BPE: a piece of {} bytes, more than the 2^32 - 1 one may have",
+                                            piece.size()));
+  const auto n = static_cast<Position>(piece.size());
   std::vector<std::int32_t> ids(n);
-  std::vector<std::size_t> next(n), prev(n);
-  for (std::size_t i = 0; i < n; ++i) {
+  std::vector<Position> next(n), prev(n);
+  for (Position i = 0; i < n; ++i) {
     ids[i] = static_cast<std::int32_t>(byte_ids_[static_cast<unsigned char>(piece[i])]);
     next[i] = i + 1 < n ? i + 1 : kNone;
     prev[i] = i > 0 ? i - 1 : kNone;
   }
-  using Entry = std::pair<std::int32_t, std::size_t>;  // (rank, position of the pair's left token)
+  using Entry = std::pair<std::int32_t, Position>;  // (rank, position of the pair's left token)
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
-  auto push = [&](std::size_t i) {
+  auto push = [&](Position i) {
     if (i == kNone || next[i] == kNone) return;
     if (const std::int32_t r = pair_rank(ids[i], ids[next[i]]); r != kNoRank) heap.emplace(r, i);
   };
-  for (std::size_t i = 0; i + 1 < n; ++i) push(i);
+  for (Position i = 0; i + 1 < n; ++i) push(i);
   std::vector<bool> alive(n, true);
   while (!heap.empty()) {
     const auto [r, i] = heap.top();
     heap.pop();
     if (!alive[i] || next[i] == kNone || pair_rank(ids[i], ids[next[i]]) != r) continue;  // stale
-    const std::size_t j = next[i];
+    const Position j = next[i];
     ids[i] = 256 + r;
     alive[j] = false;
     next[i] = next[j];
@@ -130,7 +135,7 @@ void BpeRanks::encode_long(std::string_view piece, std::vector<std::int64_t>& ou
     push(prev[i]);
     push(i);
   }
-  for (std::size_t i = 0; i != kNone; i = next[i]) out.push_back(ids[i]);
+  for (Position i = 0; i != kNone; i = next[i]) out.push_back(ids[i]);
 }
 
 }  // namespace cppgrad::data

@@ -299,6 +299,15 @@ TEST_F(GptTokenizeHostileInput, AModelFileIsBoundedByItsSize) {
   EXPECT_EQ(specials.status, 0) << specials.err;
   EXPECT_EQ(specials.out, "97 97 97 97 32 98 98 98\n");
   cppgrad::test::expect_cheap(specials, "300,000 special tokens");
+  // ... and each of their ids decodes at the cost of one look-up (each once took a scan of all 300,000).
+  std::string ids;
+  for (std::int64_t i = 0; i < 300'000; ++i) ids += std::to_string(256 + (i * 7919) % 300'000) + " ";
+  write("specials.ids", ids);
+  const cppgrad::test::MeasuredResult decoded =
+      measured({"tokenize", "decode", "--tokenizer", "bpe:" + path("specials.model"), "--data", path("specials.ids")});
+  EXPECT_EQ(decoded.status, 0) << decoded.err;
+  EXPECT_TRUE(decoded.out.starts_with("<s0><s7919><s15838>")) << decoded.out.substr(0, 40);
+  cppgrad::test::expect_cheap(decoded, "300,000 special ids");
 }
 
 // A pattern that backtracks exponentially ((a|a)* over 40 letters: 2^40 paths) stops at the matcher's limit, and the
