@@ -47,6 +47,19 @@ struct HelpRequested {
 
 // Parses argv; --help throws HelpRequested. An argument no flag takes is a usage error unless `positional` (then the
 // program reads r.unmatched() itself).
+// cxxopts' message in the command line's own words: "Option ‘vocab’ does not exist" -> "unknown flag --vocab (--help
+// lists this command's flags)", "Option ‘data’ is missing an argument" -> "--data is missing an argument".
+inline std::string flag_message(std::string what) {
+  const std::string open = "Option \xE2\x80\x98", close = "\xE2\x80\x99";  // U+2018, U+2019
+  const std::size_t start = what.find(open), end = what.find(close);
+  if (start == std::string::npos || end == std::string::npos || end < start) return what;
+  const std::string flag = (what.compare(start + open.size(), 1, "-") == 0 ? "" : "--") +
+                           what.substr(start + open.size(), end - start - open.size());
+  const std::string rest = what.substr(end + close.size());
+  if (rest == " does not exist") return "unknown flag " + flag + " (--help lists this command's flags)";
+  return what.substr(0, start) + flag + rest;
+}
+
 inline cxxopts::ParseResult parse_flags(cxxopts::Options& o, int argc, char** argv, bool positional = false) {
   try {
     if (positional) o.allow_unrecognised_options();
@@ -55,7 +68,7 @@ inline cxxopts::ParseResult parse_flags(cxxopts::Options& o, int argc, char** ar
     if (!positional && !r.unmatched().empty()) throw UsageError("unexpected argument '" + r.unmatched()[0] + "'");
     return r;
   } catch (const cxxopts::exceptions::exception& e) {
-    throw UsageError(e.what());
+    throw UsageError(flag_message(e.what()));
   }
 }
 

