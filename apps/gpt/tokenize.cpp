@@ -25,7 +25,7 @@ namespace {
 
 constexpr std::int64_t kMinVocab = 256, kMaxVocab = 1'000'000;  // the bytes; far beyond any real vocabulary
 
-// The whole file, as bytes, through the bounded reader every program uses (data/utf8.h: at most 1 GiB, as train
+// The whole file, as bytes, through the bounded reader every program uses (data/utf8.h: at most 256 MiB, as train
 // reads; no device); anything that stops reading it is a usage error naming the flag and the path.
 std::string read_bytes(const std::string& flag, const std::string& path) {
   try {

@@ -326,7 +326,7 @@ TEST_F(GptTokenizeHostileInput, EveryCommandReadsItsDataThroughTheBound) {
   const std::string bpe = "bpe:" + path("bpe.model");
   // 3 GiB of holes: refused by its size before a byte is read, naming the file, its size and the limit.
   std::filesystem::resize_file((std::ofstream(path("huge.txt")), path("huge.txt")), std::uint64_t{3} << 30);
-  const std::string too_big = path("huge.txt") + ": is 3221225472 bytes, more than the limit of 1073741824 bytes";
+  const std::string too_big = path("huge.txt") + ": is 3221225472 bytes, more than the limit of 268435456 bytes";
   expect_refused({"tokenize", "encode", "--tokenizer", bpe, "--data", path("huge.txt")}, too_big);
   expect_refused({"tokenize", "encode", "--tokenizer", "char", "--data", path("huge.txt")}, too_big);
   expect_refused({"tokenize", "decode", "--tokenizer", bpe, "--data", path("huge.txt")}, too_big);
