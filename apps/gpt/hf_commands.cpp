@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "core/atomic_file.h"
+#include "core/safetensors.h"
 #include "data/utf8.h"
 #include "gpt/checkpoint.h"
 #include "gpt/preset.h"
@@ -126,6 +127,16 @@ data::Tokenizer import_tokenizer(const cxxopts::ParseResult& r, TrainConfig& c, 
   return tokenizer;
 }
 
+// The file's vocabulary from its header alone (wte.weight's rows, with or without the `transformer.` prefix), so a
+// --tokenizer that does not fit is refused before a weight is read; nullopt when the header has no such matrix (the
+// import then says what is missing).
+std::optional<std::int64_t> header_vocab(const std::string& hf) {
+  const SafetensorsReader file(hf);
+  for (const char* name : {"transformer.wte.weight", "wte.weight"})
+    if (const SafetensorsEntry* e = file.find(name); e && e->shape.size() == 2) return e->shape[0];
+  return std::nullopt;
+}
+
 std::string shape_text(const nn::GPTConfig& m) {
   return fmt::format("{} layers, {} heads, {} wide, context {}, vocabulary {}", m.n_layer, m.n_head, m.n_embd,
                      m.block_size, m.vocab_size);
@@ -183,17 +194,22 @@ int cmd_import(int argc, char** argv) {
   train::check_outputs_or_usage_error({{"--out", out}}, "", {{"--hf", hf}, {"--data", flag_path(r, "data")}});
   check_hf_file(hf);
   const Heads heads = import_heads(r, hf);
+  TrainConfig c;
+  c.format = data::TextFormat::text;  // GPT-2 reads a running text (lines mode's <b> is a character model's)
+  if (r.count("data")) c.data = absolute_path(flag_path(r, "data"));
+  // A --tokenizer given is held to the header's vocabulary before any weight is read (a 2-million-row wte with
+  // another tokenizer once cost 500 MB before its refusal); without one, GPT-2's is assumed after the import.
+  std::optional<data::Tokenizer> tokenizer;
+  if (r.count("tokenizer"))
+    if (const std::optional<std::int64_t> vocab = header_vocab(hf)) tokenizer = import_tokenizer(r, c, *vocab, hf);
   const std::unique_ptr<nn::GPT> model =
       heads.preset ? nn::import_gpt2_hf(hf, *heads.preset) : nn::import_gpt2_hf(hf, heads.n_head);
   const nn::GPTConfig m = model->config();
   if (heads.hf) check_against_config_json(*heads.hf, m, *heads.config_json, hf);
 
-  TrainConfig c;
   c.model.n_layer = m.n_layer, c.model.n_head = m.n_head, c.model.n_embd = m.n_embd, c.model.dropout = 0.0;
   c.context = m.block_size;
-  c.format = data::TextFormat::text;  // GPT-2 reads a running text (lines mode's <b> is a character model's)
-  if (r.count("data")) c.data = absolute_path(flag_path(r, "data"));
-  const data::Tokenizer tokenizer = import_tokenizer(r, c, m.vocab_size, hf);
+  if (!tokenizer) tokenizer = import_tokenizer(r, c, m.vocab_size, hf);
   c = c.with_shards();
   try {
     c.validate();
@@ -204,10 +220,10 @@ int cmd_import(int argc, char** argv) {
   // Step 0 with a fresh AdamW and the generators a new run of this config starts from: --resume continues it as a
   // run that had just begun, --init finetunes it.
   model->dropout_generator().set_state(Generator(c.model_config(m.vocab_size, m.block_size).dropout_seed).state());
-  save_gpt_checkpoint(out, *model, *make_optimizer(c, model->named_parameters()), c, tokenizer, /*step=*/0, {},
+  save_gpt_checkpoint(out, *model, *make_optimizer(c, model->named_parameters()), c, *tokenizer, /*step=*/0, {},
                       {.batch_rng = Generator(c.seed + 2).state()});
   fmt::print("imported {}: GPT-2 of {} parameters ({}), tokenizer {} ({}); wrote {}\n", hf, model->num_parameters(),
-             shape_text(m), c.tokenizer.text(), tokenizer.describe(), out);
+             shape_text(m), c.tokenizer.text(), tokenizer->describe(), out);
   return 0;
 }
 

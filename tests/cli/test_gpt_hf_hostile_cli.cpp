@@ -147,4 +147,38 @@ TEST_F(GptHfHostile, ADirectoryIsNamedAsOne) {
                                                           path("model/model.safetensors"));
 }
 
+// A GPT-2 layout whose wte has 4 million rows (1 GiB of holes) and a --tokenizer of 3 characters: refused from the
+// header's vocabulary before a weight is read (it once read them all first: 500 MB for 2 million rows).
+TEST_F(GptHfHostile, ATokenizerThatDoesNotFitTheHeadersVocabularyIsRefusedBeforeTheWeights) {
+  Parts f = committed_file();
+  const std::string wte = f.header.contains("transformer.wte.weight") ? "transformer.wte.weight" : "wte.weight";
+  const std::int64_t rows = 4'000'000, width = f.header[wte]["shape"][1].get<std::int64_t>();
+  const std::uint64_t old_bytes = f.header[wte]["data_offsets"][1].get<std::uint64_t>() -
+                                  f.header[wte]["data_offsets"][0].get<std::uint64_t>(),
+                      new_bytes = static_cast<std::uint64_t>(rows * width) * 4, grown = new_bytes - old_bytes;
+  const std::uint64_t wte_begin = f.header[wte]["data_offsets"][0].get<std::uint64_t>();
+  for (auto& [name, entry] : f.header.items()) {  // every tensor after wte's bytes moves down by what wte grew
+    if (name == "__metadata__") continue;
+    auto& offsets = entry["data_offsets"];
+    if (name == wte) offsets[1] = wte_begin + new_bytes;
+    else if (offsets[0].get<std::uint64_t>() > wte_begin)
+      offsets = {offsets[0].get<std::uint64_t>() + grown, offsets[1].get<std::uint64_t>() + grown};
+  }
+  f.header[wte]["shape"] = {rows, width};
+  const std::string header = f.header.dump(), file = path("wide_vocab.safetensors");
+  {
+    std::ofstream out(file, std::ios::binary);
+    const std::uint64_t n = header.size();
+    out.write(reinterpret_cast<const char*>(&n), 8);
+    out << header << f.data.substr(0, wte_begin);
+    out.seekp(static_cast<std::streamoff>(8 + n + wte_begin + new_bytes));  // wte's rows: a hole
+    out << f.data.substr(wte_begin + old_bytes);
+  }
+  std::ofstream(path("abc.txt")) << "abc";
+  expect_refused_cheaply(cppgrad::test::run_measured(CPPGRAD_GPT_BIN, {"import", "--hf", file, "--out", path("o.ckpt"),
+                                                                       "--heads", "2", "--tokenizer", "char", "--data",
+                                                                       path("abc.txt")}, dir_),
+                         file + " has a vocabulary of 4000000, and --tokenizer char has 3 tokens");
+}
+
 }  // namespace
