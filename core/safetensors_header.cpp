@@ -16,6 +16,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/json_error_text.h"
+
 namespace cppgrad::safetensors_detail {
 
 void fail(const std::string& path, const std::string& what) {
@@ -56,12 +58,6 @@ std::string byte_range(std::uint64_t begin, std::uint64_t end) {
   std::string s = "[";
   s.append(std::to_string(begin)).append(", ").append(std::to_string(end)).append("]");
   return s;
-}
-
-// nlohmann's message without its "[json.exception.parse_error.101] " tag, which means nothing to a user.
-std::string without_library_tag(const std::string& what) {
-  const std::size_t close = what.find("] ");
-  return what.rfind("[json.exception.", 0) == 0 && close != std::string::npos ? what.substr(close + 2) : what;
 }
 
 std::optional<StoredDType> dtype_from_code(const std::string& code) {
@@ -196,7 +192,7 @@ class HeaderParser final : public nlohmann::json_sax<json> {
   bool end_array() override { return close(); }
   bool key(string_t& k) override;
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
-    fail(path_, "header is not valid JSON: " + without_library_tag(e.what()));  // also a number like 1e999
+    fail(path_, "header is not valid JSON: " + json_error_text(e.what()));  // also a number like 1e999
   }
 
  private:

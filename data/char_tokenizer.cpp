@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "core/json_error_text.h"
 #include "data/utf8.h"
 
 namespace cppgrad::data {
@@ -101,11 +102,7 @@ CharTokenizer CharTokenizer::from_vocab_json(std::string_view json) {
   try {
     parsed = nlohmann::json::parse(json);  // a strict parser: invalid UTF-8 or a lone surrogate escape is an error
   } catch (const nlohmann::json::exception& e) {
-    // nlohmann's message without its "[json.exception.parse_error.101] " tag, which means nothing to a reader.
-    const std::string what = e.what();
-    const std::size_t tag_end = what.find("] ");
-    throw std::invalid_argument(fmt::format("CharTokenizer::from_vocab_json: not JSON: {}",
-                                            tag_end == std::string::npos ? what : what.substr(tag_end + 2)));
+    throw std::invalid_argument(fmt::format("CharTokenizer::from_vocab_json: not JSON: {}", json_error_text(e.what())));
   }
   if (!parsed.is_array())
     throw std::invalid_argument(fmt::format("CharTokenizer::from_vocab_json: the JSON value is of type {}, not an array of strings", parsed.type_name()));
