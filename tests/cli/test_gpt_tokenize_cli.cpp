@@ -311,14 +311,24 @@ TEST_F(GptTokenizeHostileInput, AModelFileIsBoundedByItsSize) {
   cppgrad::test::expect_cheap(decoded, "300,000 special ids");
 }
 
-// A pattern that backtracks exponentially ((a|a)* over 40 letters: 2^40 paths) stops at the matcher's limit, and the
-// refusal names the data and the tokenizer.
+// A pattern that backtracks exponentially ((a|a)* over 40 letters: 2^40 paths) stops at the split's step budget, and
+// the refusal names the data and the tokenizer.
 TEST_F(GptTokenizeHostileInput, ABacktrackingPatternIsRefusedNamingTheDataAndTheTokenizer) {
   write("backtracks.model", "minbpe v1\n(a|a)*b|.\n0\n");
   write("a40.txt", std::string(40, 'a') + "c");
   expect_refused({"tokenize", "encode", "--tokenizer", "bpe:" + path("backtracks.model"), "--data", path("a40.txt")},
                  "--data " + path("a40.txt") + " through --tokenizer bpe:" + path("backtracks.model") +
-                     ": split pattern '(a|a)*b|.': matching at byte 0 failed: match limit exceeded");
+                     ": split pattern '(a|a)*b|.': splitting 41 bytes took more than 1053824 steps (by byte 0)");
+}
+
+// A pattern that looks far ahead at every position (a+b|. scans a run of letters to its end from each of its
+// positions: 5 MB once ran for minutes) is refused by the same budget, cheaply.
+TEST_F(GptTokenizeHostileInput, APatternQuadraticInTheTextIsRefusedCheaply) {
+  write("scans.model", "minbpe v1\n(?>a+)b|\\X|.\n0\n");
+  write("a5m.txt", std::string(5'000'000, 'a'));
+  expect_refused({"tokenize", "encode", "--tokenizer", "bpe:" + path("scans.model"), "--data", path("a5m.txt")},
+                 "--data " + path("a5m.txt") + " through --tokenizer bpe:" + path("scans.model") +
+                     ": split pattern '(?>a+)b|\\X|.': splitting 5000000 bytes took more than 641048576 steps");
 }
 
 TEST_F(GptTokenizeHostileInput, EveryCommandReadsItsDataThroughTheBound) {
