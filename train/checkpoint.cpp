@@ -80,6 +80,10 @@ CheckpointState checkpoint_state(const SafetensorsFile& file, const std::string&
     if (name.rfind("model.", 0) == 0) s.model[name.substr(6)] = t;
     else if (name.rfind("optim.", 0) == 0) s.optimizer[name.substr(6)] = t;
     else throw std::runtime_error("checkpoint " + path + ": unexpected tensor '" + name + "'");
+    // save_checkpoint never writes one: such a file was damaged or made by hand, and would only give NaN losses
+    if (!t.all_finite())
+      throw std::runtime_error("checkpoint " + path + ": tensor '" + name + "' holds NaN or Inf values (training "
+                               "never saves such weights: the file was damaged or made elsewhere)");
   }
   try {
     const auto& meta = file.metadata;

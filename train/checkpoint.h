@@ -53,9 +53,9 @@ SafetensorsFile read_checkpoint(const std::string& path, const CheckpointFormat&
 // Its 'config' metadata, for the program to parse and compare with its own.
 const std::string& checkpoint_config(const SafetensorsFile& file, const std::string& path);
 
-// The rest of a checkpoint, split and checked: tensors named model.* or optim.* only; 'epoch', 'global_step',
-// the generators listed and 'history' present; counts whole numbers >= 0; each generator 4 unsigned 64-bit words,
-// not all zero (a state xoshiro256** never leaves).
+// The rest of a checkpoint, split and checked: tensors named model.* or optim.* only, every one finite (as saving
+// requires); 'epoch', 'global_step', the generators listed and 'history' present; counts whole numbers >= 0;
+// each generator 4 unsigned 64-bit words, not all zero (a state xoshiro256** never leaves).
 struct CheckpointState {
   nn::StateDict model, optimizer;
   CheckpointMeta meta;

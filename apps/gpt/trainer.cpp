@@ -45,18 +45,29 @@ data::TextCorpusConfig corpus_config(const TrainConfig& config, std::int64_t con
   return {.format = config.format, .context = context, .val_fraction = 0.1, .seed = config.seed};
 }
 
+// A BPE's split pattern is whatever its .model file says, so its matcher may refuse the text (data/text_split.h: a
+// pattern over its step budget): the refusal names the data and where the tokenizer came from.
+data::TextCorpus bpe_corpus(const TrainConfig& config, std::int64_t context, const data::Tokenizer& bpe,
+                            const std::string& tokenizer_source) {
+  const std::string text = data::read_text_file(config.data);
+  try {
+    return data::make_text_corpus(text, corpus_config(config, context), bpe);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(fmt::format("--data {} through {}: {}", config.data, tokenizer_source, e.what()));
+  }
+}
+
 }  // namespace
 
 data::TextCorpus read_corpus(const TrainConfig& config, std::int64_t context) {
-  const std::string text = data::read_text_file(config.data);
   if (config.tokenizer.kind == data::TokenizerName::Kind::chars)
-    return data::make_text_corpus(text, corpus_config(config, context));
-  return data::make_text_corpus(text, corpus_config(config, context), data::Tokenizer(data::load_bpe(config.tokenizer)));
+    return data::make_text_corpus(data::read_text_file(config.data), corpus_config(config, context));
+  return bpe_corpus(config, context, data::Tokenizer(data::load_bpe(config.tokenizer)),
+                    "--tokenizer " + config.tokenizer.text());
 }
 
 data::TextCorpus read_corpus(const TrainConfig& config, std::int64_t context, const data::Tokenizer& model_tokenizer) {
-  if (model_tokenizer.bpe())
-    return data::make_text_corpus(data::read_text_file(config.data), corpus_config(config, context), model_tokenizer);
+  if (model_tokenizer.bpe()) return bpe_corpus(config, context, model_tokenizer, "the checkpoint's tokenizer");
   data::TextCorpus corpus = read_corpus(config, context);
   if (!(corpus.tokenizer == model_tokenizer))
     throw std::runtime_error(config.data + " gives another vocabulary than the checkpoint's (has it changed?)");

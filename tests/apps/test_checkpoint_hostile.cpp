@@ -4,6 +4,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "core/safetensors.h"
 #include "reverse/trainer.h"
 #include "test_util.h"
@@ -62,6 +65,30 @@ TEST_F(CheckpointHostile, TheUntamperedCheckpointLoads) {
   fresh.load(path);
   EXPECT_EQ(fresh.epochs_done(), 1);
   EXPECT_EQ(fresh.global_step(), 2);
+}
+
+// Saving refuses weights that are not finite, so reading does too: such a file would only give NaN losses
+// (`cppgrad-gpt eval` once printed "loss nan" and exit 0). Each of NaN, +Inf and -Inf, in a weight and in a moment.
+TEST_F(CheckpointHostile, AWeightOrAMomentThatIsNotFiniteIsRefused) {
+  std::vector<std::string> names;
+  for (const auto& [name, t] : checkpoint.tensors)
+    if (t.dtype() == DType::Float32 && (names.empty() || name.rfind("optim.", 0) == 0)) names.push_back(name);
+  ASSERT_GE(names.size(), 2u);
+  const std::vector<float> bad = {std::nanf(""), std::numeric_limits<float>::infinity(),
+                                  -std::numeric_limits<float>::infinity()};
+  for (const std::string& name : {names.front(), names.back()}) {
+    for (const float value : bad) {
+      SafetensorsFile f = checkpoint;
+      f.tensors[name] = f.tensors[name].clone();
+      f.tensors[name].data<float>()[f.tensors[name].numel() - 1] = value;
+      const std::string path = (dir.path / "not_finite.safetensors").string();
+      write_safetensors(path, f.tensors, f.metadata);
+      const auto before = fresh_parameters();
+      EXPECT_THROW_MSG(fresh.load(path), std::runtime_error,
+                       "checkpoint " + path + ": tensor '" + name + "' holds NaN or Inf values");
+      EXPECT_EQ(fresh_parameters(), before) << "a refused checkpoint changed the model";
+    }
+  }
 }
 
 TEST_F(CheckpointHostile, ABadGlobalStepChangesNothing) {

@@ -322,11 +322,16 @@ TEST_F(GptTokenizeHostileInput, ABacktrackingPatternIsRefusedNamingTheDataAndThe
 }
 
 // A pattern that looks far ahead at every position (a+b|. scans a run of letters to its end from each of its
-// positions: 5 MB once ran for minutes) is refused by the same budget, cheaply.
+// positions: 5 MB once ran for minutes) is refused by the same budget, cheaply, by tokenize and by train.
 TEST_F(GptTokenizeHostileInput, APatternQuadraticInTheTextIsRefusedCheaply) {
   write("scans.model", "minbpe v1\n(?>a+)b|\\X|.\n0\n");
   write("a5m.txt", std::string(5'000'000, 'a'));
   expect_refused({"tokenize", "encode", "--tokenizer", "bpe:" + path("scans.model"), "--data", path("a5m.txt")},
+                 "--data " + path("a5m.txt") + " through --tokenizer bpe:" + path("scans.model") +
+                     ": split pattern '(?>a+)b|\\X|.': splitting 5000000 bytes took more than 641048576 steps");
+  // train reads its text through the same split, and says so
+  expect_refused({"train", "--tokenizer", "bpe:" + path("scans.model"), "--format", "text", "--data", path("a5m.txt"),
+                  "--steps", "1"},
                  "--data " + path("a5m.txt") + " through --tokenizer bpe:" + path("scans.model") +
                      ": split pattern '(?>a+)b|\\X|.': splitting 5000000 bytes took more than 641048576 steps");
 }
