@@ -24,19 +24,19 @@
 #include <optional>
 #include <set>
 
-#include "cli/processes.h"
-#include "cli/tokens.h"
+#include "apps/cli/processes.h"
+#include "data/token_labels.h"
 #include "core/atomic_file.h"
 #include "data/corpus_rows.h"
 #include "data/utf8.h"
-#include "gpt/attention.h"
-#include "gpt/checkpoint.h"
-#include "gpt/framing.h"
-#include "gpt/hf_commands.h"
-#include "gpt/preset.h"
-#include "gpt/prompt.h"
-#include "gpt/tokenize.h"
-#include "gpt/trainer.h"
+#include "models/gpt/attention.h"
+#include "models/gpt/checkpoint.h"
+#include "models/gpt/framing.h"
+#include "apps/gpt/hf_commands.h"
+#include "models/gpt/preset.h"
+#include "models/gpt/prompt.h"
+#include "apps/gpt/tokenize.h"
+#include "models/gpt/trainer.h"
 #include "nn/generate.h"
 #include "train/cli.h"
 #include "train/cli_flags.h"
@@ -221,7 +221,7 @@ void print_final(Trainer& t, train::TrainOutputs& out, std::int64_t samples) {
                                         framing_of(tok));
   std::vector<std::string> texts;
   for (const auto& s : draw_samples(t.model(), stop, samples, t.corpus().context - 1, {}, start, gen))
-    texts.push_back(cli::token_text(tok, s));
+    texts.push_back(data::token_text(tok, s));
   fmt::print("samples:{}\n", std::visit([&](const auto& s) { return samples_block(s, texts); }, t.corpus().splits));
 }
 
@@ -294,7 +294,7 @@ LoadedModel checkpoint_flag(const cxxopts::ParseResult& r, const char* command) 
 std::string choices_str(const data::Tokenizer& tok, const std::vector<nn::TokenChoice>& choices) {
   std::string s;
   for (const auto& c : choices)
-    if (c.prob > 0) s += fmt::format("  {:>5} {:.3f}", cli::token_label(tok, c.id), c.prob);  // fewer may survive
+    if (c.prob > 0) s += fmt::format("  {:>5} {:.3f}", data::token_label(tok, c.id), c.prob);  // fewer may survive
   return s;
 }
 
@@ -341,8 +341,8 @@ SampleFlags sample_flags(int argc, char** argv) {
 // new (a running text's continuations are neither: nothing to say).
 void print_origins(const data::Lines& lines, const LoadedModel& m, const std::vector<std::string>& words) {
   std::set<std::string> train_set, val_set;
-  for (const auto& l : lines.train) train_set.insert(cli::token_text(m.tokenizer, l));
-  for (const auto& l : lines.val) val_set.insert(cli::token_text(m.tokenizer, l));
+  for (const auto& l : lines.train) train_set.insert(data::token_text(m.tokenizer, l));
+  for (const auto& l : lines.val) val_set.insert(data::token_text(m.tokenizer, l));
   std::int64_t in_train = 0, in_val = 0;
   for (const auto& w : words) in_train += train_set.count(w) > 0, in_val += !train_set.count(w) && val_set.count(w);
   fmt::print("{} samples: {} are lines of the training split, {} of the validation split (never trained on), {} new\n",
@@ -369,12 +369,12 @@ void print_samples(const Framing& framing, const SampleFlags& f, const LoadedMod
   Generator gen(f.seed);
   const auto on_step = [&](const nn::GenerateStep& s) {
     if (!f.explain) return;
-    fmt::print("  -> {:<5} model:{}\n        after filters:{}\n", cli::token_label(m.tokenizer, s.token),
+    fmt::print("  -> {:<5} model:{}\n        after filters:{}\n", data::token_label(m.tokenizer, s.token),
                choices_str(m.tokenizer, s.raw_top), choices_str(m.tokenizer, s.filtered_top));
   };
   std::vector<std::string> words;  // each sample as it is, then a newline (a line) or a blank line (a running text)
   for (const auto& s : draw_samples(*m.model, framing.stop_token(), f.num, limit, f.sampling, start, gen, on_step)) {
-    words.push_back(f.prompt + cli::token_text(m.tokenizer, s));
+    words.push_back(f.prompt + data::token_text(m.tokenizer, s));
     fmt::print("{}{}", words.back(), framing.after_sample());
   }
   report_origins(framing, m, words);
@@ -473,7 +473,7 @@ int cmd_attention(int argc, char** argv) {
   const LoadedModel m = checkpoint_flag(r, "attention");
   const std::vector<std::int64_t> ids = ids_to_read(m.tokenizer, prompt, m.context, "--prompt");
   std::vector<std::string> labels;
-  for (const std::int64_t id : ids) labels.push_back(cli::token_label(m.tokenizer, id));
+  for (const std::int64_t id : ids) labels.push_back(data::token_label(m.tokenizer, id));
   const AttentionMaps maps = panels_of(attention_over(*m.model, ids), ids.size());
   fmt::print("last layer's attention (mean over heads): rows = the position reading, columns = what it reads\n");
   std::cout << train::terminal_heatmap(maps.mean_last, labels, labels,

@@ -23,7 +23,7 @@
 #include "core/ops/reduce.h"
 #include "core/ops/softmax.h"
 #include "cppgrad/version.h"
-#include "reverse/trainer.h"
+#include "models/reverse/trainer.h"
 #include "train/flags.h"
 
 using namespace cppgrad;

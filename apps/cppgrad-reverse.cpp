@@ -26,12 +26,12 @@
 #include "core/atomic_file.h"
 #include "core/autograd.h"
 #include "core/ops/reduce.h"
-#include "cli/processes.h"
+#include "apps/cli/processes.h"
 #include "cppgrad/version.h"
-#include "reverse/greedy.h"
-#include "reverse/metrics.h"
-#include "reverse/trainer.h"
-#include "reverse/tutorial.h"
+#include "models/reverse/greedy.h"
+#include "models/reverse/metrics.h"
+#include "models/reverse/trainer.h"
+#include "models/reverse/tutorial.h"
 #include "train/cli.h"
 #include "train/cli_flags.h"
 #include "train/cli_outputs.h"
@@ -131,7 +131,7 @@ TrainConfig train_config(const cxxopts::ParseResult& r) {
   return config;
 }
 
-// Where the run writes (apps/cli/train_outputs.h), and a resumed checkpoint with epochs left to train.
+// Where the run writes (train/outputs.h), and a resumed checkpoint with epochs left to train.
 void open_train_outputs(const cxxopts::ParseResult& r, const TrainConfig& config, bool rank0, train::TrainOutputs& out) {
   train::open_train_outputs(r, rank0, out, {{"trace-graph", false}, {"grad-log", true}});
   if (rank0 && !out.resume.empty())

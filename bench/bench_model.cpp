@@ -8,8 +8,8 @@
 
 #include "core/autograd.h"
 #include "optim/adam.h"
-#include "reverse/greedy.h"
-#include "reverse/trainer.h"
+#include "models/reverse/greedy.h"
+#include "models/reverse/trainer.h"
 
 namespace {
 

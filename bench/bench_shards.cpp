@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "gpt/trainer.h"
-#include "reverse/trainer.h"
+#include "models/gpt/trainer.h"
+#include "models/reverse/trainer.h"
 
 namespace {
 

@@ -13,8 +13,8 @@
 #   - no PCRE2 (the BPE tokenizer's regex split, data/text_split.cpp): data/text_split_js.cpp stands in and runs the
 #     split pattern on the JavaScript engine's Unicode regex, held equal to PCRE2's by the same tests.
 #   - no MPI (distributed/), no programs (apps/), nothing that starts or signals processes (train/stop.cpp and the
-#     step loop built on it), no benchmarks, no install. The page's module (cppgrad_web) alone takes apps/gpt's trainer
-#     and train/stop.cpp (for its exception type; no handler is installed).
+#     step loop built on it), no benchmarks, no install. The page's module (cppgrad_web) alone takes the GPT's library
+#     (models/gpt) and train/stop.cpp (for its exception type; no handler is installed).
 #   - fmt, nlohmann_json and cxxopts are header-only here: Debian's headers, on an include path of their own so that
 #     no other header of the build machine's /usr/include is seen.
 include(CheckCXXSourceCompiles)
@@ -81,13 +81,11 @@ add_library(cppgrad::train ALIAS cppgrad_train)
 target_link_libraries(cppgrad_train PUBLIC cppgrad)
 
 # --- the page's module (web/, docs/browser.md): cppgrad-gpt's trainer and web::Session for a Web Worker ------------
-# apps/gpt's pieces the trainer needs (not the BPE trainer of `tokenize`, nor the Hugging Face import/export), and
-# train/stop.cpp for the exception a stopped run throws: its signal handler is never installed here (the page pauses
-# between chunks instead), and emscripten's sigaction is a stub that compiles.
-add_library(cppgrad_web_engine STATIC
-  apps/gpt/attention.cpp apps/gpt/checkpoint.cpp apps/gpt/config.cpp apps/gpt/metrics.cpp apps/gpt/prompt.cpp apps/gpt/trainer.cpp
-  train/stop.cpp web/session.cpp web/graph_json.cpp)
-target_include_directories(cppgrad_web_engine PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/apps)
+# The GPT's library (models/gpt, as natively), and train/stop.cpp for the exception a stopped run throws: its signal
+# handler is never installed here (the page pauses between chunks instead), and emscripten's sigaction is a stub
+# that compiles.
+file(GLOB CPPGRAD_GPT_SOURCES CONFIGURE_DEPENDS models/gpt/*.cpp)
+add_library(cppgrad_web_engine STATIC ${CPPGRAD_GPT_SOURCES} train/stop.cpp web/session.cpp web/graph_json.cpp)
 target_link_libraries(cppgrad_web_engine PUBLIC cppgrad_train)
 add_executable(cppgrad_web web/bindings.cpp)
 target_link_libraries(cppgrad_web PRIVATE cppgrad_web_engine)

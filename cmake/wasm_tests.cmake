@@ -1,7 +1,7 @@
 # The test suite of the WebAssembly build (cmake/wasm.cmake), run by ctest under node: the library's unit tests
 # (tests/core, nn, optim, data) and the training layer's pieces built here (tests/train), with GoogleTest compiled
 # from Debian's source (libgtest-dev: /usr/src/googletest) by emscripten's compiler. Left out, and why (docs/browser.md
-# counts them): the programs' tests (tests/cli, tests/apps: they start processes, and apps/ is not built), MPI
+# counts them): the programs' tests (tests/cli: they start processes, and apps/ is not built), the models' (tests/models), MPI
 # (tests/distributed), the parity runners and the allocation counter (their own binaries with their own main), the
 # stop and step-loop tests (signals), the thread pool's (no threads), and the docs' snippet tests (they compile with
 # the native compiler). The BPE tokenizer's tests run here: its split runs on JavaScript's regex (data/text_split_js.cpp)

@@ -14,7 +14,7 @@
 
 #include "core/generator.h"
 #include "fuzz_util.h"
-#include "reverse/trainer.h"
+#include "models/reverse/trainer.h"
 
 namespace {
 

@@ -9,13 +9,13 @@
 #include <stdexcept>
 #include <string_view>
 
-#include "cli/tokens.h"
+#include "data/token_labels.h"
 #include "core/safetensors.h"
-#include "gpt/attention.h"
-#include "gpt/checkpoint.h"
-#include "gpt/config.h"
-#include "gpt/framing.h"
-#include "gpt/prompt.h"
+#include "models/gpt/attention.h"
+#include "models/gpt/checkpoint.h"
+#include "models/gpt/config.h"
+#include "models/gpt/framing.h"
+#include "models/gpt/prompt.h"
 #include "nn/generate.h"
 #include "train/data_parallel.h"
 #include "train/diverged.h"
@@ -35,7 +35,7 @@ std::string value_text(const train::ConfigValue& v) {
 
 std::vector<TokenProb> labelled(const data::Tokenizer& tok, const std::vector<nn::TokenChoice>& choices) {
   std::vector<TokenProb> out;
-  for (const auto& c : choices) out.push_back({cli::token_label(tok, c.id), c.prob});
+  for (const auto& c : choices) out.push_back({data::token_label(tok, c.id), c.prob});
   return out;
 }
 
@@ -188,7 +188,7 @@ AttentionView Session::attention(const std::string& word) {
   const std::vector<std::int64_t> ids = gpt::ids_to_read(tok, word, trainer_->corpus().context, "the word");
   const std::vector<Tensor> maps = gpt::attention_over(trainer_->model(), ids);  // per layer [heads, T, T]
   AttentionView out;
-  for (const std::int64_t id : ids) out.tokens.push_back(cli::token_label(tok, id));
+  for (const std::int64_t id : ids) out.tokens.push_back(data::token_label(tok, id));
   out.layers = std::ssize(maps), out.heads = trainer_->model().config().n_head, out.T = std::ssize(ids);
   out.maps.reserve(static_cast<std::size_t>(out.layers * out.heads * out.T * out.T));
   for (const Tensor& m : maps)
@@ -219,10 +219,10 @@ std::vector<Sample> Session::samples(const SampleRequest& r) {
       Sample s;
       const auto on_step = [&](const nn::GenerateStep& g) {
         s.steps.push_back(
-            {cli::token_label(tok, g.token), g.prob, labelled(tok, g.raw_top), labelled(tok, g.filtered_top)});
+            {data::token_label(tok, g.token), g.prob, labelled(tok, g.raw_top), labelled(tok, g.filtered_top)});
       };
       try {
-        s.text = r.prompt + cli::token_text(tok, nn::generate(model, start, options, gen, on_step));
+        s.text = r.prompt + data::token_text(tok, nn::generate(model, start, options, gen, on_step));
       } catch (const std::invalid_argument& e) {
         // nn::next_token_probs refuses logits that are not finite, naming its own function; the page says what
         // that means for the run.

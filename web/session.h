@@ -1,6 +1,6 @@
 #pragma once
 // The browser page's engine (docs/browser.md, "The page's engine"): one cppgrad-gpt training run, driven in chunks.
-// It wraps cppgrad-gpt's own trainer (apps/gpt/trainer.h), so the page trains the same model, tokenizer, defaults,
+// It wraps cppgrad-gpt's own trainer (models/gpt/trainer.h), so the page trains the same model, tokenizer, defaults,
 // batches and step as `cppgrad-gpt train` with the same config, and adds what the page shows: attention maps for a
 // typed word, samples with --explain's top-5, the equivalent command line. Plain C++: the Web Worker reaches it
 // through web/bindings.cpp, and tests/web/ drives it natively.
@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "gpt/metrics.h"
-#include "gpt/trainer.h"
+#include "models/gpt/metrics.h"
+#include "models/gpt/trainer.h"
 #include "nn/sampling.h"
 
 namespace cppgrad::web {
@@ -47,7 +47,7 @@ struct TrainChunk {
 // Every layer's and head's causal attention over a word, as `cppgrad-gpt attention` reads it (lines: <b> then the
 // characters). maps: [layers][heads][T][T] flattened, row = the query position, column = the key position.
 struct AttentionView {
-  std::vector<std::string> tokens;  // the labels (cli::token_label)
+  std::vector<std::string> tokens;  // the labels (data::token_label)
   std::int64_t layers = 0, heads = 0, T = 0;
   std::vector<float> maps;
 };

@@ -1,4 +1,4 @@
-#include "gpt/hf_commands.h"
+#include "apps/gpt/hf_commands.h"
 
 #include <fmt/format.h>
 
@@ -11,10 +11,11 @@
 #include "core/atomic_file.h"
 #include "core/safetensors.h"
 #include "data/utf8.h"
-#include "gpt/checkpoint.h"
-#include "gpt/preset.h"
-#include "gpt/tokenize.h"
-#include "gpt/trainer.h"
+#include "models/gpt/checkpoint.h"
+#include "models/gpt/hf_config.h"
+#include "models/gpt/preset.h"
+#include "apps/gpt/tokenize.h"
+#include "models/gpt/trainer.h"
 #include "nn/gpt_hf.h"
 #include "train/cli.h"
 
@@ -26,7 +27,6 @@ using train::UsageError;
 
 namespace {
 
-constexpr std::uint64_t kMaxConfigJsonBytes = 1 << 20;  // GPT-2's is 665 bytes
 constexpr std::int64_t kGpt2Vocab = 50257;
 
 std::string required(const cxxopts::ParseResult& r, const char* command, const std::string& flag,
@@ -143,36 +143,6 @@ std::string shape_text(const nn::GPTConfig& m) {
 }
 
 }  // namespace
-
-HFConfig read_hf_config(const std::string& path) {
-  const nlohmann::json j = nlohmann::json::parse(data::read_text_file(path, kMaxConfigJsonBytes), nullptr,
-                                                 /*allow_exceptions=*/false);
-  if (!j.is_object()) throw std::runtime_error(path + ": is not a JSON object (a Hugging Face config.json)");
-  const auto size = [&](const char* key, const char* older = nullptr) {
-    const char* k = !j.contains(key) && older && j.contains(older) ? older : key;
-    if (!j.contains(k)) throw std::runtime_error(fmt::format("{}: has no '{}'", path, key));
-    const nlohmann::json& v = j.at(k);
-    if (!v.is_number_unsigned() || v.get<std::uint64_t>() < 1 || v.get<std::uint64_t>() > (1u << 24))
-      throw std::runtime_error(fmt::format("{}: '{}' must be a whole number in 1..{}, got {}", path, k, 1u << 24,
-                                           v.dump().substr(0, 40)));
-    return v.get<std::int64_t>();
-  };
-  return {.n_head = size("n_head"), .n_layer = size("n_layer"), .n_embd = size("n_embd"),
-          .n_positions = size("n_positions", "n_ctx"), .vocab_size = size("vocab_size")};
-}
-
-std::string hf_config_json(const nn::GPTConfig& m) {
-  nlohmann::ordered_json j = {
-      {"architectures", {"GPT2LMHeadModel"}}, {"model_type", "gpt2"}, {"vocab_size", m.vocab_size},
-      {"n_positions", m.block_size}, {"n_ctx", m.block_size}, {"n_embd", m.n_embd}, {"n_layer", m.n_layer},
-      {"n_head", m.n_head}, {"n_inner", nullptr}, {"activation_function", "gelu_new"},
-      // GPT-2's dropout for further training in transformers; sampling and evaluation turn it off
-      {"resid_pdrop", 0.1}, {"embd_pdrop", 0.1}, {"attn_pdrop", 0.1},
-      {"layer_norm_epsilon", 1e-5}, {"initializer_range", 0.02}, {"scale_attn_weights", true},
-      {"tie_word_embeddings", true}, {"use_cache", true}};
-  if (m.vocab_size == kGpt2Vocab) j["bos_token_id"] = 50256, j["eos_token_id"] = 50256;  // <|endoftext|>
-  return j.dump(2) + "\n";
-}
 
 int cmd_import(int argc, char** argv) {
   cxxopts::Options o("cppgrad-gpt import", "A GPT-2 in Hugging Face's layout (model.safetensors: GPT2LMHeadModel's or "

@@ -1,4 +1,4 @@
-#include "gpt/tokenize.h"
+#include "apps/gpt/tokenize.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -14,7 +14,7 @@
 #include "core/atomic_file.h"
 #include "data/tokenizer.h"
 #include "data/utf8.h"
-#include "gpt/trainer.h"
+#include "models/gpt/trainer.h"
 #include "train/cli.h"
 
 namespace cppgrad::gpt {

@@ -5,11 +5,11 @@
 #include <set>
 #include <nlohmann/json.hpp>
 
-#include "cli/tokens.h"
+#include "data/token_labels.h"
 #include "core/safetensors.h"
 #include "data/bpe.h"
-#include "gpt/checkpoint.h"
-#include "gpt/trainer.h"
+#include "models/gpt/checkpoint.h"
+#include "models/gpt/trainer.h"
 #include "test_paths.h"
 #include "test_util.h"
 #include "web/graph_json.h"
@@ -328,7 +328,7 @@ TEST(WebSession, ABpeCheckpointTrainsOnWithTheBpeItCarriesAndShowsItsTokens) {
   ASSERT_LT(ids.size(), std::string("the cat").size());
   const web::AttentionView a = loaded->attention("the cat");
   std::vector<std::string> want;
-  for (const std::int64_t id : ids) want.push_back(cli::token_label(tok, id));
+  for (const std::int64_t id : ids) want.push_back(data::token_label(tok, id));
   EXPECT_EQ(a.tokens, want);
   EXPECT_EQ(a.T, std::ssize(ids));
   web::SampleRequest r;
@@ -338,7 +338,7 @@ TEST(WebSession, ABpeCheckpointTrainsOnWithTheBpeItCarriesAndShowsItsTokens) {
   for (const web::SampleStep& step : samples[0].steps) {
     const auto is_label = [&](const std::string& label) {
       for (std::int64_t id = 0; id < tok.size(); ++id)
-        if (cli::token_label(tok, id) == label) return true;
+        if (data::token_label(tok, id) == label) return true;
       return false;
     };
     EXPECT_TRUE(is_label(step.token)) << step.token;

@@ -235,7 +235,7 @@ def make(args):
     write_safetensors(os.path.join(args.out, "model.safetensors"), state, {"format": "pt"})
 
     idx, targets = random_batch(args, gen)
-    # cppgrad-gpt's trainer's AdamW (apps/gpt/trainer.cpp): betas 0.9 / 0.99, eps 1e-8, decay on every parameter
+    # cppgrad-gpt's trainer's AdamW (models/gpt/trainer.cpp): betas 0.9 / 0.99, eps 1e-8, decay on every parameter
     hp = dict(lr=args.lr, beta1=0.9, beta2=0.99, eps=1e-8, weight_decay=0.01)
     out = {"idx": idx, "targets": targets}
     for dtype, suffix in ((torch.float64, ""), (torch.float32, "_f32")):

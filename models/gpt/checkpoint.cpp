@@ -1,0 +1,115 @@
+#include "models/gpt/checkpoint.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+namespace cppgrad::gpt {
+
+namespace {
+
+const train::CheckpointFormat kFormat{.program = "cppgrad-gpt", .format = "cppgrad-gpt-checkpoint-v1"};
+
+nlohmann::json progress_json(const IntervalProgress& p) {
+  return {{"batch_rng", std::vector<std::uint64_t>(p.batch_rng.begin(), p.batch_rng.end())},
+          {"loss_sum", p.loss_sum}, {"steps_since_eval", p.steps_since_eval}, {"train_s", p.train_s},
+          {"interval_s", p.interval_s}};
+}
+
+IntervalProgress parse_progress(const std::string& text, std::int64_t eval_every) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) throw std::invalid_argument("metadata 'epoch_progress' is not a JSON object");
+  auto number = [&](const char* key) {
+    if (!j.contains(key) || !j.at(key).is_number() || !std::isfinite(j.at(key).get<double>()) || j.at(key).get<double>() < 0)
+      throw std::invalid_argument(std::string("epoch_progress: '") + key + "' must be a finite number >= 0");
+    return j.at(key).get<double>();
+  };
+  IntervalProgress p;
+  const nlohmann::json& rng = j.contains("batch_rng") ? j.at("batch_rng") : nlohmann::json();
+  if (!rng.is_array() || rng.size() != 4 || !std::all_of(rng.begin(), rng.end(), [](const auto& w) { return w.is_number_unsigned(); }))
+    throw std::invalid_argument("epoch_progress: 'batch_rng' must be 4 unsigned 64-bit words");
+  for (std::size_t i = 0; i < 4; ++i) p.batch_rng[i] = rng[i].get<std::uint64_t>();
+  if (p.batch_rng == Generator::State{}) throw std::invalid_argument("epoch_progress: 'batch_rng' is all zeros");
+  p.loss_sum = number("loss_sum"), p.train_s = number("train_s"), p.interval_s = number("interval_s");
+  if (!j.contains("steps_since_eval") || !j.at("steps_since_eval").is_number_unsigned() ||
+      j.at("steps_since_eval").get<std::uint64_t>() >= static_cast<std::uint64_t>(eval_every))
+    throw std::invalid_argument(fmt::format("epoch_progress: 'steps_since_eval' must be a whole number below {}", eval_every));
+  p.steps_since_eval = j.at("steps_since_eval").get<std::int64_t>();
+  return p;
+}
+
+// The metadata that rebuilds the tokenizer (the table in checkpoint.h).
+std::map<std::string, std::string> tokenizer_metadata(const data::TokenizerName& name, const data::Tokenizer& tokenizer) {
+  switch (name.kind) {
+    case data::TokenizerName::Kind::chars: return {{"vocab", tokenizer.chars()->vocab_json()}};
+    case data::TokenizerName::Kind::bpe_file: return {{"tokenizer_model", tokenizer.bpe()->to_model_text()}};
+    case data::TokenizerName::Kind::gpt2: return {};
+  }
+  return {};
+}
+
+// The tokenizer the metadata holds, as the config names it; the text is hostile input (bounded, checked whole).
+data::Tokenizer read_tokenizer(const data::TokenizerName& name, const std::map<std::string, std::string>& metadata) {
+  const auto text = [&](const char* key) -> const std::string& {
+    if (!metadata.count(key)) throw std::invalid_argument(fmt::format("metadata has no '{}'", key));
+    return metadata.at(key);
+  };
+  switch (name.kind) {
+    case data::TokenizerName::Kind::chars: return data::CharTokenizer::from_vocab_json(text("vocab"));
+    case data::TokenizerName::Kind::bpe_file:
+      return data::Tokenizer(data::bpe_from_model_text(text("tokenizer_model"), "metadata 'tokenizer_model'"));
+    case data::TokenizerName::Kind::gpt2: return data::Tokenizer(data::BpeTokenizer::gpt2());
+  }
+  throw std::logic_error("read_tokenizer: a tokenizer kind without a reader");
+}
+
+}  // namespace
+
+void save_gpt_checkpoint(const std::string& path, const nn::GPT& model, const optim::Optimizer& optimizer,
+                         const TrainConfig& config, const data::Tokenizer& tokenizer, std::int64_t step,
+                         const std::vector<Evaluation>& history, const IntervalProgress& progress) {
+  std::map<std::string, std::string> extra = tokenizer_metadata(config.tokenizer, tokenizer);
+  extra.emplace("context", std::to_string(model.config().block_size));
+  train::save_checkpoint(path, kFormat, model, optimizer,
+                         {.config = config.to_json(),
+                          .epoch = 0,
+                          .global_step = step,
+                          .generators = {{"dropout_rng", model.dropout_generator().state()}},
+                          .history = history_json(history),
+                          .epoch_progress = progress_json(progress).dump(),
+                          .extra = std::move(extra)});
+}
+
+GptCheckpoint read_gpt_checkpoint(const std::string& path) {
+  const SafetensorsFile f = train::read_checkpoint(path, kFormat);
+  GptCheckpoint c;
+  try {
+    c.config = TrainConfig::from_json(train::checkpoint_config(f, path));
+    c.config.validate();  // bounded before anything is allocated for it
+    c.tokenizer = read_tokenizer(c.config.tokenizer, f.metadata);
+    c.context = train::metadata_count(f.metadata, "context");
+    if (c.context < 1 || c.context > kMaxContext)
+      throw std::invalid_argument(fmt::format("metadata 'context' must be in 1..{}", kMaxContext));
+    c.config.check_parameters(c.tokenizer.size(), c.context);  // a run resumed from it checks its batch too
+  } catch (const std::exception& e) {
+    throw std::runtime_error("checkpoint " + path + ": " + e.what());
+  }
+  c.state = train::checkpoint_state(f, path, {"dropout_rng"});
+  try {
+    c.step = c.state.meta.global_step;
+    c.history = parse_history(c.state.meta.history);
+    if (!c.history.empty() && c.history.back().step > c.step)
+      throw std::invalid_argument("its history goes past its global_step");
+    if (c.state.meta.epoch_progress.empty()) throw std::invalid_argument("metadata has no 'epoch_progress'");
+    c.progress = parse_progress(c.state.meta.epoch_progress, c.config.eval_every);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("checkpoint " + path + ": " + e.what());
+  }
+  return c;
+}
+
+}  // namespace cppgrad::gpt

