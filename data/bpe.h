@@ -41,14 +41,15 @@ extern const std::string_view kGpt4SplitPattern;
 // from it (docs/tokenizer.md, "The .model file"): a hostile file of a few hundred bytes could otherwise name tokens
 // of 2^40 bytes, or a quadratic total.
 inline constexpr std::int64_t kMaxBpeTokens = 1'000'000;                    // GPT-2: 50,257; GPT-4: 100,277
-inline constexpr std::uint64_t kMaxBpeModelBytes = std::uint64_t{64} << 20;  // 64 MiB: a million merges of ~20 bytes
+inline constexpr std::uint64_t kMaxBpeModelBytes = std::uint64_t{16} << 20;  // 16 MiB: a million merges take ~14 MB
 inline constexpr std::uint64_t kMaxBpeTokenBytes = 4096;                    // GPT-2's longest token: 128 bytes
 inline constexpr std::size_t kMaxBpeSplitPatternBytes = 4096;               // GPT-4's pattern: 118 bytes
 inline constexpr std::size_t kMaxBpeSpecialTokenBytes = 256;                // "<|endoftext|>": 13 bytes
-// All tokens' bytes together: 1 MiB, plus 16 per byte of the file (a trained tokenizer's line of ~10 bytes makes a
-// token of ~6; GPT-2's vocabulary written this way would hold 0.5 token bytes per file byte).
+// All tokens' bytes together: 1 MiB, plus 2 per byte of the file (a trained tokenizer's line of ~10 bytes makes a
+// token of ~6; GPT-2's vocabulary written this way would hold 0.5 token bytes per file byte). With the file's own
+// bound, a tokenizer's bytes stay under 33 MiB, about 100 MB of memory once built.
 constexpr std::uint64_t max_bpe_token_bytes_total(std::uint64_t model_text_bytes) {
-  return (std::uint64_t{1} << 20) + 16 * model_text_bytes;
+  return (std::uint64_t{1} << 20) + 2 * model_text_bytes;
 }
 
 struct SpecialToken {

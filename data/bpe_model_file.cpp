@@ -49,8 +49,10 @@ std::optional<std::pair<std::string_view, std::string_view>> two_fields(std::str
   return std::pair{line.substr(0, space), line.substr(space + 1)};
 }
 
-// A non-negative decimal integer that is the whole field.
+// A non-negative decimal integer that is the whole field, written as minbpe writes it: no sign, no leading zero (a
+// padded "000...0256" would let a file grow toward the bounds above without saying more).
 std::optional<std::int64_t> parse_count(std::string_view field) {
+  if (field.size() > 1 && field[0] == '0') return std::nullopt;
   std::int64_t value = 0;
   const auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), value);
   if (ec != std::errc() || end != field.data() + field.size() || value < 0) return std::nullopt;

@@ -291,7 +291,7 @@ TEST_F(GptTokenizeHostileInput, AModelFileIsBoundedByItsSize) {
   expect_refused(encode_with("doubling.model"), path("doubling.model") + ":16: the merge 267 267 makes a token of "
                                                                          "8192 bytes, more than the 4096");
   write("growing.model", cppgrad::test::growing_model(50'000));  // 390 KB, a quadratic 1.25 GB
-  expect_refused(encode_with("growing.model"), path("growing.model") + ":4022: the tokens so far hold 8082465 bytes");
+  expect_refused(encode_with("growing.model"), path("growing.model") + ":1965: the tokens so far hold 1927921 bytes");
   write("wide.model", cppgrad::test::wide_model(60'000));
   expect_refused(encode_with("wide.model"), "bytes in all, more than the");
   // Valid, and read at the cost of its size: 300,000 special tokens (once: not done after 150 s).
@@ -334,6 +334,16 @@ TEST_F(GptTokenizeHostileInput, APatternQuadraticInTheTextIsRefusedCheaply) {
                   "--steps", "1"},
                  "--data " + path("a5m.txt") + " through --tokenizer bpe:" + path("scans.model") +
                      ": split pattern '(?>a+)b|\\X|.': splitting 5000000 bytes took more than 641048576 steps");
+}
+
+// A large text with one bad byte at its end is refused before anything is built from it: its code points were once
+// made first (4 bytes each), so 48 MB cost 240 MB to refuse.
+TEST_F(GptTokenizeHostileInput, BadUtf8AtTheEndOfALargeTextIsRefusedCheaply) {
+  std::string text(48'000'000, 'a');
+  text.back() = '\xff';
+  write("bad_end.txt", text);
+  expect_refused({"tokenize", "encode", "--tokenizer", "char", "--data", path("bad_end.txt")},
+                 "--data '" + path("bad_end.txt") + "' as UTF-8: invalid UTF-8 at byte offset 47999999");
 }
 
 TEST_F(GptTokenizeHostileInput, EveryCommandReadsItsDataThroughTheBound) {

@@ -74,7 +74,7 @@ TEST(Tokenizer, AHostileModelTextIsRefusedNamingWhereItCameFrom) {
   EXPECT_THROW_MSG(data::bpe_from_model_text("minbpe v1\n\n0\n999999 3\n", "checkpoint x"), std::runtime_error,
                    "checkpoint x:");
   EXPECT_THROW_MSG(data::bpe_from_model_text(std::string(data::kMaxBpeModelBytes + 1, 'a'), "checkpoint x"),
-                   std::runtime_error, "checkpoint x: 67108865 bytes of BPE model text, more than");
+                   std::runtime_error, "checkpoint x: 16777217 bytes of BPE model text, more than");
   EXPECT_THROW_MSG(data::load_bpe(TokenizerName::parse("bpe:/nonexistent/x.model")), std::runtime_error,
                    "/nonexistent/x.model");
 }
