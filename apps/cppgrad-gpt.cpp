@@ -220,6 +220,7 @@ void print_final(Trainer& t, train::TrainOutputs& out, std::int64_t samples) {
   const auto [stop, start] = std::visit([](const auto& f) { return std::pair(f.stop_token(), f.sample_start({})); },
                                         framing_of(tok));
   std::vector<std::string> texts;
+  nn::EvalModeGuard eval(t.model());  // sampling applies no dropout
   for (const auto& s : draw_samples(t.model(), stop, samples, t.corpus().context - 1, {}, start, gen))
     texts.push_back(data::token_text(tok, s));
   fmt::print("samples:{}\n", std::visit([&](const auto& s) { return samples_block(s, texts); }, t.corpus().splits));

@@ -124,11 +124,12 @@ Block::Block(const GPTConfig& config, Generator& gen, std::shared_ptr<Generator>
   mlp_ = register_module("mlp", std::make_shared<MLP>(config, gen, dropout_gen));
 }
 
-Tensor Block::forward(const Tensor& x) const {
+Tensor Block::forward(const Tensor& x) const { return forward_with_attention(x).output; }
+
+AttentionResult Block::forward_with_attention(const Tensor& x) const {
   const AttentionResult a = attn_->forward(ln_1_->forward(x));  // [B, T, C], weights [B, nh, T, T]
-  last_attention_ = a.weights;
   const Tensor h = add(x, a.output);                            // x = x + attn(ln_1(x))   [B, T, C]
-  return add(h, mlp_->forward(ln_2_->forward(h)));              // x = x + mlp(ln_2(x))    [B, T, C]
+  return {add(h, mlp_->forward(ln_2_->forward(h))), a.weights};  // x = x + mlp(ln_2(x))    [B, T, C]
 }
 
 Tensor Block::forward_cached(const Tensor& x, const KVCache::Layer& kv, std::int64_t length) const {
@@ -190,7 +191,7 @@ std::string GPT::extra_repr() const {
                      config_.block_size, config_.n_layer, config_.n_head, config_.n_embd, config_.dropout);
 }
 
-GPTOutput GPT::forward(const Tensor& idx, const Tensor& targets) const {
+Tensor GPT::embed(const Tensor& idx) const {
   if (idx.dim() != 2 || idx.dtype() != DType::Int64)
     throw std::invalid_argument("GPT: idx must be [B, T] int64, got " + shape_str(idx.shape()) + " " +
                                 dtype_name(idx.dtype()));
@@ -198,13 +199,18 @@ GPTOutput GPT::forward(const Tensor& idx, const Tensor& targets) const {
   if (T > config_.block_size)
     throw std::invalid_argument(
         fmt::format("GPT: cannot read a sequence of length {}, the context (block_size) is {}", T, config_.block_size));
+  const Transformer& t = *transformer_;
+  const Tensor tok_emb = t.wte->forward(idx);                   // [B, T, C]
+  const Tensor pos_emb = t.wpe->forward(Tensor::arange(0, T));  // [T, C]
+  return t.drop->forward(add(tok_emb, pos_emb));                // [B, T, C]
+}
+
+GPTOutput GPT::forward(const Tensor& idx, const Tensor& targets) const {
   if (targets.defined() && targets.shape() != idx.shape())
     throw std::invalid_argument("GPT: targets " + shape_str(targets.shape()) + " must be shaped like idx " +
                                 shape_str(idx.shape()));
   const Transformer& t = *transformer_;
-  const Tensor tok_emb = t.wte->forward(idx);                   // [B, T, C]
-  const Tensor pos_emb = t.wpe->forward(Tensor::arange(0, T));  // [T, C]
-  Tensor x = t.drop->forward(add(tok_emb, pos_emb));            // [B, T, C]
+  Tensor x = embed(idx);                                        // [B, T, C]
   for (const auto& block : *t.h) x = block->forward(x);         // [B, T, C]
   const Tensor logits = lm_head_->forward(t.ln_f->forward(x));  // [B, T, V]
   // The mean over the counted positions of -log softmax(logits)[target]. A target of -1 (padding after a short line)
@@ -256,9 +262,14 @@ Tensor GPT::forward_cached(const Tensor& idx, KVCache& cache) const {
   return lm_head_->forward(tr.ln_f->forward(x));                                            // [B, t, V]
 }
 
-std::vector<Tensor> GPT::attention_maps() const {
+std::vector<Tensor> GPT::attention(const Tensor& idx) const {
+  Tensor x = embed(idx);  // [B, T, C]
   std::vector<Tensor> maps;
-  for (const auto& block : *transformer_->h) maps.push_back(block->last_attention());
+  for (const auto& block : *transformer_->h) {
+    AttentionResult a = block->forward_with_attention(x);
+    x = a.output;
+    maps.push_back(a.weights);  // [B, nh, T, T]
+  }
   return maps;
 }
 

@@ -97,20 +97,19 @@ class Block : public Layer {
   std::string type_name() const override { return "Block"; }
 
   Tensor forward(const Tensor& x) const override;  // x: [B, T, C] -> [B, T, C]
+  // The same, and the attention's weights: output [B, T, C], weights [B, nh, T, T] (detached, for reading).
+  AttentionResult forward_with_attention(const Tensor& x) const;
   // Incremental decoding: x [B, t, C] after the `length` positions `kv` holds -> [B, t, C] (GPTAttention's
-  // forward_cached). Inference only; leaves last_attention() alone.
+  // forward_cached). Inference only.
   Tensor forward_cached(const Tensor& x, const KVCache::Layer& kv, std::int64_t length) const;
 
   const GPTAttention& attn() const { return *attn_; }
   const MLP& mlp() const { return *mlp_; }
-  // The attention weights [B, nh, T, T] of the latest forward (detached), for attention maps.
-  const Tensor& last_attention() const { return last_attention_; }
 
  private:
   std::shared_ptr<LayerNorm> ln_1_, ln_2_;
   std::shared_ptr<GPTAttention> attn_;
   std::shared_ptr<MLP> mlp_;
-  mutable Tensor last_attention_;
 };
 
 struct GPTOutput {
@@ -141,8 +140,9 @@ class GPT : public Module {
   KVCache make_cache(std::int64_t batch) const;
   Tensor forward_cached(const Tensor& idx, KVCache& cache) const;
 
-  // The blocks' attention weights [B, nh, T, T] from the latest forward, for attention maps.
-  std::vector<Tensor> attention_maps() const;
+  // The forward of idx [B, T] as forward() runs it, returning each block's attention weights [B, nh, T, T]
+  // (detached, for attention maps) instead of the logits. Nothing is kept in the model between calls.
+  std::vector<Tensor> attention(const Tensor& idx) const;
   // Dropout draws from this generator; exposed so checkpoints can save and restore its state.
   Generator& dropout_generator() const { return *dropout_gen_; }
 
@@ -157,6 +157,7 @@ class GPT : public Module {
     using Module::register_module;
   };
   void init_weights(Generator& gen);
+  Tensor embed(const Tensor& idx) const;  // idx [B, T], checked -> tokens' and positions' embeddings [B, T, C]
 
   GPTConfig config_;
   std::shared_ptr<Generator> dropout_gen_;

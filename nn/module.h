@@ -94,6 +94,21 @@ class Module {
   bool training_ = true;
 };
 
+// Evaluation mode (dropout off) for one scope, then the mode the module had before: reading a model (an evaluation,
+// attention maps, a sample) never leaves it changed for whoever trains it next.
+//   { EvalModeGuard eval(model); model.forward(idx); }   // training mode again here, if it was
+class EvalModeGuard {
+ public:
+  explicit EvalModeGuard(Module& module) : module_(module), was_training_(module.is_training()) { module_.eval(); }
+  ~EvalModeGuard() { module_.train(was_training_); }
+  EvalModeGuard(const EvalModeGuard&) = delete;
+  EvalModeGuard& operator=(const EvalModeGuard&) = delete;
+
+ private:
+  Module& module_;
+  bool was_training_;
+};
+
 // A module whose forward maps one tensor to one tensor (Linear, LayerNorm, Dropout, Embedding, FeedForward, the GPT's
 // MLP and Block), PyTorch's `forward(x)`. Holding one as a Layer chooses it at run time: a Block can keep
 // std::shared_ptr<Layer> ln_1 and build a LayerNorm or another norm from its config, with no cast.

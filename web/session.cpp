@@ -208,7 +208,7 @@ std::vector<Sample> Session::samples(const SampleRequest& r) {
   const data::Tokenizer& tok = trainer_->corpus().tokenizer;
   const std::int64_t context = trainer_->corpus().context;
   nn::GPT& model = trainer_->model();
-  model.eval();  // generation reads the model without dropout; the next step sets training mode again
+  nn::EvalModeGuard eval(model);  // generation reads the model without dropout; its mode is back after
   Generator gen(r.seed);
   std::vector<Sample> out;
   const std::vector<std::int64_t> start = gpt::sample_start(tok, r.prompt, context, "the prompt");

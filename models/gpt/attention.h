@@ -11,7 +11,7 @@ namespace cppgrad::gpt {
 
 // One forward of `ids` (from ids_to_read, gpt/prompt.h) in evaluation mode, without the graph, and every layer's
 // causal attention from it: per layer [heads, T, T], row = the query position, column = the key position. The model
-// is left in evaluation mode; a trainer's next step sets training mode again.
+// is left in the mode it was in.
 std::vector<Tensor> attention_over(nn::GPT& model, const std::vector<std::int64_t>& ids);
 
 }  // namespace cppgrad::gpt

@@ -207,7 +207,7 @@ Evaluation Trainer::evaluate() {
   // or the evaluation's logits come on top of them (GPT-2 124M's peak, docs/performance.md). The next step takes
   // fresh blocks once; the numbers are the same.
   release_cached_storage();
-  model().eval();
+  nn::EvalModeGuard eval(model());  // no dropout while measuring; the run's mode is back after
   Evaluation e;
   e.step = step_;
   e.train_loss = steps_since_eval_ > 0 ? loss_sum_ / static_cast<double>(steps_since_eval_) : std::nan("");

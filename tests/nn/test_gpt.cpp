@@ -162,8 +162,7 @@ TEST(GPT, PaddedPositionsAddNothingToTheLoss) {
 TEST(GPT, AttentionMapsAreCausal) {
   Generator gen(5);
   GPT model(small_config(), gen);
-  model.forward(test::random_ids({1, 4}, 0, 7, 5));
-  const std::vector<Tensor> maps = model.attention_maps();
+  const std::vector<Tensor> maps = model.attention(test::random_ids({1, 4}, 0, 7, 5));
   ASSERT_EQ(maps.size(), 2u);
   for (const Tensor& w : maps) {
     ASSERT_EQ(w.shape(), (Shape{1, 2, 4, 4}));
@@ -171,6 +170,27 @@ TEST(GPT, AttentionMapsAreCausal) {
       for (std::int64_t i = 0; i < 4; ++i)
         for (std::int64_t j = i + 1; j < 4; ++j) EXPECT_EQ(w.at({0, h, i, j}), 0.0);
   }
+}
+
+// Asking for the maps runs the forward forward() runs (the same blocks' output, so the same logits follow) and keeps
+// nothing in the model; a scoped eval mode gives the mode back.
+TEST(GPT, AttentionIsReturnedWhenAskedAndEvalModeIsScoped) {
+  Generator gen(5);
+  GPTConfig c = small_config();
+  c.dropout = 0.25;
+  GPT model(c, gen);
+  const Tensor idx = test::random_ids({1, 4}, 0, 7, 5);
+  {
+    EvalModeGuard eval(model);
+    EXPECT_FALSE(model.is_training());
+    const std::vector<Tensor> a = model.attention(idx), b = model.attention(idx);
+    ASSERT_EQ(a.size(), 2u);
+    for (std::size_t l = 0; l < a.size(); ++l) EXPECT_EQ(a[l].to_vector<float>(), b[l].to_vector<float>());
+  }
+  EXPECT_TRUE(model.is_training()) << "the guard gives back training mode";
+  model.eval();
+  { EvalModeGuard eval(model); }
+  EXPECT_FALSE(model.is_training()) << "and evaluation mode, when that was the mode";
 }
 
 TEST(GPT, RefusesMisuseNamingIt) {
