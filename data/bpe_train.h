@@ -5,10 +5,17 @@
 // The pieces are first counted as distinct words (the KJV's 4.4 MB is 1.05M pieces but 13,849 distinct words); a
 // pair's count is the sum over words of (occurrences in the word) x (the word's count), kept in a hash map with,
 // for each pair, the words it occurs in. A merge rewrites only those words and adjusts the counts of the pairs they
-// lose and gain; a max-heap of (count, pair) with lazily dropped stale entries finds the next most frequent pair.
-// Tie-break (minbpe's): of equally frequent pairs, the one occurring first in the text wins. The first occurrence
-// of a pair is in the earliest-seen word containing it (words are numbered in order of first appearance), at its
-// first position there.
+// lose and gain.
+//
+// Tie-break (minbpe's): of equally frequent pairs, the one occurring first in the text wins. Words are numbered in
+// order of first appearance, so a pair's first occurrence is (the earliest word holding it, the byte offset of its
+// left token there). A max-heap ordered by (count descending, first occurrence ascending) finds the next merge in
+// O(log n) however many pairs tie. It is lazy, and that is correct because a merge changes priorities in only two
+// ways: it removes occurrences of existing pairs (their count drops, their first occurrence can only move later: a
+// byte offset, unlike a token index, does not shift when earlier tokens of the word merge), and it creates pairs
+// holding the new token, which never existed before and are pushed with their exact priority. So no entry in the
+// heap ever ranks below its pair's true priority; the top entry is checked against the truth when popped and pushed
+// back corrected if it is stale.
 #include <cstdint>
 #include <string_view>
 #include <vector>
