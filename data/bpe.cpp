@@ -52,7 +52,7 @@ BpeTokenizer BpeTokenizer::gpt2(const std::string& encoder_json_path, const std:
 }
 
 BpeTokenizer BpeTokenizer::train(std::string_view text, std::int64_t vocab_size, std::string_view split_pattern,
-                                 const std::vector<std::string>& special_tokens) {
+                                 const std::vector<std::string>& special_tokens, const BpeTrainProgress& progress) {
   if (vocab_size < 256 || vocab_size > std::numeric_limits<std::int32_t>::max() / 2)
     throw std::invalid_argument(fmt::format("BPE train: vocab_size {} must be at least 256 (the byte tokens) and "
                                             "below 2^30", vocab_size));
@@ -60,7 +60,7 @@ BpeTokenizer BpeTokenizer::train(std::string_view text, std::int64_t vocab_size,
   const std::vector<std::string_view> pieces = splitter.pieces(text);
   std::vector<BpeMerge> merges;
   try {
-    merges = train_bpe_merges(pieces, vocab_size - 256);
+    merges = train_bpe_merges(pieces, vocab_size - 256, progress);
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(fmt::format("{}: vocab_size {} needs {} merges; use a smaller vocab_size or more text",
                                             e.what(), vocab_size, vocab_size - 256));

@@ -54,7 +54,7 @@ struct RanksBelow {
 class Trainer {
  public:
   explicit Trainer(const std::vector<std::string_view>& pieces);
-  std::vector<BpeMerge> run(std::int64_t num_merges);
+  std::vector<BpeMerge> run(std::int64_t num_merges, const BpeTrainProgress& progress);
 
  private:
   std::optional<Key> pop_most_frequent();
@@ -182,7 +182,7 @@ void Trainer::apply(Key key, std::int32_t new_id) {
   for (const auto& [k, first] : created) heap_.push({pairs_.at(k).count, first, k});
 }
 
-std::vector<BpeMerge> Trainer::run(std::int64_t num_merges) {
+std::vector<BpeMerge> Trainer::run(std::int64_t num_merges, const BpeTrainProgress& progress) {
   std::vector<BpeMerge> merges;
   for (std::int64_t m = 0; m < num_merges; ++m) {
     const std::optional<Key> key = pop_most_frequent();
@@ -190,15 +190,17 @@ std::vector<BpeMerge> Trainer::run(std::int64_t num_merges) {
       throw std::invalid_argument(fmt::format("BPE train: the text has no pairs left to merge after {} merges", m));
     apply(*key, static_cast<std::int32_t>(256 + m));
     merges.push_back({left_of(*key), right_of(*key)});
+    if (progress) progress(m + 1, num_merges);
   }
   return merges;
 }
 
 }  // namespace
 
-std::vector<BpeMerge> train_bpe_merges(const std::vector<std::string_view>& pieces, std::int64_t num_merges) {
+std::vector<BpeMerge> train_bpe_merges(const std::vector<std::string_view>& pieces, std::int64_t num_merges,
+                                       const BpeTrainProgress& progress) {
   if (num_merges < 0) throw std::invalid_argument(fmt::format("BPE train: {} merges (must be >= 0)", num_merges));
-  return Trainer(pieces).run(num_merges);
+  return Trainer(pieces).run(num_merges, progress);
 }
 
 }  // namespace cppgrad::data

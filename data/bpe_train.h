@@ -17,6 +17,7 @@
 // heap ever ranks below its pair's true priority; the top entry is checked against the truth when popped and pushed
 // back corrected if it is stale.
 #include <cstdint>
+#include <functional>
 #include <string_view>
 #include <vector>
 
@@ -24,8 +25,12 @@
 
 namespace cppgrad::data {
 
+// Told (merges done, merges in all) after each merge.
+using BpeTrainProgress = std::function<void(std::int64_t done, std::int64_t total)>;
+
 // Learns num_merges merges over the pieces' bytes (byte b is token b; merge r makes token 256 + r).
 // std::invalid_argument if the pieces run out of pairs first.
-std::vector<BpeMerge> train_bpe_merges(const std::vector<std::string_view>& pieces, std::int64_t num_merges);
+std::vector<BpeMerge> train_bpe_merges(const std::vector<std::string_view>& pieces, std::int64_t num_merges,
+                                       const BpeTrainProgress& progress = {});
 
 }  // namespace cppgrad::data
