@@ -2,12 +2,47 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 #include <queue>
+#include <span>
 #include <stdexcept>
 #include <unordered_map>
 
 namespace cppgrad::data {
+
+void BpeWordCounts::add(std::string_view piece) {
+  if (2 * (words_.size() + 1) > index_.size()) grow_index();
+  const std::size_t mask = index_.size() - 1;  // the size is a power of 2
+  for (std::size_t slot = std::hash<std::string_view>{}(piece) & mask;; slot = (slot + 1) & mask) {
+    if (index_[slot] == 0) {  // not seen before: a new word
+      words_.push_back({piece, 1});
+      index_[slot] = static_cast<std::uint32_t>(words_.size());
+      return;
+    }
+    if (Word& word = words_[index_[slot] - 1]; word.bytes == piece) {
+      ++word.count;
+      return;
+    }
+  }
+}
+
+// Twice the slots, every word placed again.
+void BpeWordCounts::grow_index() {
+  index_.assign(std::max<std::size_t>(1024, 2 * index_.size()), 0);
+  const std::size_t mask = index_.size() - 1;
+  for (std::size_t w = 0; w < words_.size(); ++w) {
+    std::size_t slot = std::hash<std::string_view>{}(words_[w].bytes) & mask;
+    while (index_[slot] != 0) slot = (slot + 1) & mask;
+    index_[slot] = static_cast<std::uint32_t>(w + 1);
+  }
+}
+
+std::vector<BpeWordCounts::Word> BpeWordCounts::take_words() && {
+  index_.clear();
+  index_.shrink_to_fit();
+  return std::move(words_);
+}
 
 namespace {
 
@@ -23,8 +58,11 @@ std::int32_t right_of(Key key) { return static_cast<std::int32_t>(key & 0xFFFFFF
 using Where = std::uint64_t;
 Where where(std::uint32_t word, std::uint32_t byte_offset) { return (static_cast<Where>(word) << 32) | byte_offset; }
 
+// A word's tokens are tokens_[begin, begin + size): every word's tokens lie in one array, one word after another (a
+// vector per word would cost more than the tokens of a short word; a text of random bytes has millions of distinct
+// words). A merge only shortens a word, so it rewrites it where it is.
 struct Word {
-  std::vector<std::int32_t> tokens;
+  std::uint32_t begin = 0, size = 0;
   std::int64_t count = 0;  // how many pieces are this word
 };
 
@@ -53,35 +91,37 @@ struct RanksBelow {
 
 class Trainer {
  public:
-  explicit Trainer(const std::vector<std::string_view>& pieces);
+  explicit Trainer(std::vector<BpeWordCounts::Word> counted);
   std::vector<BpeMerge> run(std::int64_t num_merges, const BpeTrainProgress& progress);
 
  private:
   std::optional<Key> pop_most_frequent();
   Where first_occurrence(Key key, PairStat& stat);
-  std::optional<std::uint32_t> byte_offset(const std::vector<std::int32_t>& tokens, Key key) const;
+  std::optional<std::uint32_t> byte_offset(std::span<const std::int32_t> tokens, Key key) const;
   void apply(Key key, std::int32_t new_id);
+  std::span<std::int32_t> tokens_of(std::uint32_t w) { return {tokens_.data() + words_[w].begin, words_[w].size}; }
 
   std::vector<Word> words_;  // in order of first appearance in the text
+  std::vector<std::int32_t> tokens_;
   std::vector<std::uint32_t> token_bytes_;  // each token's length in bytes: 256 ones, then left + right per merge
   std::unordered_map<Key, PairStat> pairs_;  // the pairs that occur (count > 0)
   std::priority_queue<Entry, std::vector<Entry>, RanksBelow> heap_;  // at most one entry per pair
 };
 
-Trainer::Trainer(const std::vector<std::string_view>& pieces) : token_bytes_(256, 1) {
-  std::unordered_map<std::string_view, std::uint32_t> index;  // word -> its number
-  for (const std::string_view piece : pieces) {
-    const auto [it, added] = index.emplace(piece, static_cast<std::uint32_t>(words_.size()));
-    if (added) {
-      Word word;
-      for (const char c : piece) word.tokens.push_back(static_cast<unsigned char>(c));
-      words_.push_back(std::move(word));
-    }
-    ++words_[it->second].count;
+Trainer::Trainer(std::vector<BpeWordCounts::Word> counted) : token_bytes_(256, 1) {
+  std::size_t bytes_in_all = 0;
+  for (const auto& word : counted) bytes_in_all += word.bytes.size();
+  tokens_.reserve(bytes_in_all);
+  words_.reserve(counted.size());
+  for (const auto& [bytes, count] : counted) {
+    words_.push_back({static_cast<std::uint32_t>(tokens_.size()), static_cast<std::uint32_t>(bytes.size()), count});
+    for (const char c : bytes) tokens_.push_back(static_cast<unsigned char>(c));
   }
+  counted.clear();  // the words are tokens now: their views go before the pairs take their memory
+  counted.shrink_to_fit();
   std::vector<Entry> entries;  // each pair's first occurrence, in the order pairs are first seen
   for (std::uint32_t w = 0; w < words_.size(); ++w) {
-    const auto& t = words_[w].tokens;
+    const auto t = tokens_of(w);
     for (std::size_t i = 0; i + 1 < t.size(); ++i) {  // tokens are bytes yet: index i is byte offset i
       const Key key = key_of(t[i], t[i + 1]);
       PairStat& stat = pairs_[key];
@@ -95,7 +135,7 @@ Trainer::Trainer(const std::vector<std::string_view>& pieces) : token_bytes_(256
 }
 
 // The byte offset of the pair's first occurrence in a word's tokens; nullopt if the word no longer holds it.
-std::optional<std::uint32_t> Trainer::byte_offset(const std::vector<std::int32_t>& tokens, Key key) const {
+std::optional<std::uint32_t> Trainer::byte_offset(std::span<const std::int32_t> tokens, Key key) const {
   std::uint32_t offset = 0;
   for (std::size_t i = 0; i + 1 < tokens.size(); ++i) {
     if (key_of(tokens[i], tokens[i + 1]) == key) return offset;
@@ -110,7 +150,7 @@ std::optional<std::uint32_t> Trainer::byte_offset(const std::vector<std::int32_t
 Where Trainer::first_occurrence(Key key, PairStat& stat) {
   auto& ws = stat.words;
   for (std::size_t i = 0; i < ws.size(); ++i) {
-    if (const auto offset = byte_offset(words_[ws[i]].tokens, key)) {
+    if (const auto offset = byte_offset(tokens_of(ws[i]), key)) {
       const Where found = where(ws[i], *offset);
       ws.erase(ws.begin(), ws.begin() + static_cast<std::ptrdiff_t>(i));
       return found;
@@ -146,20 +186,21 @@ void Trainer::apply(Key key, std::int32_t new_id) {
   std::unordered_map<Key, std::int64_t> delta;
   std::unordered_map<Key, Where> created;  // each new pair's first occurrence (holders are visited in text order)
   for (const std::uint32_t w : holders) {
-    auto& t = words_[w].tokens;
+    const std::span<std::int32_t> t = tokens_of(w);
+    if (!byte_offset(t, key).has_value()) continue;  // a stale holder: the pair is no longer in it
     const std::int64_t n = words_[w].count;
-    std::vector<std::int32_t> merged;
-    merged.reserve(t.size());
+    for (std::size_t i = 0; i + 1 < t.size(); ++i) delta[key_of(t[i], t[i + 1])] -= n;
+    std::size_t size = 0;  // the merged word, written over the word itself (it is never longer)
     for (std::size_t i = 0; i < t.size(); ++i) {
       if (i + 1 < t.size() && t[i] == left && t[i + 1] == right) {
-        merged.push_back(new_id);
+        t[size++] = new_id;
         ++i;
       } else {
-        merged.push_back(t[i]);
+        t[size++] = t[i];
       }
     }
-    if (merged.size() == t.size()) continue;  // a stale holder: the pair is no longer in it
-    for (std::size_t i = 0; i + 1 < t.size(); ++i) delta[key_of(t[i], t[i + 1])] -= n;
+    words_[w].size = static_cast<std::uint32_t>(size);
+    const std::span<const std::int32_t> merged = t.first(size);
     std::uint32_t offset = 0;
     for (std::size_t i = 0; i + 1 < merged.size(); ++i) {
       const Key k = key_of(merged[i], merged[i + 1]);
@@ -171,7 +212,6 @@ void Trainer::apply(Key key, std::int32_t new_id) {
       }
       offset += token_bytes_[static_cast<std::size_t>(merged[i])];
     }
-    t = std::move(merged);
   }
   for (const auto& [k, d] : delta) {
     if (d == 0 || k == key) continue;
@@ -197,10 +237,18 @@ std::vector<BpeMerge> Trainer::run(std::int64_t num_merges, const BpeTrainProgre
 
 }  // namespace
 
-std::vector<BpeMerge> train_bpe_merges(const std::vector<std::string_view>& pieces, std::int64_t num_merges,
+std::vector<BpeMerge> train_bpe_merges(BpeWordCounts words, std::int64_t num_merges,
                                        const BpeTrainProgress& progress) {
   if (num_merges < 0) throw std::invalid_argument(fmt::format("BPE train: {} merges (must be >= 0)", num_merges));
-  return Trainer(pieces).run(num_merges, progress);
+  Trainer trainer(std::move(words).take_words());  // the words now live as tokens: their index and views are freed
+  return trainer.run(num_merges, progress);
+}
+
+std::vector<BpeMerge> train_bpe_merges(const std::vector<std::string_view>& pieces, std::int64_t num_merges,
+                                       const BpeTrainProgress& progress) {
+  BpeWordCounts words;
+  for (const std::string_view piece : pieces) words.add(piece);
+  return train_bpe_merges(std::move(words), num_merges, progress);
 }
 
 }  // namespace cppgrad::data

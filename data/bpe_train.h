@@ -25,11 +25,38 @@
 
 namespace cppgrad::data {
 
+// A text's pieces counted as distinct words, a piece at a time (TextSplitter::for_each_piece gives them), so the
+// pieces of a large text never stand in memory all at once: a distinct word is kept once, as a view of its first
+// piece, with the number of pieces that are it. The views must stay valid until training has read them.
+class BpeWordCounts {
+ public:
+  void add(std::string_view piece);
+
+  struct Word {
+    std::string_view bytes;
+    std::int64_t count = 0;  // how many pieces are this word
+  };
+  // The words in order of first appearance; the index that found them is freed (it is no use to training).
+  std::vector<Word> take_words() &&;
+
+ private:
+  void grow_index();
+
+  std::vector<Word> words_;
+  // The index, word -> its number: a hash table with linear probing, each slot a word's number + 1 (0: empty), at
+  // most half full. 4 bytes a slot, against ~56 bytes a word in a std::unordered_map (a node of key, value, hash and
+  // link, plus its bucket): a 20 MB text of random bytes has 1.5 million distinct words.
+  std::vector<std::uint32_t> index_;
+};
+
 // Told (merges done, merges in all) after each merge.
 using BpeTrainProgress = std::function<void(std::int64_t done, std::int64_t total)>;
 
-// Learns num_merges merges over the pieces' bytes (byte b is token b; merge r makes token 256 + r).
-// std::invalid_argument if the pieces run out of pairs first.
+// Learns num_merges merges over the words' bytes (byte b is token b; merge r makes token 256 + r).
+// std::invalid_argument if the words run out of pairs first.
+std::vector<BpeMerge> train_bpe_merges(BpeWordCounts words, std::int64_t num_merges,
+                                       const BpeTrainProgress& progress = {});
+// The same over pieces given all at once (tests, small texts).
 std::vector<BpeMerge> train_bpe_merges(const std::vector<std::string_view>& pieces, std::int64_t num_merges,
                                        const BpeTrainProgress& progress = {});
 
