@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "data/bpe_ranks.h"
+#include "data/bpe_train.h"
 #include "data/text_split.h"
 
 namespace cppgrad::data {
@@ -69,11 +70,13 @@ class BpeTokenizer {
   // minbpe's RegexTokenizer.train: split the text with split_pattern, then vocab_size - 256 times merge the most
   // frequent adjacent pair (within pieces) into a new token. Tie-break: of equally frequent pairs, the one that
   // occurs first in the text (as it is at that step) wins (minbpe: max() over an insertion-ordered dict).
-  // special_tokens get the ids after the merges: size() = vocab_size + their number.
+  // special_tokens get the ids after the merges: size() = vocab_size + their number. progress, if given, is told
+  // (merges done, merges in all) after each merge.
   // std::invalid_argument for vocab_size < 256, or when the text runs out of pairs before vocab_size.
   static BpeTokenizer train(std::string_view text, std::int64_t vocab_size,
                             std::string_view split_pattern = kGpt4SplitPattern,
-                            const std::vector<std::string>& special_tokens = {});
+                            const std::vector<std::string>& special_tokens = {},
+                            const BpeTrainProgress& progress = {});
 
   // minbpe's .model text format (see to_model_text). load: std::runtime_error "<path>:<line>: <why>" for a bad file,
   // or one over the bounds above.

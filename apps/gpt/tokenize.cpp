@@ -175,9 +175,21 @@ int cmd_train(int argc, char** argv) {
   train::check_outputs_or_usage_error({{"--out", out}}, "", {{"--data", data}});
   const std::string text = read_bytes("--data", data);
   const auto start = std::chrono::steady_clock::now();
+  // Progress on stderr (stdout is the result), at most once a second: nothing for a run under a second, and a
+  // long one (20,000 merges of a large text) says how far it has got.
+  auto last_report = start;
+  bool reported = false;
+  const auto progress = [&](std::int64_t done, std::int64_t total) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_report < std::chrono::seconds(1) && !(reported && done == total)) return;
+    last_report = now;
+    reported = true;
+    fmt::print(stderr, "tokenize train: {} of {} merges ({:.1f} s)\n", done, total,
+               std::chrono::duration<double>(now - start).count());
+  };
   std::optional<data::BpeTokenizer> tok;
   try {
-    tok.emplace(data::BpeTokenizer::train(text, vocab, pattern));
+    tok.emplace(data::BpeTokenizer::train(text, vocab, pattern, {}, progress));
   } catch (const std::invalid_argument& e) {  // the text has too few pairs for that many merges
     throw UsageError(fmt::format("--vocab-size {} on --data '{}': {}", vocab, data, e.what()));
   }

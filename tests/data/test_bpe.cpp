@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "data/bpe.h"
@@ -40,6 +41,16 @@ TEST(BpeTokenizer, TrainGivesVocabSizeTokensAndRoundTrips) {
   const Ids ids = tok.encode(kText);
   EXPECT_LT(ids.size(), kText.size() / 2);  // the merges compress the text they were learned from
   EXPECT_EQ(tok.decode(ids), kText);
+}
+
+TEST(BpeTokenizer, TrainTellsItsProgressAfterEachMerge) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> told;
+  const auto tok = BpeTokenizer::train(kText, 300, data::kGpt4SplitPattern, {},
+                                       [&](std::int64_t done, std::int64_t total) { told.emplace_back(done, total); });
+  std::vector<std::pair<std::int64_t, std::int64_t>> expected;
+  for (std::int64_t done = 1; done <= 44; ++done) expected.emplace_back(done, 44);
+  EXPECT_EQ(told, expected);
+  EXPECT_EQ(tok.ranks().merges(), BpeTokenizer::train(kText, 300).ranks().merges());  // the same merges without it
 }
 
 TEST(BpeTokenizer, AnyBytesRoundTripInvalidUtf8Included) {
