@@ -1,6 +1,6 @@
 // One GPT training step (nn/gpt.h): forward with targets, the loss's backward, AdamW, float32, on random tokens
-// (a fixed seed), at the shapes of issue 25's speed table. ../shared/anchors/gpt/gpt_pytorch.py times PyTorch at the
-// same shapes (its arguments: V L NH C T B steps threads).
+// (a fixed seed), at the shapes of issue 25's speed table. The PyTorch GPT anchor (gpt/gpt_pytorch.py) times PyTorch
+// at the same shapes (its arguments: V L NH C T B steps threads).
 //
 // Two threads run the step as cppgrad-gpt's trainer does: the model and one replica sharing its parameters
 // (Module::share_parameters_with) each take half the batch on their own thread (core/parallel.h), their losses

@@ -1,6 +1,6 @@
 // What the shards of a batch (train/data_parallel.h) cost one thread: the trainers' own steps at a given --shards,
-// on one OpenMP thread, against --shards 1. docs/performance.md ("The default shards") holds the measurements that
-// chose train::default_shards.
+// on one OpenMP thread, against --shards 1. docs/performance.md ("The default shards") holds the latest, and
+// docs/results/2026-11-default-shards-history.md the measurements that chose train::default_shards.
 #include <benchmark/benchmark.h>
 
 #include <omp.h>

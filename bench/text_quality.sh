@@ -8,8 +8,8 @@
 #
 #   bash bench/text_quality.sh [--build DIR] [--anchors DIR] [--out DIR]
 #     --build    the build with bin/cppgrad-gpt (default: build)
-#     --anchors  the shared anchors (default: ../shared/anchors beside the repository); when missing, only the cppgrad
-#                side runs and the table says so
+#     --anchors  the anchors, PyTorch's gpt/ (default: $CPPGRAD_ANCHORS, or where CI keeps them, beside the clone);
+#                when missing, only the cppgrad side runs and the table says so
 #     --out      where kjv.txt, the tokenizations and the runs' logs go (default: a new temporary directory); files
 #                already there (kjv.txt, the BPE, the ids) are reused
 # The model and the budget come from the environment (defaults in brackets): C [64] L [4] NH [4] T [64] B [8]
@@ -21,7 +21,7 @@
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=$repo/build
-anchors=$repo/../shared/anchors
+anchors=${CPPGRAD_ANCHORS:-$repo/../shared/anchors}  # unset: where CI keeps the anchors
 out=""
 while [[ $# -gt 0 ]]; do
   case $1 in

@@ -14,8 +14,8 @@
 #   bash bench/gpt/compare.sh [--bench PATH] [--anchors DIR] [--repetitions N] [--force]
 #     --bench        cppgrad-bench (default: build/bin/cppgrad-bench; configure with -DCPPGRAD_BUILD_BENCH=ON and
 #                    `cmake --build build --target cppgrad-bench`)
-#     --anchors      the shared anchors (default: ../shared/anchors beside the repository); when missing, PyTorch
-#                    and llm.c are skipped and the tables say so
+#     --anchors      the anchors: PyTorch's gpt/ and llm.c's llmc/ (default: $CPPGRAD_ANCHORS, or where CI keeps
+#                    them, beside the clone); when missing, PyTorch and llm.c are skipped and the tables say so
 #     --repetitions  cppgrad-bench's --benchmark_repetitions (default 5)
 #     --force        run although the load average is above 0.5 (the figures are then preliminary)
 # Takes a few minutes on a quiet machine (12 under load with PyTorch on netlib's BLAS). Needs gcc with OpenMP,
@@ -23,7 +23,7 @@
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 bench=$repo/build/bin/cppgrad-bench
-anchors=$repo/../shared/anchors
+anchors=${CPPGRAD_ANCHORS:-$repo/../shared/anchors}  # unset: where CI keeps the anchors
 repetitions=5
 force=0
 while [[ $# -gt 0 ]]; do

@@ -8,7 +8,9 @@
 # Then, where BUILD_DIR has cppgrad-bench (-DCPPGRAD_BUILD_BENCH=ON), sampling with the KV cache at 124M, in ms per
 # token, against llm.c's sampling loop.
 #
-#   bash bench/gpt/gpt2_124m.sh BUILD_DIR ANCHORS_DIR [BATCH CONTEXT STEPS]   (defaults 4 64 6: llm.c's quick start)
+#   bash bench/gpt/gpt2_124m.sh BUILD_DIR [ANCHORS_DIR [BATCH CONTEXT STEPS]]   (defaults 4 64 6: llm.c's quick start)
+#   ANCHORS_DIR (gpt/ and llmc/): when empty or not given, $CPPGRAD_ANCHORS, or where CI keeps the anchors, beside the
+#   clone; so `bash bench/gpt/gpt2_124m.sh build "$CPPGRAD_ANCHORS" 8 256 3` works either way.
 #
 # cppgrad's step is the difference of the trainer's own "training" seconds between a run of STEPS + 2 steps and one
 # of 2, over STEPS: start-up, the first steps' warm-up and the final evaluation drop out. The text is the King James
@@ -16,8 +18,8 @@
 # with OpenMP and /usr/bin/python3 with torch. About 3 minutes at the defaults on 2 quiet cores; check `uptime`.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-build=$(cd "${1:?usage: gpt2_124m.sh BUILD_DIR ANCHORS_DIR [BATCH CONTEXT STEPS]}" && pwd)
-anchors=$(cd "${2:?ANCHORS_DIR (the shared anchors: gpt/ and llmc/)}" && pwd)
+build=$(cd "${1:?usage: gpt2_124m.sh BUILD_DIR [ANCHORS_DIR [BATCH CONTEXT STEPS]]}" && pwd)
+anchors=$(cd "${2:-${CPPGRAD_ANCHORS:-$repo/../shared/anchors}}" && pwd)  # the anchors: gpt/ and llmc/
 B=${3:-4} T=${4:-64} S=${5:-6}
 V=50257 L=12 H=12 C=768
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT

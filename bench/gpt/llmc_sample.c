@@ -1,8 +1,8 @@
 // llm.c's sampling cost per token, the reference for cppgrad's KV cache (bench/gpt/compare.sh builds and runs this).
-// It holds none of llm.c's code: it includes llm.c's train_gpt2.c (../shared/anchors/llmc/src, unmodified) with
-// its main renamed, as ../shared/anchors/llmc/step_bench.c does, and calls its gpt2_build_from_checkpoint,
-// gpt2_forward and sample_mult.
-//   gcc -Ofast -march=native -fopenmp -DOMP -I../shared/anchors/llmc/src bench/gpt/llmc_sample.c -lm -o llmc_sample
+// It holds none of llm.c's code: it includes llm.c's train_gpt2.c (the anchors' llmc/src, unmodified) with its main
+// renamed, as the anchors' llmc/step_bench.c does, and calls its gpt2_build_from_checkpoint, gpt2_forward and
+// sample_mult.
+//   gcc -Ofast -march=native -fopenmp -DOMP -I"$CPPGRAD_ANCHORS/llmc/src" bench/gpt/llmc_sample.c -lm -o llmc_sample
 //   OMP_NUM_THREADS=1 ./llmc_sample V LAYERS HEADS CHANNELS CONTEXT SAMPLES CHECKPOINT_PATH
 //
 // One sample is CONTEXT - 1 new tokens after a 1-token prompt, each drawn from the forward pass's last row, timed

@@ -1,8 +1,8 @@
 // The anchor's reversal model in libtorch's C++ API: a C++ user's yardstick beside PyTorch from Python
-// (bench/pytorch/step_scaling.py) and cppgrad's BM_TrainStepScaling / BM_TrainStepLarge. The same model as
-// ../shared/anchors/pytorch/honest_reversal.py, written again here (post-LN encoder and decoder blocks, attention
-// without biases, learned positions, FFN Linear -> ReLU -> Linear), and the same step: forward, cross-entropy,
-// backward, Adam 1e-3, batch 64. Prints the median step time per configuration and thread count.
+// (bench/pytorch/step_scaling.py) and cppgrad's BM_TrainStepScaling / BM_TrainStepLarge. The same model as the
+// PyTorch reversal anchor (pytorch/honest_reversal.py), written again here (post-LN encoder and decoder blocks,
+// attention without biases, learned positions, FFN Linear -> ReLU -> Linear), and the same step: forward,
+// cross-entropy, backward, Adam 1e-3, batch 64. Prints the median step time per configuration and thread count.
 //
 // Built only when Debian's libtorch-dev is installed (an optional target, never a dependency of the library or the
 // tests): ./build/bin/libtorch-step-scaling --threads 1 2 [--only "d_model 32"]

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """PyTorch's side of cppgrad-bench's step benchmarks at other model sizes.
 
-One training step (forward, backward, Adam; batch 64) of the anchor's reversal model
-(../shared/anchors/pytorch/honest_reversal.py, imported from there, not copied), at the sizes
+One training step (forward, backward, Adam; batch 64) of the PyTorch anchor's reversal model
+(honest_reversal.py, imported from $CPPGRAD_ANCHORS/pytorch, not copied), at the sizes
 cppgrad-bench measures in BM_TrainStepScaling and BM_TrainStepLarge:
   d_model 32, 128, 512 at sequence length 8; length 8, 64, 256 at d_model 32 (4 heads, d_ff = 2 d_model);
   the large configuration: d_model 256, 8 heads, d_ff 1024, length 64.
@@ -20,7 +20,9 @@ import torch
 import torch.nn as nn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_ANCHORS = os.path.normpath(os.path.join(HERE, "..", "..", "..", "shared", "anchors", "pytorch"))
+# The PyTorch anchors: $CPPGRAD_ANCHORS/pytorch, or, when it is unset, where CI keeps the anchors (beside the clone).
+DEFAULT_ANCHORS = (os.path.join(os.environ["CPPGRAD_ANCHORS"], "pytorch") if os.environ.get("CPPGRAD_ANCHORS")
+                   else os.path.normpath(os.path.join(HERE, "..", "..", "..", "shared", "anchors", "pytorch")))
 
 CONFIGS = [  # (name, d_model, heads, d_ff, length)
     ("d_model 32, len 8", 32, 4, 64, 8),

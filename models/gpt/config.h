@@ -49,8 +49,8 @@ struct TrainConfig {
   std::int64_t context = 0;      // 0: lines -> the longest line + 1; text -> 64
   // The data's characters | GPT-2's BPE | a BPE .model file (the path made absolute). A BPE reads a running text only.
   data::TokenizerName tokenizer;
-  // The model's sizes (the anchor config of ../shared/anchors/gpt/words_pytorch.py). block_size and vocab_size are
-  // known after reading the data (model_config), dropout_seed follows from the seed.
+  // The model's sizes (the anchor config of the PyTorch words anchor, gpt/words_pytorch.py). block_size and
+  // vocab_size are known after reading the data (model_config), dropout_seed follows from the seed.
   nn::GPTConfig model{.n_layer = 4, .n_head = 4, .n_embd = 64, .dropout = 0.0};
   // optimisation: AdamW, beta1 0.9, eps 1e-8
   std::int64_t steps = 2000;

@@ -25,8 +25,8 @@
 
 namespace cppgrad::gpt {
 
-// AdamW as makemore and ../shared/anchors/gpt/words_pytorch.py run it: betas 0.9 / --beta2 (0.99 by default), decay
-// on every parameter unless --weight-decay-on matrices (nanoGPT's two groups).
+// AdamW as makemore and the PyTorch words anchor (gpt/words_pytorch.py) run it: betas 0.9 / --beta2 (0.99 by
+// default), decay on every parameter unless --weight-decay-on matrices (nanoGPT's two groups).
 std::unique_ptr<optim::Optimizer> make_optimizer(const TrainConfig& c, nn::NamedTensors params) {
   return std::make_unique<optim::Adam>(std::move(params),
                                        optim::AdamOptions{.lr = c.lr, .beta1 = 0.9, .beta2 = c.beta2, .eps = 1e-8,
