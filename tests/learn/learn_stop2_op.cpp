@@ -30,6 +30,18 @@ TEST(Stop2, SoftplusValuesAreLogOfOnePlusExp) {
   EXPECT_NEAR(y[2], std::log1p(std::exp(3.0)), 1e-14);
 }
 
+// The point of the exercise: ONE node, named softplus, reading x itself. A composition (log(exp(x) + 1), recorded op
+// by op) also gives the right values and passes gradcheck, but it is three nodes and no rule of its own.
+TEST(Stop2, SoftplusIsOneOpWithItsOwnRule) {
+  Tensor x = Tensor::from_vector<double>({-1.0, 0.5}, {2});
+  x.set_requires_grad(true);
+  const Tensor y = softplus(x);
+  ASSERT_NE(y.grad_fn(), nullptr) << "softplus of a tensor that requires grad must be recorded";
+  EXPECT_EQ(y.grad_fn()->name, "softplus") << "the result's node is the op itself, not the last op of a composition";
+  ASSERT_EQ(y.grad_fn()->inputs.size(), 1u);
+  EXPECT_EQ(y.grad_fn()->inputs[0].data<double>(), x.data<double>()) << "its one input is x, not exp(x) or 1 + e^x";
+}
+
 TEST(Stop2, SoftplusBackwardPassesGradcheck) {
   Generator gen(0);
   Tensor x = Tensor::randn({2, 3}, gen, DType::Float64);
