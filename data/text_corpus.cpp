@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "core/generator.h"
+#include "core/message_text.h"
 #include "data/utf8.h"
 
 namespace cppgrad::data {
@@ -43,7 +44,11 @@ std::vector<Line> split_lines(std::u32string_view text) {
   return lines;
 }
 
-std::string describe(char32_t c) { return fmt::format("'{}' ({})", encode_utf8(c), code_point_name(c)); }
+// A character as a message shows it: a NUL, a newline or a control escaped (core/message_text.h), so the line stays one
+// and whole.
+std::string describe(char32_t c) {
+  return fmt::format("'{}' ({})", escape_controls(encode_utf8(c)), code_point_name(c));
+}
 
 // The ids of `text`, or an error naming the first character the tokenizer lacks and its line (first_line is the
 // line number of text[0]; '\n' inside text advances it).
