@@ -27,6 +27,7 @@
 #include "apps/cli/processes.h"
 #include "data/token_labels.h"
 #include "core/atomic_file.h"
+#include "core/message_text.h"
 #include "data/corpus_rows.h"
 #include "data/utf8.h"
 #include "models/gpt/attention.h"
@@ -265,8 +266,9 @@ int cmd_train(int argc, char** argv) {
   if (!out.resume.empty() && !r.count("tokenizer") && config.tokenizer.kind == data::TokenizerName::Kind::bpe_file)
     resumed_bpe = read_gpt_checkpoint(out.resume).tokenizer;
   if (init && init->tokenizer.bpe()) resumed_bpe = init->tokenizer;
-  // Reads the data: an unreadable or invalid file is a usage error (exit 2).
-  Trainer t(config, processes.get(), resumed_bpe ? &*resumed_bpe : nullptr);
+  // Reads the data: an unreadable or invalid file is a usage error (exit 2), naming where its path came from.
+  Trainer t(config, processes.get(), resumed_bpe ? &*resumed_bpe : nullptr,
+            !out.resume.empty() && !r.count("data") ? kCheckpointData : kDataFlag);
   if (!out.resume.empty()) t.load(out.resume);
   if (init) {
     t.init_from(*init, flag_path(r, "init"));
@@ -357,7 +359,7 @@ void report_origins(const LinesFraming&, const LoadedModel& m, const std::vector
     const data::TextCorpus corpus = read_corpus(m.config, m.context, m.tokenizer);
     std::visit([&](const auto& s) { print_origins(s, m, words); }, corpus.splits);
   } catch (const std::exception& e) {
-    fmt::print("(cannot tell which samples are in the data: {}: {})\n", m.config.data, e.what());
+    fmt::print("(cannot tell which samples are in the data: {})\n", message_line(e.what()));  // it names the file
   }
 }
 void report_origins(const TextFraming&, const LoadedModel&, const std::vector<std::string>&) {}
@@ -411,8 +413,20 @@ int cmd_eval(int argc, char** argv) {
   std::string what;
   if (r.count("data")) {
     const std::string path = r["data"].as<std::string>();
-    corpus = data::make_text_corpus(data::read_text_file(path),
-                                    {.format = m.config.format, .context = m.context, .val_fraction = 0, .seed = 0}, m.tokenizer);
+    std::string text;
+    try {
+      text = data::read_text_file(path);
+    } catch (const std::runtime_error& e) {  // "<path>: <why>"
+      throw UsageError(fmt::format("--data {}", e.what()));
+    }
+    try {
+      corpus = data::make_text_corpus(text, {.format = m.config.format, .context = m.context, .val_fraction = 0,
+                                             .seed = 0}, m.tokenizer);
+    } catch (const std::invalid_argument& e) {  // invalid UTF-8, a character not in the vocabulary, too short
+      throw UsageError(fmt::format("--data {}: {}", path, e.what()));
+    } catch (const std::runtime_error& e) {  // a stored BPE's split pattern gave up on the text
+      throw UsageError(fmt::format("--data {} through the checkpoint's tokenizer: {}", path, e.what()));
+    }
     what = path;
   } else {
     corpus = read_corpus(m.config, m.context, m.tokenizer);

@@ -115,8 +115,19 @@ data::Tokenizer import_tokenizer(const cxxopts::ParseResult& r, TrainConfig& c, 
   if (c.tokenizer.kind == data::TokenizerName::Kind::chars) {
     if (!r.count("data")) throw UsageError("--tokenizer char needs --data FILE: its characters are the vocabulary");
     // A running text's characters, in code-point order from id 0 (data/text_corpus.h: no <b>), as train and eval
-    // derive them from the same file.
-    tokenizer = data::CharTokenizer::from_text(data::decode_utf8(data::read_text_file(c.data)), /*with_boundary=*/false);
+    // derive them from the same file; a refusal names --data as it was typed.
+    const std::string data_path = flag_path(r, "data");
+    std::string text;
+    try {
+      text = data::read_text_file(data_path);
+    } catch (const std::runtime_error& e) {  // "<path>: <why>"
+      throw UsageError(fmt::format("--data {}", e.what()));
+    }
+    try {
+      tokenizer = data::CharTokenizer::from_text(data::decode_utf8(text), /*with_boundary=*/false);
+    } catch (const std::invalid_argument& e) {  // invalid UTF-8
+      throw UsageError(fmt::format("--data {}: {}", data_path, e.what()));
+    }
   } else {
     tokenizer = data::Tokenizer(load_tokenizer(name));
     if (c.tokenizer.kind == data::TokenizerName::Kind::bpe_file) c.tokenizer.path = absolute_path(c.tokenizer.path);
