@@ -402,13 +402,19 @@ int cmd_eval(int argc, char** argv) {
   const auto r = train::parse_flags(o, argc, argv);
   const std::int64_t threads = flag_value<std::int64_t>(r, "threads");
   if (threads < 0 || threads > kMaxThreads) throw UsageError(fmt::format("--threads must be in 0..{}", kMaxThreads));
-  std::optional<train::LinesOutput> metrics;
-  if (r.count("metrics-out")) {
-    train::check_outputs_or_usage_error({{"--metrics-out", r["metrics-out"].as<std::string>(), true}});
-    metrics.emplace(r["metrics-out"].as<std::string>(), train::LinesOutput::Kind::Whole);
-  }
+  // --metrics-out never replaces what eval reads: the checkpoint, --data, or (without --data) the checkpoint's own
+  // data, whose path is known once the checkpoint is read.
+  const std::string metrics_path = flag_path(r, "metrics-out");
+  const std::vector<train::OutputFlag> outputs = {{"--metrics-out", metrics_path, true}};
+  if (r.count("metrics-out"))
+    train::check_outputs_or_usage_error(outputs, "", {{"--checkpoint", flag_path(r, "checkpoint")},
+                                                      {"--data", flag_path(r, "data")}});
   train::set_threads(threads);
   const LoadedModel m = checkpoint_flag(r, "eval");
+  if (r.count("metrics-out") && !r.count("data"))
+    train::check_outputs_or_usage_error(outputs, "", {{kCheckpointData, m.config.data}});
+  std::optional<train::LinesOutput> metrics;
+  if (r.count("metrics-out")) metrics.emplace(metrics_path, train::LinesOutput::Kind::Whole);
   data::TextCorpus corpus;
   std::string what;
   if (r.count("data")) {
@@ -483,7 +489,8 @@ int cmd_attention(int argc, char** argv) {
   const auto r = train::parse_flags(o, argc, argv);
   if (!r.count("prompt")) throw UsageError("attention needs --prompt TEXT");
   const std::string svg = flag_path(r, "svg"), prompt = r["prompt"].as<std::string>();
-  if (r.count("svg")) train::check_outputs_or_usage_error({{"--svg", svg}});
+  if (r.count("svg"))  // never over the checkpoint it reads
+    train::check_outputs_or_usage_error({{"--svg", svg}}, "", {{"--checkpoint", flag_path(r, "checkpoint")}});
   const LoadedModel m = checkpoint_flag(r, "attention");
   const std::vector<std::int64_t> ids = ids_to_read(m.tokenizer, prompt, m.context, "--prompt");
   std::vector<std::string> labels;
