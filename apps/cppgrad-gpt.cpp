@@ -27,6 +27,7 @@
 #include "apps/cli/processes.h"
 #include "data/token_labels.h"
 #include "core/atomic_file.h"
+#include "core/message_text.h"
 #include "data/corpus_rows.h"
 #include "data/utf8.h"
 #include "models/gpt/attention.h"
@@ -266,8 +267,9 @@ int cmd_train(int argc, char** argv) {
   if (!out.resume.empty() && !r.count("tokenizer") && config.tokenizer.kind == data::TokenizerName::Kind::bpe_file)
     resumed_bpe = read_gpt_checkpoint(out.resume).tokenizer;
   if (init && init->tokenizer.bpe()) resumed_bpe = init->tokenizer;
-  // Reads the data: an unreadable or invalid file is a usage error (exit 2).
-  Trainer t(config, processes.get(), resumed_bpe ? &*resumed_bpe : nullptr);
+  // Reads the data: an unreadable or invalid file is a usage error (exit 2), naming where its path came from.
+  Trainer t(config, processes.get(), resumed_bpe ? &*resumed_bpe : nullptr,
+            !out.resume.empty() && !r.count("data") ? kCheckpointData : kDataFlag);
   if (!out.resume.empty()) t.load(out.resume);
   if (init) {
     t.init_from(*init, flag_path(r, "init"));
@@ -358,7 +360,7 @@ void report_origins(const LinesFraming&, const LoadedModel& m, const std::vector
     const data::TextCorpus corpus = read_corpus(m.config, m.context, m.tokenizer);
     std::visit([&](const auto& s) { print_origins(s, m, words); }, corpus.splits);
   } catch (const std::exception& e) {
-    fmt::print("(cannot tell which samples are in the data: {}: {})\n", m.config.data, e.what());
+    fmt::print("(cannot tell which samples are in the data: {})\n", message_line(e.what()));  // it names the file
   }
 }
 void report_origins(const TextFraming&, const LoadedModel&, const std::vector<std::string>&) {}
@@ -401,19 +403,37 @@ int cmd_eval(int argc, char** argv) {
   const auto r = train::parse_flags(o, argc, argv);
   const std::int64_t threads = flag_value<std::int64_t>(r, "threads");
   if (threads < 0 || threads > kMaxThreads) throw UsageError(fmt::format("--threads must be in 0..{}", kMaxThreads));
-  std::optional<train::LinesOutput> metrics;
-  if (r.count("metrics-out")) {
-    train::check_outputs_or_usage_error({{"--metrics-out", r["metrics-out"].as<std::string>(), true}});
-    metrics.emplace(r["metrics-out"].as<std::string>(), train::LinesOutput::Kind::Whole);
-  }
+  // --metrics-out never replaces what eval reads: the checkpoint, --data, or (without --data) the checkpoint's own
+  // data, whose path is known once the checkpoint is read.
+  const std::string metrics_path = flag_path(r, "metrics-out");
+  const std::vector<train::OutputFlag> outputs = {{"--metrics-out", metrics_path, true}};
+  if (r.count("metrics-out"))
+    train::check_outputs_or_usage_error(outputs, "", {{"--checkpoint", flag_path(r, "checkpoint")},
+                                                      {"--data", flag_path(r, "data")}});
   train::set_threads(threads);
   const LoadedModel m = checkpoint_flag(r, "eval");
+  if (r.count("metrics-out") && !r.count("data"))
+    train::check_outputs_or_usage_error(outputs, "", {{kCheckpointData, m.config.data}});
+  std::optional<train::LinesOutput> metrics;
+  if (r.count("metrics-out")) metrics.emplace(metrics_path, train::LinesOutput::Kind::Whole);
   data::TextCorpus corpus;
   std::string what;
   if (r.count("data")) {
     const std::string path = r["data"].as<std::string>();
-    corpus = data::make_text_corpus(data::read_text_file(path),
-                                    {.format = m.config.format, .context = m.context, .val_fraction = 0, .seed = 0}, m.tokenizer);
+    std::string text;
+    try {
+      text = data::read_text_file(path);
+    } catch (const std::runtime_error& e) {  // "<path>: <why>"
+      throw UsageError(fmt::format("--data {}", e.what()));
+    }
+    try {
+      corpus = data::make_text_corpus(text, {.format = m.config.format, .context = m.context, .val_fraction = 0,
+                                             .seed = 0}, m.tokenizer);
+    } catch (const std::invalid_argument& e) {  // invalid UTF-8, a character not in the vocabulary, too short
+      throw UsageError(fmt::format("--data {}: {}", path, e.what()));
+    } catch (const std::runtime_error& e) {  // a stored BPE's split pattern gave up on the text
+      throw UsageError(fmt::format("--data {} through the checkpoint's tokenizer: {}", path, e.what()));
+    }
     what = path;
   } else {
     corpus = read_corpus(m.config, m.context, m.tokenizer);
@@ -470,7 +490,8 @@ int cmd_attention(int argc, char** argv) {
   const auto r = train::parse_flags(o, argc, argv);
   if (!r.count("prompt")) throw UsageError("attention needs --prompt TEXT");
   const std::string svg = flag_path(r, "svg"), prompt = r["prompt"].as<std::string>();
-  if (r.count("svg")) train::check_outputs_or_usage_error({{"--svg", svg}});
+  if (r.count("svg"))  // never over the checkpoint it reads
+    train::check_outputs_or_usage_error({{"--svg", svg}}, "", {{"--checkpoint", flag_path(r, "checkpoint")}});
   const LoadedModel m = checkpoint_flag(r, "attention");
   const std::vector<std::int64_t> ids = ids_to_read(m.tokenizer, prompt, m.context, "--prompt");
   std::vector<std::string> labels;

@@ -17,6 +17,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "core/message_text.h"
 #include "cppgrad/version.h"
 #include "nn/checks/registry.h"
 #include "train/flags.h"
@@ -156,7 +157,7 @@ int run(int argc, char** argv) {
     flags = numeric_flags(r);
     for (int order : flags.orders) tables.push_back(chosen_cases(r, order));
   } catch (const std::exception& e) {
-    std::cerr << "cppgrad-gradcheck: " << e.what() << "\n";
+    std::cerr << message_line(std::string("cppgrad-gradcheck: ") + e.what()) << "\n";
     return 2;
   }
   if (r.count("list")) {  // each case once, though --include-broken adds one per order
@@ -192,7 +193,7 @@ int main(int argc, char** argv) {
   try {
     return run(argc, argv);
   } catch (const std::exception& e) {
-    std::cerr << "cppgrad-gradcheck: unexpected error: " << e.what() << "\n";
+    std::cerr << message_line(std::string("cppgrad-gradcheck: unexpected error: ") + e.what()) << "\n";
     return 1;
   }
 }

@@ -22,6 +22,7 @@
 #include "core/ops/elementwise.h"
 #include "core/ops/reduce.h"
 #include "core/ops/softmax.h"
+#include "core/message_text.h"
 #include "cppgrad/version.h"
 #include "models/reverse/trainer.h"
 #include "train/flags.h"
@@ -143,13 +144,13 @@ int main(int argc, char** argv) {
     config.threads = 1;
     config.validate();
   } catch (const std::exception& e) {
-    std::cerr << "cppgrad-hvp: " << e.what() << "\n";
+    std::cerr << message_line(std::string("cppgrad-hvp: ") + e.what()) << "\n";
     return 2;
   }
   try {
     return run(config, epochs);
   } catch (const std::exception& e) {
-    std::cerr << "cppgrad-hvp: " << e.what() << "\n";
+    std::cerr << message_line(std::string("cppgrad-hvp: ") + e.what()) << "\n";
     return 1;
   }
 }

@@ -372,7 +372,9 @@ int cmd_predict(int argc, char** argv) {
   o.allow_unrecognised_options();
   const auto r = train::parse_flags(o, argc, argv, /*positional=*/true);  // the tokens
   if (!r.count("checkpoint")) throw UsageError("predict needs --checkpoint PATH and the tokens, e.g. 1 3 5 7 9");
-  if (r.count("attention-svg")) check_outputs_or_usage_error({{"--attention-svg", r["attention-svg"].as<std::string>()}});
+  if (r.count("attention-svg"))  // never over the checkpoint it reads
+    check_outputs_or_usage_error({{"--attention-svg", r["attention-svg"].as<std::string>()}}, "",
+                                 {{"--checkpoint", r["checkpoint"].as<std::string>()}});
   if (r.unmatched().empty())
     throw UsageError("predict needs the tokens to reverse, e.g. predict --checkpoint m.safetensors 1 3 5 7 9");
   Trainer trainer = load_trainer(r["checkpoint"].as<std::string>(), 0);

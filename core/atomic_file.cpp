@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -59,6 +60,11 @@ void remove_stale_temporaries(const std::string& path) {
   ::closedir(d);
   for (const std::string& f : stale) ::unlink(f.c_str());
 }
+
+// What a temporary file's name adds to its target's: ".tmp.<pid>.XXXXXX", at most this many bytes (a pid has at
+// most 10 digits).
+constexpr std::size_t kTemporarySuffixBytes = 5 + 10 + 7;
+std::string temporary_suffix() { return ".tmp." + std::to_string(::getpid()) + ".XXXXXX"; }
 
 // A temporary file that removes itself unless committed.
 struct TemporaryFile {
@@ -128,12 +134,39 @@ void check_atomic_target(const std::string& path) {
   if (path.empty()) fail("''", "an empty path names no file");
   if (is_descriptor_path(path)) fail(path, "refusing to replace it: it names an open file descriptor, not a file");
   const std::string target = resolved_target(path);
+  if (target.size() + kTemporarySuffixBytes >= PATH_MAX)
+    fail(path, "the path is " + std::to_string(target.size()) + " bytes, more than the " +
+                   std::to_string(PATH_MAX - 1 - kTemporarySuffixBytes) + " a path to write may have");
   const PathKind kind = path_kind(target);
   if (kind != PathKind::Missing && kind != PathKind::RegularFile)
     fail(path, std::string("refusing to replace it: it is ") + path_kind_name(kind) + ", not a regular file");
   const std::string dir = directory_of(target);
   if (path_kind(dir) != PathKind::Directory) fail(path, "its directory " + dir + " does not exist");
+  // The temporary file beside the target has the longer name: "<name>.tmp.<pid>.XXXXXX".
+  const long limit = ::pathconf(dir.c_str(), _PC_NAME_MAX);
+  const std::size_t name_max = limit > 0 ? static_cast<std::size_t>(limit) : NAME_MAX;
+  const std::size_t name = fs::path(target).filename().string().size();
+  if (name > name_max)
+    fail(path, "its file name is " + std::to_string(name) + " bytes, more than the " + std::to_string(name_max) +
+                   " a file name may have in " + dir);
+  if (name + kTemporarySuffixBytes > name_max)
+    fail(path, "its file name is " + std::to_string(name) + " bytes: with the " +
+                   std::to_string(kTemporarySuffixBytes) +
+                   " of the temporary file written beside it (<name>.tmp.<pid>.XXXXXX) it is more than the " +
+                   std::to_string(name_max) +
+                   " a file name may have in " + dir + "; give a name of at most " +
+                   std::to_string(name_max - kTemporarySuffixBytes) + " bytes");
   if (::access(dir.c_str(), W_OK | X_OK) != 0) fail(path, "cannot create files in its directory " + dir, errno);
+}
+
+void check_atomic_target_by_trying(const std::string& path) {
+  check_atomic_target(path);
+  const std::string target = resolved_target(path), dir = directory_of(target);
+  std::string name = target + temporary_suffix();
+  const int fd = ::mkostemp(name.data(), O_CLOEXEC);
+  if (fd < 0) fail(path, "cannot create files in its directory " + dir, errno);
+  ::close(fd);
+  ::unlink(name.c_str());
 }
 
 void write_all(int fd, const void* data, std::size_t size, const std::string& name) {
@@ -155,7 +188,7 @@ void write_file_atomically(const std::string& path, const std::function<void(con
   remove_stale_temporaries(target);
 
   TemporaryFile tmp;
-  std::string name = target + ".tmp." + std::to_string(::getpid()) + ".XXXXXX";
+  std::string name = target + temporary_suffix();
   tmp.fd = ::mkostemp(name.data(), O_CLOEXEC);
   if (tmp.fd < 0) fail(path, "cannot create a temporary file in " + dir, errno);
   tmp.path = name;

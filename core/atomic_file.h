@@ -30,7 +30,15 @@ const char* path_kind_name(PathKind kind);  // "a directory", "a FIFO", ...
 // Throws std::runtime_error "<path>: <why>" unless write_file_atomically may write path: the target is missing or
 // a regular file, its directory exists, and it is not a descriptor path (renaming over /dev/stdout would
 // replace whatever file the shell redirected it to). Nothing is written.
+// Also refused: a file name longer than its directory allows once the temporary file's suffix is added, and a path
+// longer than PATH_MAX.
 void check_atomic_target(const std::string& path);
+
+// check_atomic_target, then what only trying tells: the temporary file a write would create beside the target is
+// created and removed at once. Finds, before any work, a directory that refuses new files to everyone, root
+// included, whatever its mode bits say (/proc, a read-only mount, a full disk's inodes). Throws std::runtime_error
+// "<path>: <why>"; the target itself is never touched.
+void check_atomic_target_by_trying(const std::string& path);
 
 // Writes all `size` bytes to an open descriptor, however many write() calls that takes (retrying on EINTR);
 // throws std::runtime_error "<name>: cannot write: <errno text>".

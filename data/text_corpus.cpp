@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "core/generator.h"
+#include "core/message_text.h"
 #include "data/utf8.h"
 
 namespace cppgrad::data {
@@ -43,7 +44,11 @@ std::vector<Line> split_lines(std::u32string_view text) {
   return lines;
 }
 
-std::string describe(char32_t c) { return fmt::format("'{}' ({})", encode_utf8(c), code_point_name(c)); }
+// A character as a message shows it: a NUL, a newline or a control escaped (core/message_text.h), so the line stays one
+// and whole.
+std::string describe(char32_t c) {
+  return fmt::format("'{}' ({})", escape_controls(encode_utf8(c)), code_point_name(c));
+}
 
 // The ids of `text`, or an error naming the first character the tokenizer lacks and its line (first_line is the
 // line number of text[0]; '\n' inside text advances it).
@@ -64,15 +69,15 @@ std::vector<std::int64_t> encode_or_name_line(const CharTokenizer& tok, std::u32
 void check_config(const TextCorpusConfig& c, bool fixed_tokenizer) {
   const bool zero_ok = fixed_tokenizer && c.val_fraction == 0.0;
   if (!(c.val_fraction > 0.0 && c.val_fraction < 1.0) && !zero_ok)
-    throw std::invalid_argument(fmt::format("make_text_corpus: val_fraction must be in (0, 1){}, got {}",
+    throw std::invalid_argument(fmt::format("val_fraction must be in (0, 1){}, got {}",
                                             fixed_tokenizer ? " or 0 (all validation)" : "", c.val_fraction));
   // 2^40 keeps every sum and product of positions far from overflow; a real context is thousands at most.
   if (c.context < 0 || c.context > (std::int64_t{1} << 40))
-    throw std::invalid_argument(fmt::format("make_text_corpus: context must be in [0, 2^40] (0 = {}), got {}",
+    throw std::invalid_argument(fmt::format("context must be in [0, 2^40] (0 = {}), got {}",
                                             c.format == TextFormat::lines ? "the longest line + 1" : "none: required",
                                             c.context));
   if (c.format == TextFormat::text && c.context == 0)
-    throw std::invalid_argument("make_text_corpus: text mode needs a context (the window length), got 0");
+    throw std::invalid_argument("text mode needs a context (the window length), got 0");
 }
 
 TextCorpus make_lines(std::u32string_view text, const TextCorpusConfig& c, const CharTokenizer* fixed) {
@@ -80,14 +85,14 @@ TextCorpus make_lines(std::u32string_view text, const TextCorpusConfig& c, const
   const std::int64_t N = static_cast<std::int64_t>(lines.size());
   const bool all_val = c.val_fraction == 0.0;
   if (N < (all_val ? 1 : 2))
-    throw std::invalid_argument(fmt::format("make_text_corpus: lines mode needs at least {} non-empty line{}, the file has {}",
+    throw std::invalid_argument(fmt::format("lines mode needs at least {} non-empty line{}, the file has {}",
                                             all_val ? 1 : 2, all_val ? "" : "s (one to train on, one to validate)", N));
   TextCorpus corpus;
   Lines& split = corpus.splits.emplace<Lines>();
   CharTokenizer tokenizer;
   if (fixed) {
     if (!fixed->has_boundary())
-      throw std::invalid_argument("make_text_corpus: lines mode needs a tokenizer whose id 0 is the boundary <b>");
+      throw std::invalid_argument("lines mode needs a tokenizer whose id 0 is the boundary <b>");
     tokenizer = *fixed;
   } else {
     std::u32string chars;  // every character of every line: the vocabulary
@@ -128,7 +133,7 @@ RunningText split_stream(std::vector<std::int64_t> ids, const TextCorpusConfig& 
   const auto check = [&](const char* name, std::int64_t have) {
     if (have <= T)
       throw std::invalid_argument(fmt::format(
-          "make_text_corpus: the {} split has {} of the {} tokens (val_fraction {}); context {} needs at least {}",
+          "the {} split has {} of the {} tokens (val_fraction {}); context {} needs at least {}",
           name, have, N, c.val_fraction, T, T + 1));
   };
   if (c.val_fraction != 0.0) check("training", n_train);
@@ -141,7 +146,7 @@ RunningText split_stream(std::vector<std::int64_t> ids, const TextCorpusConfig& 
 
 TextCorpus make_text(std::u32string_view text, const TextCorpusConfig& c, const CharTokenizer* fixed) {
   if (fixed && fixed->has_boundary())
-    throw std::invalid_argument("make_text_corpus: text mode needs a tokenizer without the boundary <b>");
+    throw std::invalid_argument("text mode needs a tokenizer without the boundary <b>");
   CharTokenizer chars = fixed ? *fixed : CharTokenizer::from_text(text, /*with_boundary=*/false);
   std::vector<std::int64_t> ids = encode_or_name_line(chars, text, 1);
   return {.tokenizer = Tokenizer(std::move(chars)), .context = c.context, .splits = split_stream(std::move(ids), c)};
@@ -151,7 +156,7 @@ TextCorpus make_text(std::u32string_view text, const TextCorpusConfig& c, const 
 // each line with the character tokenizer's <b>, id 0, which a BPE does not have.
 TextCorpus make_bpe_text(std::string_view bytes, const TextCorpusConfig& c, const Tokenizer& bpe) {
   if (c.format == TextFormat::lines)
-    throw std::invalid_argument("make_text_corpus: lines mode frames each line with the character tokenizer's <b>; a "
+    throw std::invalid_argument("lines mode frames each line with the character tokenizer's <b>; a "
                                 "BPE tokenizer reads a running text (--format text)");
   return {.tokenizer = bpe, .context = c.context, .splits = split_stream(bpe.encode(bytes), c)};
 }

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "core/autograd.h"
+#include "core/message_text.h"
 #include "core/safetensors.h"
 
 namespace cppgrad::nn {
@@ -155,7 +156,8 @@ void Module::check_state_dict(const StateDict& state) const {
                                     "' but holds other values");
   }
   for (const auto& [name, _] : state)
-    if (!known.count(name)) throw std::invalid_argument("load_state_dict: unexpected entry '" + name + "'");
+    if (!known.count(name))  // the file's name, shown on one line and cut short (core/message_text.h)
+      throw std::invalid_argument("load_state_dict: unexpected entry " + quoted_text(name));
 }
 
 void Module::load_state_dict(const StateDict& state) {

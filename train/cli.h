@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/autograd.h"
+#include "core/message_text.h"
 #include "cppgrad/version.h"
 #include "train/diverged.h"
 #include "train/flags.h"
@@ -127,6 +128,10 @@ inline int stopped_by_signal(const std::string& program, const std::string& wher
 
 using Command = std::function<int(int, char**)>;
 
+// A refusal as run_program prints it: one line on stderr, however the message came to hold a newline, a NUL's
+// escape, a terminal control or megabytes of a file (core/message_text.h: escaped, and cut past 1000 bytes).
+inline void print_error_line(const std::string& message) { std::cerr << message_line(message) << "\n"; }
+
 // Runs `command` as `<program> <name> args...` would (argv[0] is the name): a program's own check, a run and then its
 // resume, without starting another process.
 inline int run_command(const Command& command, const std::string& name, std::vector<std::string> args) {
@@ -159,7 +164,7 @@ inline int run_program(const std::string& program, int argc, char** argv, const 
   if (found == commands.end()) {
     std::string names;
     for (const auto& [name, command] : commands) names += (names.empty() ? "" : ", ") + name;
-    std::cerr << program << ": unknown command '" << first << "' (commands: " << names << "; --help explains them)\n";
+    print_error_line(program + ": unknown command '" + first + "' (commands: " + names + "; --help explains them)");
     return 2;
   }
   const std::string where = program + " " + first + ": ";
@@ -169,27 +174,27 @@ inline int run_program(const std::string& program, int argc, char** argv, const 
     std::cout << help.text << std::endl;
     return 0;
   } catch (const UsageError& e) {
-    std::cerr << where << e.what() << "\n";
+    print_error_line(where + e.what());
     return 2;
   } catch (const std::invalid_argument& e) {
-    std::cerr << where << e.what() << "\n";
+    print_error_line(where + e.what());
     return 2;
   } catch (const TrainingDiverged& e) {  // the loss became NaN or Inf: not a usage error
-    std::cerr << where << e.what() << "\n";
+    print_error_line(where + e.what());
     return 3;
   } catch (const AnomalyError& e) {  // --detect-anomaly found a NaN or Inf
-    std::cerr << where << e.what() << "\n";
+    print_error_line(where + e.what());
     return 1;
   } catch (const std::runtime_error& e) {  // files: missing, corrupt, another configuration, cannot write
-    std::cerr << where << e.what() << "\n";
+    print_error_line(where + e.what());
     return 2;
   } catch (const std::bad_alloc&) {
     const auto hint = out_of_memory_hints.find(first);
-    std::cerr << where << "out of memory ("
-              << (hint != out_of_memory_hints.end() ? hint->second : "smaller input needs less") << ")\n";
+    print_error_line(where + "out of memory (" +
+                     (hint != out_of_memory_hints.end() ? hint->second : "smaller input needs less") + ")");
     return 1;
   } catch (const std::exception& e) {
-    std::cerr << where << "unexpected error: " << e.what() << "\n";
+    print_error_line(where + "unexpected error: " + e.what());
     return 1;
   }
 }

@@ -22,7 +22,7 @@ void check_one(const OutputFlag& out) {
   if (out.path.empty()) throw std::invalid_argument(out.flag + " needs a path, got ''");
   if (out.stream && (is_descriptor_path(out.path) || is_stream_path(out.path))) return;
   try {
-    check_atomic_target(out.path);
+    check_atomic_target_by_trying(out.path);
   } catch (const std::runtime_error& e) {
     throw std::invalid_argument(out.flag + " " + e.what());
   }
@@ -51,8 +51,9 @@ void check_outputs(const std::vector<OutputFlag>& outputs, const std::string& re
                                   resume + "): it would be overwritten");
     for (const InputFlag& in : inputs)
       if (!in.path.empty() && same_file(outputs[i].path, in.path))
-        throw std::invalid_argument(outputs[i].flag + " " + outputs[i].path + " names the file " + in.flag +
-                                    " reads (" + in.path + "): it would be overwritten; give the output its own path");
+        throw std::invalid_argument(outputs[i].flag + " " + outputs[i].path + " names " +
+                                    (in.flag.starts_with("--") ? "the file " + in.flag + " reads" : in.flag) + " (" +
+                                    in.path + "): it would be overwritten; give the output its own path");
   }
 }
 

@@ -18,16 +18,19 @@ struct OutputFlag {
   bool stream = false;  // metrics and gradient log: a FIFO or a character device is allowed too
 };
 
-// A file the command reads, which no output may name: {"--data", "words.txt"}.
+// A file the command reads, which no output may name: {"--data", "words.txt"} ("names the file --data reads"), or a
+// file no flag names, described: {"the config.json beside --hf", "hf/config.json"}. An empty path is no input.
 struct InputFlag {
   std::string flag;
   std::string path;
 };
 
 // Throws std::invalid_argument "<flag> <path>: <why>" (a usage error) for an empty path, a target that cannot be
-// written (a directory, a FIFO for a file written whole, a missing directory), two flags naming one file, or an
-// output naming one of `inputs` (the user's data, a model read in); `resume` (may be empty) is the checkpoint read
-// at the start, which only --save may name.
+// written (a directory, a FIFO for a file written whole, a missing directory, a file name or path too long, a
+// directory where no file can be created: a temporary file is created there and removed, as root passes every
+// permission check on /proc), two flags naming one file, or an output naming one of `inputs` (the user's data, a
+// model read in, through any symlink or hard link); `resume` (may be empty) is the checkpoint read at the start,
+// which only --save may name.
 void check_outputs(const std::vector<OutputFlag>& outputs, const std::string& resume = "",
                    const std::vector<InputFlag>& inputs = {});
 

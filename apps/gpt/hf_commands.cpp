@@ -49,6 +49,22 @@ void check_hf_file(const std::string& hf) {
   if (!std::filesystem::exists(status)) throw UsageError(fmt::format("--hf {}: no such file", hf));
 }
 
+// The config.json save_pretrained writes beside the model file: where import looks for the heads.
+std::string config_json_beside(const std::string& hf) {
+  return (std::filesystem::path(hf).parent_path() / "config.json").string();
+}
+
+// The file --tokenizer bpe:FILE reads ("" for another tokenizer, or a name import refuses later).
+std::string tokenizer_file(const cxxopts::ParseResult& r) {
+  if (!r.count("tokenizer")) return "";
+  try {
+    const data::TokenizerName name = data::TokenizerName::parse(r["tokenizer"].as<std::string>());
+    return name.kind == data::TokenizerName::Kind::bpe_file ? name.path : "";
+  } catch (const std::invalid_argument&) {
+    return "";
+  }
+}
+
 // The heads of an import: --preset's, --heads, or the config.json beside the file (nullopt: the preset's).
 struct Heads {
   std::optional<std::string> preset;
@@ -72,7 +88,7 @@ Heads import_heads(const cxxopts::ParseResult& r, const std::string& hf) {
     if (h.n_head < 1 || h.n_head > kMaxHeads) throw UsageError(fmt::format("--heads must be in 1..{}", kMaxHeads));
     return h;
   }
-  const std::string beside = (std::filesystem::path(hf).parent_path() / "config.json").string();
+  const std::string beside = config_json_beside(hf);
   std::error_code ec;
   if (!std::filesystem::exists(beside, ec))
     throw UsageError(fmt::format("{}: give --preset NAME or --heads N (the shapes do not tell the heads, and no "
@@ -115,8 +131,19 @@ data::Tokenizer import_tokenizer(const cxxopts::ParseResult& r, TrainConfig& c, 
   if (c.tokenizer.kind == data::TokenizerName::Kind::chars) {
     if (!r.count("data")) throw UsageError("--tokenizer char needs --data FILE: its characters are the vocabulary");
     // A running text's characters, in code-point order from id 0 (data/text_corpus.h: no <b>), as train and eval
-    // derive them from the same file.
-    tokenizer = data::CharTokenizer::from_text(data::decode_utf8(data::read_text_file(c.data)), /*with_boundary=*/false);
+    // derive them from the same file; a refusal names --data as it was typed.
+    const std::string data_path = flag_path(r, "data");
+    std::string text;
+    try {
+      text = data::read_text_file(data_path);
+    } catch (const std::runtime_error& e) {  // "<path>: <why>"
+      throw UsageError(fmt::format("--data {}", e.what()));
+    }
+    try {
+      tokenizer = data::CharTokenizer::from_text(data::decode_utf8(text), /*with_boundary=*/false);
+    } catch (const std::invalid_argument& e) {  // invalid UTF-8
+      throw UsageError(fmt::format("--data {}: {}", data_path, e.what()));
+    }
   } else {
     tokenizer = data::Tokenizer(load_tokenizer(name));
     if (c.tokenizer.kind == data::TokenizerName::Kind::bpe_file) c.tokenizer.path = absolute_path(c.tokenizer.path);
@@ -160,8 +187,11 @@ int cmd_import(int argc, char** argv) {
   const auto r = train::parse_flags(o, argc, argv);
   const std::string hf = required(r, "import", "hf", "FILE (a Hugging Face model.safetensors)");
   const std::string out = required(r, "import", "out", "CKPT (the checkpoint to write)");
-  // The inputs are never overwritten: the model file, and --data (the vocabulary of --tokenizer char).
-  train::check_outputs_or_usage_error({{"--out", out}}, "", {{"--hf", hf}, {"--data", flag_path(r, "data")}});
+  // The inputs are never overwritten: the model file, the config.json beside it (its heads), --data (the vocabulary of
+  // --tokenizer char) and --tokenizer bpe:FILE.
+  train::check_outputs_or_usage_error({{"--out", out}}, "",
+                                      {{"--hf", hf}, {"the config.json beside --hf", config_json_beside(hf)},
+                                       {"--data", flag_path(r, "data")}, {"--tokenizer", tokenizer_file(r)}});
   check_hf_file(hf);
   const Heads heads = import_heads(r, hf);
   TrainConfig c;

@@ -139,8 +139,17 @@ int cmd_decode(int argc, char** argv) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
-  // Every id was checked above, so nothing is written before a refusal; then 4,096 ids at a time, so the bytes of a
-  // file of long tokens (up to 4 KB each) never stand whole in memory.
+  // An id in range may still be no token (a gap between the merges and the special tokens): every id is checked
+  // here, so nothing is written before a refusal, which counts the ids from the file's first.
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    try {
+      tok.token_bytes(ids[i]);
+    } catch (const std::invalid_argument&) {
+      throw UsageError(fmt::format("--data '{}': id {} is {}, which is no token of --tokenizer {} (no merge or "
+                                   "special token has it)", path, i + 1, ids[i], tokenizer));
+    }
+  }
+  // Then 4,096 ids at a time, so the bytes of a file of long tokens (up to 4 KB each) never stand whole in memory.
   constexpr std::size_t kChunk = 4096;
   for (std::size_t at = 0; at < ids.size(); at += kChunk)
     write_stdout(tok.decode(std::span(ids).subspan(at, std::min(kChunk, ids.size() - at))));

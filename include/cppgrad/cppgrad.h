@@ -10,8 +10,8 @@
 #include "cppgrad/version.h"
 
 // core: tensors, ops, autograd (and its functional API: jacobian, hessian, vjp, jvp, hvp), reference mode, files
-// written whole. tests/docs/check_umbrella.cmake fails when a header of core/ or nn/ is missing here, and lists the
-// few that are not for users.
+// written whole, user text in error messages. tests/docs/check_umbrella.cmake fails when a header of core/ or nn/ is
+// missing here, and lists the few that are not for users.
 #include "core/atomic_file.h"
 #include "core/autograd.h"
 #include "core/dispatch.h"
@@ -21,6 +21,7 @@
 #include "core/gradcheck.h"
 #include "core/graph_dot.h"
 #include "core/half.h"
+#include "core/message_text.h"
 #include "core/ops.h"
 #include "core/parallel.h"
 #include "core/safetensors.h"

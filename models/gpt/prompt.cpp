@@ -4,14 +4,29 @@
 
 #include <stdexcept>
 
+#include "core/message_text.h"
 #include "data/utf8.h"
 #include "models/gpt/framing.h"
 
 namespace cppgrad::gpt {
 
+namespace {
+
+// A prompt as a message quotes it: on one line, its control characters escaped, and its start only when it is long
+// (a 100 KB prompt is not echoed whole).
+std::string shown(const std::string& text) { return quoted_text(text, 200); }
+
+}  // namespace
+
 std::vector<std::int64_t> prompt_tokens(const data::Tokenizer& tokenizer, const std::string& text,
                                         const std::string& what) {
-  if (!tokenizer.chars()) return tokenizer.encode(text);
+  if (!tokenizer.chars()) {
+    try {
+      return tokenizer.encode(text);
+    } catch (const std::runtime_error& e) {  // a stored BPE's split pattern gave up on the text
+      throw std::invalid_argument(fmt::format("{} {}: {}", what, shown(text), e.what()));
+    }
+  }
   const data::CharTokenizer& tok = *tokenizer.chars();
   std::u32string chars;
   try {
@@ -21,8 +36,9 @@ std::vector<std::int64_t> prompt_tokens(const data::Tokenizer& tokenizer, const 
   }
   for (const char32_t c : chars)
     if (!tok.find(c))
-      throw std::invalid_argument(fmt::format("{} '{}': the character '{}' ({}) is not in this model's vocabulary",
-                                              what, text, data::encode_utf8(c), data::code_point_name(c)));
+      throw std::invalid_argument(fmt::format("{} {}: the character '{}' ({}) is not in this model's vocabulary",
+                                              what, shown(text), escape_controls(data::encode_utf8(c)),
+                                              data::code_point_name(c)));
   return tok.encode(chars);
 }
 
@@ -33,7 +49,7 @@ std::vector<std::int64_t> ids_to_read(const data::Tokenizer& tokenizer, const st
   if (ids.empty()) throw std::invalid_argument(what + " is empty");
   if (std::ssize(ids) > context)
     throw std::invalid_argument(
-        fmt::format("{} '{}' has {} tokens; the model reads at most {}", what, text, ids.size(), context));
+        fmt::format("{} {} has {} tokens; the model reads at most {}", what, shown(text), ids.size(), context));
   return ids;
 }
 

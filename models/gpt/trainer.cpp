@@ -45,32 +45,51 @@ data::TextCorpusConfig corpus_config(const TrainConfig& config, std::int64_t con
   return {.format = config.format, .context = context, .val_fraction = 0.1, .seed = config.seed};
 }
 
+// The data's bytes; a refusal ("<path>: <why>") names where the path came from: "--data words.txt: no such file".
+std::string read_data(const TrainConfig& config, const std::string& source) {
+  try {
+    return data::read_text_file(config.data);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(source + " " + e.what());
+  }
+}
+
 // A BPE's split pattern is whatever its .model file says, so its matcher may refuse the text (data/text_split.h: a
 // pattern over its step budget): the refusal names the data and where the tokenizer came from.
 data::TextCorpus bpe_corpus(const TrainConfig& config, std::int64_t context, const data::Tokenizer& bpe,
-                            const std::string& tokenizer_source) {
-  const std::string text = data::read_text_file(config.data);
+                            const std::string& tokenizer_source, const std::string& source) {
+  const std::string text = read_data(config, source);
   try {
     return data::make_text_corpus(text, corpus_config(config, context), bpe);
   } catch (const std::runtime_error& e) {
-    throw std::runtime_error(fmt::format("--data {} through {}: {}", config.data, tokenizer_source, e.what()));
+    throw std::runtime_error(fmt::format("{} {} through {}: {}", source, config.data, tokenizer_source, e.what()));
+  } catch (const std::invalid_argument& e) {  // too few tokens for the context
+    throw std::invalid_argument(fmt::format("{} {}: {}", source, config.data, e.what()));
   }
 }
 
 }  // namespace
 
-data::TextCorpus read_corpus(const TrainConfig& config, std::int64_t context) {
-  if (config.tokenizer.kind == data::TokenizerName::Kind::chars)
-    return data::make_text_corpus(data::read_text_file(config.data), corpus_config(config, context));
+data::TextCorpus read_corpus(const TrainConfig& config, std::int64_t context, const std::string& source) {
+  if (config.tokenizer.kind == data::TokenizerName::Kind::chars) {
+    const std::string text = read_data(config, source);
+    try {
+      return data::make_text_corpus(text, corpus_config(config, context));
+    } catch (const std::invalid_argument& e) {  // invalid UTF-8, too few lines, a line or a split that does not fit
+      throw std::invalid_argument(fmt::format("{} {}: {}", source, config.data, e.what()));
+    }
+  }
   return bpe_corpus(config, context, data::Tokenizer(data::load_bpe(config.tokenizer)),
-                    "--tokenizer " + config.tokenizer.text());
+                    "--tokenizer " + config.tokenizer.text(), source);
 }
 
-data::TextCorpus read_corpus(const TrainConfig& config, std::int64_t context, const data::Tokenizer& model_tokenizer) {
-  if (model_tokenizer.bpe()) return bpe_corpus(config, context, model_tokenizer, "the checkpoint's tokenizer");
-  data::TextCorpus corpus = read_corpus(config, context);
+data::TextCorpus read_corpus(const TrainConfig& config, std::int64_t context, const data::Tokenizer& model_tokenizer,
+                             const std::string& source) {
+  if (model_tokenizer.bpe()) return bpe_corpus(config, context, model_tokenizer, "the checkpoint's tokenizer", source);
+  data::TextCorpus corpus = read_corpus(config, context, source);
   if (!(corpus.tokenizer == model_tokenizer))
-    throw std::runtime_error(config.data + " gives another vocabulary than the checkpoint's (has it changed?)");
+    throw std::runtime_error(source + " " + config.data +
+                             " gives another vocabulary than the checkpoint's (has it changed?)");
   return corpus;
 }
 
@@ -145,11 +164,12 @@ SplitLoss split_loss(const nn::GPT& model, const data::TextCorpus& corpus, bool 
 }
 
 // ------------------------------------------------------------------------------------------- the trainer
-Trainer::Trainer(const TrainConfig& config, train::ProcessLink* processes, const data::Tokenizer* bpe)
+Trainer::Trainer(const TrainConfig& config, train::ProcessLink* processes, const data::Tokenizer* bpe,
+                 const std::string& data_source)
     : config_(config.with_shards()), processes_(processes), batch_gen_(config.seed + 2) {
   config_.validate();
-  corpus_ = bpe && bpe->bpe() ? read_corpus(config_, config_.corpus_context(), *bpe)
-                              : read_corpus(config_, config_.corpus_context());
+  corpus_ = bpe && bpe->bpe() ? read_corpus(config_, config_.corpus_context(), *bpe, data_source)
+                              : read_corpus(config_, config_.corpus_context(), data_source);
   config_.check_sizes(corpus_.tokenizer.size(), corpus_.context);
   bigram_val_loss_ = data::bigram_val_loss(corpus_);
 

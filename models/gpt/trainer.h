@@ -33,11 +33,16 @@ struct LoadedModel {
 // Reads a cppgrad-gpt checkpoint's model (weights only); throws std::runtime_error "checkpoint <path>: ...".
 LoadedModel load_model(const std::string& path);
 // The corpus a config names, split as training split it: the data's characters, or the BPE --tokenizer names (read
-// from its files).
-data::TextCorpus read_corpus(const TrainConfig& config, std::int64_t context);
+// from its files). Every refusal of the data (unreadable, invalid UTF-8, too few lines) starts with `source` and the
+// path: "--data words.txt: invalid UTF-8 at byte offset 7: ..." (source: where the path came from, "--data" or "the
+// checkpoint's --data").
+inline constexpr const char* kDataFlag = "--data";
+inline constexpr const char* kCheckpointData = "the checkpoint's --data";
+data::TextCorpus read_corpus(const TrainConfig& config, std::int64_t context, const std::string& source = kDataFlag);
 // The same for a checkpoint's model: the file re-read through the model's tokenizer. Characters are derived from the
 // file again and must be the model's (std::runtime_error "... has it changed?").
-data::TextCorpus read_corpus(const TrainConfig& config, std::int64_t context, const data::Tokenizer& model_tokenizer);
+data::TextCorpus read_corpus(const TrainConfig& config, std::int64_t context, const data::Tokenizer& model_tokenizer,
+                             const std::string& source = kCheckpointData);
 
 // The bytes of text each token id stands for, in id order (what bits per byte divides by): a character's UTF-8, a BPE
 // token's bytes (several), and one for the boundary <b> (the newline that ends a line). An id no token has (a gap
@@ -69,9 +74,10 @@ class Trainer {
   // checks that the others have its configuration and data, takes rank 0's initial weights, and runs its block of
   // each batch's shards; the results are the same bits as one process's.
   // bpe: a BPE known beforehand (a resumed checkpoint's) that the text is read through instead of the one
-  // config.tokenizer names, so a run resumes without its .model file.
+  // config.tokenizer names, so a run resumes without its .model file. data_source: how a refusal of the data names
+  // where its path came from (read_corpus): "--data", or kCheckpointData for a run resumed without --data.
   explicit Trainer(const TrainConfig& config, train::ProcessLink* processes = nullptr,
-                   const data::Tokenizer* bpe = nullptr);
+                   const data::Tokenizer* bpe = nullptr, const std::string& data_source = kDataFlag);
 
   // Called after every step: (steps done, this step's loss, tokens per second of this session's training).
   using StepCallback = std::function<void(std::int64_t, double, double)>;

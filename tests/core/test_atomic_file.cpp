@@ -88,6 +88,31 @@ TEST(AtomicFile, RefusesAMissingDirectoryOrAnEmptyPath) {
   EXPECT_THROW_MSG(write_file_atomically("", "x"), std::runtime_error, "an empty path names no file");
 }
 
+TEST(AtomicFile, RefusesANameTooLongForItsTemporaryFileBeforeWriting) {
+  TempDir dir;
+  const std::string too_long = (dir.path / std::string(300, 'x')).string();
+  EXPECT_THROW_MSG(check_atomic_target(too_long), std::runtime_error, "its file name is 300 bytes, more than the 255");
+  // A name that fits, but not with the ".tmp.<pid>.XXXXXX" of the file written first beside it.
+  const std::string near = (dir.path / std::string(240, 'y')).string();
+  EXPECT_THROW_MSG(write_file_atomically(near, "x"), std::runtime_error, "give a name of at most 233 bytes");
+  const std::string fits = (dir.path / std::string(233, 'z')).string();
+  write_file_atomically(fits, "x");
+  EXPECT_EQ(slurp(fits), "x");
+  EXPECT_THROW_MSG(check_atomic_target(std::string(5000, 'p')), std::runtime_error, "the path is 5000 bytes");
+}
+
+TEST(AtomicFile, TryingFindsADirectoryThatTakesNoFileAndLeavesNothingBehind) {
+  // root passes access(W_OK) on /proc; creating a file there fails for everyone.
+  EXPECT_THROW_MSG(check_atomic_target_by_trying("/proc/version"), std::runtime_error,
+                   "/proc/version: cannot create files in its directory /proc");
+  TempDir dir;
+  write_file_atomically((dir.path / "kept.txt").string(), "kept");
+  check_atomic_target_by_trying((dir.path / "new.txt").string());
+  check_atomic_target_by_trying((dir.path / "kept.txt").string());
+  EXPECT_EQ(entries(dir.path), std::vector<std::string>{"kept.txt"});
+  EXPECT_EQ(slurp(dir.path / "kept.txt"), "kept");
+}
+
 TEST(AtomicFile, FollowsASymlinkAndKeepsIt) {
   TempDir dir;
   const fs::path target = dir.path / "real.txt", link = dir.path / "link.txt";
