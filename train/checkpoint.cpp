@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "core/json_bounded.h"
 #include "train/flags.h"
 
 namespace cppgrad::train {
@@ -61,7 +62,8 @@ namespace {
 
 // A generator's state stored under `key`: 4 unsigned 64-bit words, not all zero.
 Generator::State generator_state(const std::map<std::string, std::string>& metadata, const std::string& key) {
-  const nlohmann::json words = nlohmann::json::parse(metadata.at(key), nullptr, /*allow_exceptions=*/false);
+  const nlohmann::json words =
+      parse_json_bounded(metadata.at(key), {.max_depth = 1, .max_values = 5}, "metadata '" + key + "'");
   if (!words.is_array() || words.size() != 4 ||
       !std::all_of(words.begin(), words.end(), [](const nlohmann::json& w) { return w.is_number_unsigned(); }))
     throw std::invalid_argument("metadata '" + key + "' must be an array of 4 unsigned 64-bit words");
