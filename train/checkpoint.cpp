@@ -1,5 +1,7 @@
 #include "train/checkpoint.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -74,6 +76,15 @@ Generator::State generator_state(const std::map<std::string, std::string>& metad
 }
 
 }  // namespace
+
+void check_model_size(const SafetensorsFile& file, const std::string& path, std::int64_t expected) {
+  std::int64_t held = 0;
+  for (const auto& [name, t] : file.tensors)
+    if (name.rfind("model.", 0) == 0) held += t.numel();
+  if (held != expected)
+    throw std::runtime_error(fmt::format("checkpoint {}: its config makes a model of {} values, but its model tensors "
+                                         "hold {}: the config does not describe these weights", path, expected, held));
+}
 
 CheckpointState checkpoint_state(const SafetensorsFile& file, const std::string& path,
                                  const std::vector<std::string>& generators) {

@@ -101,6 +101,8 @@ GptCheckpoint read_gpt_checkpoint(const std::string& path) {
   } catch (const std::exception& e) {
     throw std::runtime_error("checkpoint " + path + ": " + e.what());
   }
+  // The weights the config describes against those the file holds, before anything is built from the config.
+  train::check_model_size(f, path, nn::state_dict_numel(c.config.model_config(c.tokenizer.size(), c.context)));
   c.state = train::checkpoint_state(f, path, {"dropout_rng"});
   try {
     c.step = c.state.meta.global_step;

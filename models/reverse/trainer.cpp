@@ -19,6 +19,7 @@
 #include "core/ops/softmax.h"
 #include "core/ops/views.h"
 #include "core/thread_pool.h"  // max_parallel_workers
+#include "nn/seq2seq.h"
 #include "optim/adam.h"
 #include "optim/clip.h"
 #include "optim/sgd.h"
@@ -323,13 +324,17 @@ Trainer::EpochProgress parse_progress(const std::string& text, std::int64_t step
 // std::runtime_error naming the file.
 TrainConfig checkpoint_config(const SafetensorsFile& f, const std::string& path) {
   const std::string& config = train::checkpoint_config(f, path);
+  TrainConfig c;
   try {
-    TrainConfig c = TrainConfig::from_json(config);
+    c = TrainConfig::from_json(config);
     c.validate();  // bounded before anything is allocated for it
-    return c;
   } catch (const std::exception& e) {
     throw std::runtime_error("checkpoint " + path + ": its config is refused: " + e.what());
   }
+  // The weights the config describes against those the file holds, before a trainer builds its model from the config
+  // (the tutorial's model is another's: Trainer refuses that config before it builds anything).
+  if (c.arch == Arch::transformer) train::check_model_size(f, path, nn::state_dict_numel(c.model_options()));
+  return c;
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 // cppgrad-gpt against the JSON a checkpoint (or a file beside it) holds, as a red team wrote it: every refusal is exit
 // status 2, one line naming the file and what was exceeded, within the bound every reader keeps (run_program.h's
 // expect_cheap: 200 MiB of peak resident memory, 2 s of CPU). Before core/json_bounded.h: a value 100,000 arrays deep
-// crashed every command (SIGSEGV: its refusal dumped it recursively), and 16 MiB of empty arrays in a metadata value
-// cost 390-581 MB to refuse (or were accepted, under an unknown config key: 499 MB).
+// crashed every command (SIGSEGV: its refusal dumped it recursively), 16 MiB of empty arrays in a metadata value cost
+// 390-581 MB to refuse (or were accepted, under an unknown config key: 499 MB), and a config saying d_model 8192 over
+// 16-wide tensors had 3.5 GB allocated for its model before anything was checked.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -156,6 +157,24 @@ TEST_F(GptCheckpointJson, AnUnknownConfigKeyIsRefused) {
   const std::string file = tampered("unknown.safetensors", "config", config_with(R"("zz":1)"));
   expect_refused_cheaply(run({"sample", "--checkpoint", file, "--num", "1"}), "checkpoint " + file,
                          "config has the key \"zz\", which this program does not know");
+}
+
+// A config whose model is not the file's weights is refused before its model is built, naming both counts.
+TEST_F(GptCheckpointJson, AConfigLargerThanTheWeightsIsRefusedBeforeItsModelIsBuilt) {
+  nlohmann::json config = nlohmann::json::parse(checkpoint_.metadata.at("config"));
+  config["d_model"] = 8192;
+  const std::string wide = tampered("wide.safetensors", "config", config.dump());
+  config["d_model"] = 2048, config["layers"] = 8;
+  const std::string deep = tampered("deep.safetensors", "config", config.dump());
+  std::int64_t held = 0;
+  for (const auto& [name, t] : checkpoint_.tensors)
+    if (name.starts_with("model.")) held += t.numel();
+  for (const std::string& file : {wide, deep})
+    for (const auto& args : readers(file)) {
+      SCOPED_TRACE(args[0] + " " + file);
+      expect_refused_cheaply(run(args), "checkpoint " + file,
+                             " values, but its model tensors hold " + std::to_string(held));
+    }
 }
 
 // A config value that is a 10 MB string is shown as its first 40 bytes and its length (it was quoted whole).

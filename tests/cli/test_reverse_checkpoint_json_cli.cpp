@@ -1,7 +1,8 @@
 // cppgrad-reverse against the JSON a checkpoint holds, as a red team wrote it: every refusal is exit status 2, one line
 // naming the file and what was exceeded, within the bound every reader keeps (run_program.h's expect_cheap). Before
-// core/json_bounded.h: a config value 200,000 arrays deep crashed eval (SIGSEGV), and 16 MiB of empty objects as the
-// history cost 581 MB to refuse.
+// core/json_bounded.h: a config value 200,000 arrays deep crashed eval (SIGSEGV), 16 MiB of empty objects as the
+// history cost 581 MB to refuse, and a config saying d_model 2048 over 8-wide tensors had 927 MB allocated for its
+// model before load_state_dict refused it.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -82,6 +83,20 @@ TEST_F(ReverseCheckpointJson, DeepOrHugeJsonIsRefusedByEveryCommand) {
       SCOPED_TRACE(args[0] + " " + key);
       expect_refused_cheaply(run(args), file, message);
     }
+  }
+}
+
+// The config's model against the weights the file holds, before a trainer builds it: refused naming both counts.
+TEST_F(ReverseCheckpointJson, AConfigLargerThanTheWeightsIsRefusedBeforeItsModelIsBuilt) {
+  nlohmann::json config = nlohmann::json::parse(checkpoint_.metadata.at("config"));
+  config["d_model"] = 2048, config["d_ff"] = 8192;
+  std::int64_t held = 0;
+  for (const auto& [name, t] : checkpoint_.tensors)
+    if (name.starts_with("model.")) held += t.numel();
+  const std::string file = tampered("config", config.dump());
+  for (const auto& args : readers(file)) {
+    SCOPED_TRACE(args[0]);
+    expect_refused_cheaply(run(args), file, " values, but its model tensors hold " + std::to_string(held));
   }
 }
 

@@ -13,6 +13,7 @@
 
 #include "core/safetensors.h"
 #include "models/reverse/trainer.h"
+#include "nn/seq2seq.h"
 #include "test_util.h"
 
 namespace cppgrad {
@@ -118,6 +119,32 @@ TEST_F(CheckpointHostile, ABadEpochProgressIsRefused) {
   expect_refused("epoch_progress", progress("-1", "1.5"), "epoch_progress: 'steps' must be a whole number from 0 to 2");
   expect_refused("epoch_progress", progress("1", "-1"), "epoch_progress: 'loss_sum' must be a finite number >= 0");
   expect_refused("epoch_progress", progress("1", "1e999"), "metadata 'epoch_progress' is not JSON: number overflow");
+}
+
+// The config's model is counted against the weights the file holds before a trainer builds it (a 10 KB file whose
+// config said d_model 2048 and d_ff 8192 had 927 MB allocated before load_state_dict refused it). Exact both ways: a
+// file that lost one tensor is refused too.
+TEST_F(CheckpointHostile, AConfigThatDoesNotDescribeTheWeightsIsRefusedBeforeAModelIsBuilt) {
+  std::int64_t held = 0;
+  for (const auto& [name, t] : checkpoint.tensors)
+    if (name.rfind("model.", 0) == 0) held += t.numel();
+  reverse::TrainConfig big = tiny_config();
+  big.d_model = 2048, big.d_ff = 8192;
+  const std::int64_t expected = nn::state_dict_numel(big.model_options());
+  nlohmann::json config = nlohmann::json::parse(checkpoint.metadata.at("config"));
+  config["d_model"] = 2048, config["d_ff"] = 8192;
+  expect_refused("config", config.dump(),
+                 fmt::format("its config makes a model of {} values, but its model tensors hold {}", expected, held));
+  const std::string path = (dir.path / "tampered.safetensors").string();
+  EXPECT_THROW_MSG(reverse::read_checkpoint_config(path), std::runtime_error,
+                   "checkpoint " + path + ": its config makes a model of");
+
+  SafetensorsFile f = checkpoint;
+  const std::int64_t bias = f.tensors.at("model.out.bias").numel();
+  f.tensors.erase("model.out.bias");
+  write_safetensors(path, f.tensors, f.metadata);
+  EXPECT_THROW_MSG(reverse::read_checkpoint_config(path), std::runtime_error,
+                   fmt::format("but its model tensors hold {}", held - bias));
 }
 
 // The config is a flat object of the table's keys, its other metadata bounded by what each holds: a value a hundred

@@ -1,7 +1,8 @@
-// A cppgrad-gpt checkpoint's metadata read within the bounds of what each value holds (core/json_bounded.h). Found by a
-// red team: a config value a hundred thousand arrays deep crashed every command (its refusal dumped it recursively),
-// and 16 MiB of empty arrays in a metadata value cost 390-581 MB before the refusal (or were accepted, under an unknown
-// config key).
+// A cppgrad-gpt checkpoint's metadata read within the bounds of what each value holds (core/json_bounded.h), and its
+// config checked against the weights it holds before a model is built from it. Found by a red team: a config value a
+// hundred thousand arrays deep crashed every command (its refusal dumped it recursively), 16 MiB of empty arrays in a
+// metadata value cost 390-581 MB before the refusal (or were accepted, under an unknown config key), and a 60 KB file
+// whose config said d_model 8192 had 3.5 GB allocated for its model.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -50,9 +51,15 @@ class GptCheckpointBounds : public testing::Test {
     return path;
   }
   nlohmann::json config() const { return nlohmann::json::parse(checkpoint.metadata.at("config")); }
+  std::int64_t model_values() const {
+    std::int64_t n = 0;
+    for (const auto& [name, t] : checkpoint.tensors)
+      if (name.rfind("model.", 0) == 0) n += t.numel();
+    return n;
+  }
 };
 
-// The untampered file loads, bit for bit: the bounds refuse nothing a run writes.
+// The untampered file loads, bit for bit: the bounds and the size check refuse nothing a run writes.
 TEST_F(GptCheckpointBounds, TheSavedCheckpointLoadsBitForBit) {
   const gpt::GptCheckpoint c = gpt::read_gpt_checkpoint(saved);
   EXPECT_EQ(c.step, 6);
@@ -60,6 +67,32 @@ TEST_F(GptCheckpointBounds, TheSavedCheckpointLoadsBitForBit) {
   const gpt::LoadedModel m = gpt::load_model(saved);
   for (const auto& [name, t] : m.model->state_dict())
     EXPECT_EQ(t.to_double_vector(), checkpoint.tensors.at("model." + name).to_double_vector()) << name;
+  EXPECT_EQ(nn::state_dict_numel(m.model->config()), model_values());
+}
+
+// The config's model is counted, not built: a config wider or deeper than the weights the file holds is refused
+// naming both counts, and so is a file that lost one of its tensors (the check is exact, both ways).
+TEST_F(GptCheckpointBounds, AConfigThatDoesNotDescribeTheWeightsIsRefusedBeforeAModelIsBuilt) {
+  nlohmann::json wide = config();
+  wide["d_model"] = 8192;
+  const gpt::GptCheckpoint good = gpt::read_gpt_checkpoint(saved);
+  nn::GPTConfig m = good.config.model_config(good.tokenizer.size(), good.context);
+  m.n_embd = 8192;
+  const std::string path = tampered("config", wide.dump());
+  EXPECT_THROW_MSG(gpt::read_gpt_checkpoint(path), std::runtime_error,
+                   fmt::format("checkpoint {}: its config makes a model of {} values, but its model tensors hold {}",
+                               path, nn::state_dict_numel(m), model_values()));
+  EXPECT_THROW_MSG(gpt::load_model(path), std::runtime_error, "its config makes a model of");
+  nlohmann::json deep = config();
+  deep["layers"] = 2;
+  EXPECT_THROW_MSG(gpt::read_gpt_checkpoint(tampered("config", deep.dump())), std::runtime_error,
+                   "its config makes a model of");
+
+  SafetensorsFile f = checkpoint;
+  f.tensors.erase("model.transformer.ln_f.bias");
+  write_safetensors(path, f.tensors, f.metadata);
+  EXPECT_THROW_MSG(gpt::read_gpt_checkpoint(path), std::runtime_error,
+                   fmt::format("but its model tensors hold {}", model_values() - 8));
 }
 
 // The config is a flat object of the table's keys: a deep value is refused where it starts (it once crashed the
