@@ -61,13 +61,15 @@ install(TARGETS cppgrad cppgrad_train EXPORT cppgradTargets
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT library)
 # The public headers: the library's own tree and the training layer's, without the gradient-check registry (core/checks/, nn/checks/: its
 # library, cppgrad_checks, is not installed) and without the engine room (core/kernels/), except the loops the op
-# author's toolkit (core/ops/elementwise_helpers.h) is written with, and without train/mpi/ (its library,
-# cppgrad_train_mpi, is not installed, nor the distributed layer under it). check.sh compiles each installed header
+# author's toolkit (core/ops/elementwise_helpers.h) is written with, without train/mpi/ (its library,
+# cppgrad_train_mpi, is not installed, nor the distributed layer under it), and without core/json_bounded.h (the JSON
+# readers' helper, which includes nlohmann's JSON, a private dependency). check.sh compiles each installed header
 # alone.
 foreach(dir core nn optim data train)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/cppgrad/${dir}
           COMPONENT library
-          FILES_MATCHING PATTERN "*.h" PATTERN "kernels" EXCLUDE PATTERN "checks" EXCLUDE PATTERN "mpi" EXCLUDE)
+          FILES_MATCHING PATTERN "*.h" PATTERN "kernels" EXCLUDE PATTERN "checks" EXCLUDE PATTERN "mpi" EXCLUDE
+          PATTERN "json_bounded.h" EXCLUDE)
 endforeach()
 install(FILES ${PROJECT_SOURCE_DIR}/core/kernels/elementwise_loops.h ${PROJECT_SOURCE_DIR}/core/kernels/parallel_for.h
               ${PROJECT_SOURCE_DIR}/core/kernels/strided.h

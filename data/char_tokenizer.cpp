@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "core/json_error_text.h"
+#include "core/json_bounded.h"
 #include "data/utf8.h"
 
 namespace cppgrad::data {
@@ -91,30 +91,63 @@ std::string CharTokenizer::decode(const std::vector<std::int64_t>& ids) const {
 
 std::string CharTokenizer::vocab_json() const { return nlohmann::json(vocab_).dump(); }
 
+namespace {
+
+// Every Unicode scalar value once, and the boundary "": the most entries a vocabulary has.
+constexpr std::size_t kMaxCodePoints = 0x110000 - 0x800, kMaxEntries = kMaxCodePoints + 1;
+
+// The vocabulary's JSON read into its strings as the parser goes, no JSON tree: an array of strings, nothing else.
+class VocabReader final : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  std::vector<std::string> vocab;
+
+  bool null() override { return other("null"); }
+  bool boolean(bool) override { return other("boolean"); }
+  bool number_integer(number_integer_t) override { return other("number"); }
+  bool number_unsigned(number_unsigned_t) override { return other("number"); }
+  bool number_float(number_float_t, const string_t&) override { return other("number"); }
+  bool binary(binary_t&) override { return other("binary"); }
+  bool string(string_t& s) override {
+    if (!in_array_) other("string");
+    vocab.push_back(std::move(s));
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    if (in_array_) other("array");  // not reached: json_bounded refuses an array inside first (depth 1)
+    in_array_ = true;
+    return true;
+  }
+  bool start_object(std::size_t) override { return other("object"); }
+  bool end_array() override { return true; }
+  bool end_object() override { return true; }
+  bool key(string_t&) override { return true; }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+
+ private:
+  bool other(const char* type) const {
+    if (!in_array_)
+      throw std::invalid_argument(fmt::format("CharTokenizer::from_vocab_json: the JSON value is of type {}, not an "
+                                              "array of strings", type));
+    throw std::invalid_argument(fmt::format("CharTokenizer::from_vocab_json: entry {} is of type {}, not a string",
+                                            vocab.size(), type));
+  }
+  bool in_array_ = false;
+};
+
+}  // namespace
+
 CharTokenizer CharTokenizer::from_vocab_json(std::string_view json) {
-  // Every Unicode scalar value once, each written as "\uD83D\uDE00", at most: what a vocabulary can take. A JSON
-  // tree costs several times its text, so a longer text is refused before it is parsed.
-  constexpr std::size_t kMaxCodePoints = 0x110000 - 0x800, kMaxJsonBytes = 16 * (kMaxCodePoints + 1) + 16;
+  // Every entry written as "\uD83D\uDE00", at most: what a vocabulary can take; a longer text is refused unread.
+  constexpr std::size_t kMaxJsonBytes = 16 * kMaxEntries + 16;
   if (json.size() > kMaxJsonBytes)
     throw std::invalid_argument(fmt::format("CharTokenizer::from_vocab_json: {} bytes of JSON, more than a vocabulary "
                                             "of every Unicode character needs ({})", json.size(), kMaxJsonBytes));
-  nlohmann::json parsed;
-  try {
-    parsed = nlohmann::json::parse(json);  // a strict parser: invalid UTF-8 or a lone surrogate escape is an error
-  } catch (const nlohmann::json::exception& e) {
-    throw std::invalid_argument(fmt::format("CharTokenizer::from_vocab_json: not JSON: {}", json_error_text(e.what())));
-  }
-  if (!parsed.is_array())
-    throw std::invalid_argument(fmt::format("CharTokenizer::from_vocab_json: the JSON value is of type {}, not an array of strings", parsed.type_name()));
-  std::vector<std::string> vocab;
-  vocab.reserve(parsed.size());
-  for (std::size_t i = 0; i < parsed.size(); ++i) {
-    if (!parsed[i].is_string())
-      throw std::invalid_argument(fmt::format("CharTokenizer::from_vocab_json: entry {} is of type {}, not a string", i,
-                                              parsed[i].type_name()));
-    vocab.push_back(parsed[i].get<std::string>());
-  }
-  return from_vocab(vocab);
+  // A strict parser (invalid UTF-8 or a lone surrogate escape is an error), and bounds: one array of at most
+  // kMaxEntries values, read straight into strings.
+  VocabReader reader;
+  sax_parse_bounded(json, {.max_depth = 1, .max_values = 1 + kMaxEntries}, "CharTokenizer::from_vocab_json: the vocabulary",
+                    reader);
+  return from_vocab(reader.vocab);
 }
 
 }  // namespace cppgrad::data

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "core/json_bounded.h"
 #include "data/utf8.h"
 
 namespace cppgrad::data {
@@ -46,19 +47,22 @@ std::optional<std::string> token_bytes(std::string_view text) {
 
 // encoder.json: each token's bytes -> its id.
 std::unordered_map<std::string, std::int64_t> read_encoder(const std::string& path) {
+  const std::string content = read_text_file(path, kMaxVocabFileBytes);
   nlohmann::json json;
   try {
-    json = nlohmann::json::parse(read_text_file(path, kMaxVocabFileBytes));
-  } catch (const nlohmann::json::exception& e) {
+    // A flat object of a token per key; GPT-2's has 50257, and no BPE this program reads has more than 2^20.
+    json = parse_json_bounded(content, {.max_depth = 1, .max_values = 1 + (1 << 20)}, "the text");
+  } catch (const std::invalid_argument& e) {
     throw std::runtime_error(fmt::format("{}: not GPT-2's encoder.json: {}", path, e.what()));
   }
   if (!json.is_object()) throw std::runtime_error(fmt::format("{}: not GPT-2's encoder.json: not a JSON object", path));
   std::unordered_map<std::string, std::int64_t> id_of;
   std::vector<bool> taken;
   for (const auto& [text, id] : json.items()) {
-    const std::string name = nlohmann::json(text).dump();
+    const std::string name = json_string_text(text);  // shown short: the file may be anyone's
     if (!id.is_number_integer() || id.get<std::int64_t>() < 0 || id.get<std::int64_t>() >= std::int64_t{1} << 24)
-      throw std::runtime_error(fmt::format("{}: token {} has id {}, not an integer in [0, 2^24)", path, name, id.dump()));
+      throw std::runtime_error(fmt::format("{}: token {} has id {}, not an integer in [0, 2^24)", path, name,
+                                           json_value_text(id)));
     const auto value = id.get<std::int64_t>();
     if (static_cast<std::size_t>(value) >= taken.size()) taken.resize(static_cast<std::size_t>(value) + 1);
     if (taken[static_cast<std::size_t>(value)])

@@ -34,6 +34,14 @@ void check_config(const GPTConfig& c) {
     throw std::invalid_argument(fmt::format("GPTConfig: dropout must be in [0, 1), got {}", c.dropout));
 }
 
+std::int64_t state_dict_numel(const GPTConfig& c) {
+  const std::int64_t C = c.n_embd;
+  // A block: ln_1 and ln_2 2C each, c_attn 3C^2 + 3C, attn.c_proj C^2 + C, c_fc 4C^2 + 4C, mlp.c_proj 4C^2 + C.
+  const std::int64_t block = 12 * C * C + 13 * C;
+  // wte and lm_head (tied: one tensor, two names), wpe, the blocks, ln_f.
+  return 2 * c.vocab_size * C + c.block_size * C + c.n_layer * block + 2 * C;
+}
+
 // ------------------------------------------------------------------------------------------- GPTAttention
 GPTAttention::GPTAttention(const GPTConfig& config, Generator& gen, std::shared_ptr<Generator> dropout_gen)
     : n_embd_(config.n_embd), n_head_(config.n_head) {

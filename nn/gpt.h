@@ -43,6 +43,10 @@ struct GPTConfig {
 // Throws std::invalid_argument naming the first size out of range (n_embd must be a multiple of n_head).
 void check_config(const GPTConfig& config);
 
+// The values a GPT of this config holds in its state_dict(), the tied lm_head.weight counted under its own name too
+// (as a checkpoint stores it), without building it: what a file's tensors must hold for the model to load them.
+std::int64_t state_dict_numel(const GPTConfig& config);
+
 // Causal self-attention in GPT-2's layout (nanoGPT's CausalSelfAttention): q, k and v of every head from one
 // projection c_attn [3C, C], the heads' outputs side by side mixed by c_proj [C, C], both with bias. Position t
 // reads positions 0..t only. (The tutorial's layout, separate W_q, W_k, W_v: CausalSelfAttention, nn/self_attention.h.)

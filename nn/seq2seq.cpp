@@ -37,6 +37,20 @@ Seq2SeqTransformer::Seq2SeqTransformer(const Seq2SeqOptions& options, Generator&
   if (options.dropout > 0) dropout_ = register_module("dropout", std::make_shared<Dropout>(options.dropout, dropout_gen_));
 }
 
+std::int64_t state_dict_numel(const Seq2SeqOptions& o) {
+  const std::int64_t D = o.d_model, F = o.d_ff;
+  const std::int64_t attention = 4 * D * D;  // W_q, W_k, W_v, W_o, no biases
+  const std::int64_t ffn = 2 * D * F + F + D;   // lin1 and lin2 with biases
+  std::int64_t cross = attention;
+  if (o.cross_attention == CrossAttentionKind::Additive) cross = 2 * D * D + D;  // W1, W2, v
+  if (o.cross_attention == CrossAttentionKind::Multiplicative) cross = D * D;    // W
+  const std::int64_t encoder_layer = attention + ffn + 2 * 2 * D;         // norm1, norm2
+  const std::int64_t decoder_layer = attention + cross + ffn + 3 * 2 * D;  // norm1..norm3
+  const std::int64_t positions = o.positional == PositionalKind::Learned ? 2 * o.max_len * D : 0;  // src_pos, tgt_pos
+  return (o.src_vocab + o.tgt_vocab) * D + positions + o.n_encoder_layers * encoder_layer +
+         o.n_decoder_layers * decoder_layer + D * o.out_vocab + o.out_vocab;
+}
+
 std::string Seq2SeqTransformer::extra_repr() const {
   return fmt::format("d_model={}, heads={}, layers={}+{}, cross={}", options_.d_model, options_.n_heads,
                      options_.n_encoder_layers, options_.n_decoder_layers, cross_attention_name(options_.cross_attention));

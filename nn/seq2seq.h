@@ -46,6 +46,10 @@ struct NamedAttention {
   Tensor weights;
 };
 
+// The values a Seq2SeqTransformer of these options holds in its state_dict(), without building it: what a file's
+// tensors must hold for the model to load them.
+std::int64_t state_dict_numel(const Seq2SeqOptions& options);
+
 class Seq2SeqTransformer : public Module {
  public:
   Seq2SeqTransformer(const Seq2SeqOptions& options, Generator& gen);

@@ -1,9 +1,12 @@
 #include "train/checkpoint.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "core/json_bounded.h"
 #include "train/flags.h"
 
 namespace cppgrad::train {
@@ -61,7 +64,8 @@ namespace {
 
 // A generator's state stored under `key`: 4 unsigned 64-bit words, not all zero.
 Generator::State generator_state(const std::map<std::string, std::string>& metadata, const std::string& key) {
-  const nlohmann::json words = nlohmann::json::parse(metadata.at(key), nullptr, /*allow_exceptions=*/false);
+  const nlohmann::json words =
+      parse_json_bounded(metadata.at(key), {.max_depth = 1, .max_values = 5}, "metadata '" + key + "'");
   if (!words.is_array() || words.size() != 4 ||
       !std::all_of(words.begin(), words.end(), [](const nlohmann::json& w) { return w.is_number_unsigned(); }))
     throw std::invalid_argument("metadata '" + key + "' must be an array of 4 unsigned 64-bit words");
@@ -72,6 +76,15 @@ Generator::State generator_state(const std::map<std::string, std::string>& metad
 }
 
 }  // namespace
+
+void check_model_size(const SafetensorsFile& file, const std::string& path, std::int64_t expected) {
+  std::int64_t held = 0;
+  for (const auto& [name, t] : file.tensors)
+    if (name.rfind("model.", 0) == 0) held += t.numel();
+  if (held != expected)
+    throw std::runtime_error(fmt::format("checkpoint {}: its config makes a model of {} values, but its model tensors "
+                                         "hold {}: the config does not describe these weights", path, expected, held));
+}
 
 CheckpointState checkpoint_state(const SafetensorsFile& file, const std::string& path,
                                  const std::vector<std::string>& generators) {

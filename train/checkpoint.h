@@ -53,6 +53,12 @@ SafetensorsFile read_checkpoint(const std::string& path, const CheckpointFormat&
 // Its 'config' metadata, for the program to parse and compare with its own.
 const std::string& checkpoint_config(const SafetensorsFile& file, const std::string& path);
 
+// The values of the file's model.* tensors against `expected`, what the model its config describes holds in its state
+// dict (nn::state_dict_numel): called before that model is built, so a config naming a model far larger than the
+// weights the file holds (a 60 KB file saying d_model 8192) is refused before gigabytes are allocated for it. Throws
+// std::runtime_error "checkpoint <path>: its config makes a model of N values, but its model tensors hold M".
+void check_model_size(const SafetensorsFile& file, const std::string& path, std::int64_t expected);
+
 // The rest of a checkpoint, split and checked: tensors named model.* or optim.* only, every one finite (as saving
 // requires); 'epoch', 'global_step', the generators listed and 'history' present; counts whole numbers >= 0;
 // each generator 4 unsigned 64-bit words, not all zero (a state xoshiro256** never leaves).

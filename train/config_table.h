@@ -39,10 +39,14 @@ std::string config_text(const ConfigValue& value);
 
 // The JSON of (key, value) pairs, one object; and back: for each (key, kind) the object's value under key converted
 // to that kind (a ConfigValue index), nothing when the key is absent. std::invalid_argument naming the key for a
-// value of another type or an integer out of range (a checkpoint may be hostile), or for text that is no object.
+// value of another type or an integer out of range (a checkpoint may be hostile), or for text that is no object: a
+// flat one (no array or object inside) of at most kMaxConfigKeys keys, checked before any of it is built
+// (core/json_bounded.h). With `only_these`, a key not among `keys` is refused too.
+inline constexpr std::size_t kMaxConfigKeys = 128;
 std::string config_json(const std::vector<std::pair<std::string, ConfigValue>>& fields);
 std::vector<std::optional<ConfigValue>> read_config_json(const std::string& json,
-                                                         const std::vector<std::pair<std::string, std::size_t>>& keys);
+                                                         const std::vector<std::pair<std::string, std::size_t>>& keys,
+                                                         bool only_these = false);
 
 // --- bounds: each throws std::invalid_argument naming the flag and the value it refuses
 inline void check_in_range(const std::string& flag, std::int64_t v, std::int64_t lo, std::int64_t hi) {
@@ -255,12 +259,14 @@ class ConfigTable {
     return config_json(fields);
   }
 
-  // The defaults, with every key the JSON has (an older checkpoint's lacks the fields added since).
+  // The defaults, with every key the JSON has (an older checkpoint's lacks the fields added since). A key of no row
+  // is refused: every key an earlier version wrote is still a row, and a key this version does not know is a setting
+  // it could not honour (a later version's field, written when it is not that field's default).
   Config from_json(const std::string& json) const {
     Config c;
     std::vector<std::pair<std::string, std::size_t>> keys;
     for (const auto& r : rows_) keys.emplace_back(r.key(), r.get(c).index());
-    const std::vector<std::optional<ConfigValue>> values = read_config_json(json, keys);
+    const std::vector<std::optional<ConfigValue>> values = read_config_json(json, keys, /*only_these=*/true);
     for (std::size_t i = 0; i < rows_.size(); ++i) {
       if (!values[i]) continue;
       try {

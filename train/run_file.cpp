@@ -20,7 +20,9 @@ void resume_run(const std::string& path, const CheckpointFormat& format, const s
   const CheckpointState state = checkpoint_state(read_checkpoint(path, format), path, names);
   std::vector<std::vector<double>> history;
   try {
-    history = parse_history(state.meta.history, fields, /*non_negative=*/false);
+    // At most one evaluation a step, and one before the first.
+    history = parse_history(state.meta.history, fields, /*non_negative=*/false,
+                            static_cast<std::size_t>(state.meta.global_step) + 1);
   } catch (const std::exception& e) {
     throw std::runtime_error("checkpoint " + path + ": " + e.what());
   }

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "data/token_labels.h"
+#include "core/json_bounded.h"
 #include "core/safetensors.h"
 #include "models/gpt/attention.h"
 #include "models/gpt/checkpoint.h"
@@ -55,7 +56,15 @@ std::vector<StepLoss> read_step_losses(const std::string& path, const std::map<s
   const auto refuse = [&](const std::string& what) {
     return std::runtime_error(fmt::format("checkpoint {}: metadata '{}' {}", path, kStepLossesKey, what));
   };
-  const nlohmann::json j = nlohmann::json::parse(found->second, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json j;
+  try {
+    // {"first_step": N, "losses": [...]}: depth 2, and a loss per step at most.
+    const std::size_t most = 3 + static_cast<std::size_t>(std::max<std::int64_t>(step, 0));
+    j = parse_json_bounded(found->second, {.max_depth = 2, .max_values = most},
+                           fmt::format("checkpoint {}: metadata '{}'", path, kStepLossesKey));
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(e.what());
+  }
   if (!j.is_object() || !j.contains("first_step") || !j["first_step"].is_number_unsigned() || !j.contains("losses") ||
       !j["losses"].is_array())
     throw refuse("is not {\"first_step\": N, \"losses\": [numbers]}");
@@ -76,12 +85,8 @@ std::vector<StepLoss> read_step_losses(const std::string& path, const std::map<s
 }  // namespace
 
 gpt::TrainConfig config_from_json(const std::string& json) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(json);
-  } catch (const nlohmann::json::exception& e) {
-    throw std::invalid_argument(std::string("config: not JSON: ") + e.what());
-  }
+  // A flat object, bounded before it is built (core/json_bounded.h): "config is not JSON: ...".
+  nlohmann::json j = parse_json_bounded(json, {.max_depth = 1, .max_values = 1 + train::kMaxConfigKeys}, "config");
   if (!j.is_object()) throw std::invalid_argument("config: not a JSON object");
   for (const auto& [alias, key] : kKeyAliases) {
     if (!j.contains(alias)) continue;

@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "core/json_bounded.h"
+
 namespace cppgrad::gpt {
 
 namespace {
@@ -21,7 +23,8 @@ nlohmann::json progress_json(const IntervalProgress& p) {
 }
 
 IntervalProgress parse_progress(const std::string& text, std::int64_t eval_every) {
-  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  // An object of 5 keys, one of them 4 words (progress_json): 10 values, depth 2; room for as many again.
+  const nlohmann::json j = parse_json_bounded(text, {.max_depth = 2, .max_values = 20}, "metadata 'epoch_progress'");
   if (!j.is_object()) throw std::invalid_argument("metadata 'epoch_progress' is not a JSON object");
   auto number = [&](const char* key) {
     if (!j.contains(key) || !j.at(key).is_number() || !std::isfinite(j.at(key).get<double>()) || j.at(key).get<double>() < 0)
@@ -98,10 +101,12 @@ GptCheckpoint read_gpt_checkpoint(const std::string& path) {
   } catch (const std::exception& e) {
     throw std::runtime_error("checkpoint " + path + ": " + e.what());
   }
+  // The weights the config describes against those the file holds, before anything is built from the config.
+  train::check_model_size(f, path, nn::state_dict_numel(c.config.model_config(c.tokenizer.size(), c.context)));
   c.state = train::checkpoint_state(f, path, {"dropout_rng"});
   try {
     c.step = c.state.meta.global_step;
-    c.history = parse_history(c.state.meta.history);
+    c.history = parse_history(c.state.meta.history, c.step);
     if (!c.history.empty() && c.history.back().step > c.step)
       throw std::invalid_argument("its history goes past its global_step");
     if (c.state.meta.epoch_progress.empty()) throw std::invalid_argument("metadata has no 'epoch_progress'");

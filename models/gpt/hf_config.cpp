@@ -5,18 +5,26 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "core/json_bounded.h"
 #include "data/utf8.h"
 
 namespace cppgrad::gpt {
 
 namespace {
 constexpr std::uint64_t kMaxConfigJsonBytes = 1 << 20;  // GPT-2's is 665 bytes
+constexpr std::size_t kMaxConfigJsonValues = 1 << 16;
 constexpr std::int64_t kGpt2Vocab = 50257;
 }  // namespace
 
 HFConfig read_hf_config(const std::string& path) {
-  const nlohmann::json j = nlohmann::json::parse(data::read_text_file(path, kMaxConfigJsonBytes), nullptr,
-                                                 /*allow_exceptions=*/false);
+  const std::string text = data::read_text_file(path, kMaxConfigJsonBytes);
+  nlohmann::json j;
+  try {
+    // GPT-2's nests 3 deep (task_specific_params) and holds 40 values; a model's config.json has tens to hundreds.
+    j = parse_json_bounded(text, {.max_depth = 16, .max_values = kMaxConfigJsonValues}, path);
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(e.what());
+  }
   if (!j.is_object()) throw std::runtime_error(path + ": is not a JSON object (a Hugging Face config.json)");
   const auto size = [&](const char* key, const char* older = nullptr) {
     const char* k = !j.contains(key) && older && j.contains(older) ? older : key;
@@ -24,7 +32,7 @@ HFConfig read_hf_config(const std::string& path) {
     const nlohmann::json& v = j.at(k);
     if (!v.is_number_unsigned() || v.get<std::uint64_t>() < 1 || v.get<std::uint64_t>() > (1u << 24))
       throw std::runtime_error(fmt::format("{}: '{}' must be a whole number in 1..{}, got {}", path, k, 1u << 24,
-                                           v.dump().substr(0, 40)));
+                                           json_value_text(v)));
     return v.get<std::int64_t>();
   };
   return {.n_head = size("n_head"), .n_layer = size("n_layer"), .n_embd = size("n_embd"),

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -43,9 +44,11 @@ std::string history_json(const std::vector<Evaluation>& history) {
   return arr.dump();
 }
 
-std::vector<Evaluation> parse_history(const std::string& text) {
+std::vector<Evaluation> parse_history(const std::string& text, std::int64_t step) {
+  // Each entry's step grows and none is past `step`: at most step + 1 entries.
   const auto entries = train::parse_history(text, {{"step", /*count=*/true}, {"train_loss"}, {"val_loss"}, {"lr"},
-                                                   {"tokens_per_s"}, {"elapsed_s"}}, /*non_negative=*/true);
+                                                   {"tokens_per_s"}, {"elapsed_s"}}, /*non_negative=*/true,
+                                            static_cast<std::size_t>(std::max<std::int64_t>(step, 0)) + 1);
   std::vector<Evaluation> history;
   for (const std::vector<double>& v : entries) {
     const Evaluation e{.step = static_cast<std::int64_t>(v[0]), .train_loss = v[1], .val_loss = v[2], .lr = v[3],

@@ -31,9 +31,10 @@ struct FinalSummary {
 std::string evaluation_json(const Evaluation& e);  // one line, no newline
 // Every evaluation, then the final object when `final` is given; one JSON object per line.
 std::string metrics_jsonl(const std::vector<Evaluation>& history, const FinalSummary* final);
-// The history as a checkpoint stores it (a JSON array), and back: every field a finite number, steps increasing.
+// The history as a checkpoint stores it (a JSON array), and back: every field a finite number, steps increasing, none
+// past `step` (the checkpoint's global step), so at most step + 1 entries. Throws std::invalid_argument naming the entry.
 std::string history_json(const std::vector<Evaluation>& history);
-std::vector<Evaluation> parse_history(const std::string& json);  // throws std::invalid_argument naming the entry
+std::vector<Evaluation> parse_history(const std::string& json, std::int64_t step);
 
 // Train and validation loss against steps, with the bigram's validation loss as a flat reference line. SVG.
 std::string loss_chart(const std::vector<Evaluation>& history, double bigram_val_loss, const std::string& title);

@@ -13,11 +13,13 @@
 #include "core/atomic_file.h"
 #include "core/autograd.h"
 #include "core/graph_dot.h"
+#include "core/json_bounded.h"
 #include "core/ops/elementwise.h"
 #include "core/ops/reduce.h"
 #include "core/ops/softmax.h"
 #include "core/ops/views.h"
 #include "core/thread_pool.h"  // max_parallel_workers
+#include "nn/seq2seq.h"
 #include "optim/adam.h"
 #include "optim/clip.h"
 #include "optim/sgd.h"
@@ -275,10 +277,11 @@ void Trainer::save(const std::string& path) const {
 
 namespace {
 
-// The metrics history (train/history.h): every field a finite number, entry N of epoch N.
-std::vector<EpochMetrics> parse_history(const std::string& text) {
+// The metrics history (train/history.h): every field a finite number, entry N of epoch N, `epochs` entries.
+std::vector<EpochMetrics> parse_history(const std::string& text, std::int64_t epochs) {
   const auto entries = train::parse_history(text, {{"loss"}, {"train_token_acc"}, {"test_seq_acc"}, {"test_token_acc"},
-                                                   {"lr"}, {"epoch_s"}, {"epoch"}}, /*non_negative=*/false);
+                                                   {"lr"}, {"epoch_s"}, {"epoch"}}, /*non_negative=*/false,
+                                            static_cast<std::size_t>(std::max<std::int64_t>(epochs, 0)));
   std::vector<EpochMetrics> history;
   for (const std::vector<double>& v : entries) {
     const EpochMetrics m{.epoch = static_cast<std::int64_t>(history.size()) + 1, .loss = v[0], .train_token_acc = v[1],
@@ -292,7 +295,8 @@ std::vector<EpochMetrics> parse_history(const std::string& text) {
 
 // Where a checkpoint's epoch stood (its metadata 'epoch_progress'): counts whole numbers in range, sums finite.
 Trainer::EpochProgress parse_progress(const std::string& text, std::int64_t steps_per_epoch) {
-  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  // A flat object of 7 numbers (progress_json); room for as many again.
+  const nlohmann::json j = parse_json_bounded(text, {.max_depth = 1, .max_values = 15}, "metadata 'epoch_progress'");
   if (!j.is_object()) throw std::invalid_argument("metadata 'epoch_progress' is not a JSON object");
   auto count = [&](const char* key, std::int64_t most) {
     if (!j.contains(key) || !j.at(key).is_number_unsigned() ||
@@ -320,13 +324,17 @@ Trainer::EpochProgress parse_progress(const std::string& text, std::int64_t step
 // std::runtime_error naming the file.
 TrainConfig checkpoint_config(const SafetensorsFile& f, const std::string& path) {
   const std::string& config = train::checkpoint_config(f, path);
+  TrainConfig c;
   try {
-    TrainConfig c = TrainConfig::from_json(config);
+    c = TrainConfig::from_json(config);
     c.validate();  // bounded before anything is allocated for it
-    return c;
   } catch (const std::exception& e) {
     throw std::runtime_error("checkpoint " + path + ": its config is refused: " + e.what());
   }
+  // The weights the config describes against those the file holds, before a trainer builds its model from the config
+  // (the tutorial's model is another's: Trainer refuses that config before it builds anything).
+  if (c.arch == Arch::transformer) train::check_model_size(f, path, nn::state_dict_numel(c.model_options()));
+  return c;
 }
 
 }  // namespace
@@ -360,7 +368,7 @@ void Trainer::load(const std::string& path) {
   std::vector<EpochMetrics> history;
   EpochProgress progress;
   try {
-    history = parse_history(state.meta.history);
+    history = parse_history(state.meta.history, state.meta.epoch);
     if (state.meta.epoch != static_cast<std::int64_t>(history.size()))
       throw std::invalid_argument(fmt::format("epoch {} but a history of {} epochs", state.meta.epoch, history.size()));
     if (!state.meta.epoch_progress.empty()) progress = parse_progress(state.meta.epoch_progress, steps_per_epoch());

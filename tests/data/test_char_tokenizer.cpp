@@ -103,15 +103,27 @@ TEST(CharTokenizer, AHostileVocabIsRefusedAtTheCostOfItsSize) {
   EXPECT_THROW_MSG(CharTokenizer::from_vocab(V{"a", std::string(100, 'b')}), std::invalid_argument,
                    "entry 1 (\"" + std::string(32, 'b') + "\", 100 bytes) has 100 code points, not one");
   try {
-    CharTokenizer::from_vocab_json("[[[[");
-    ADD_FAILURE() << "[[[[ was read as a vocabulary";
+    CharTokenizer::from_vocab_json("[\"\", \"a\"");
+    ADD_FAILURE() << "a vocabulary without its ] was read";
   } catch (const std::invalid_argument& e) {
-    EXPECT_THAT(e.what(), ::testing::StartsWith("CharTokenizer::from_vocab_json: not JSON: parse error"));
+    EXPECT_THAT(e.what(), ::testing::StartsWith("CharTokenizer::from_vocab_json: the vocabulary is not JSON: parse error"));
   }
+  // Read as the parser goes, straight into strings: an array inside is refused where it starts, however deep it goes
+  // (a million levels once overflowed the stack of a message's dump), and the entries are bounded by the most a
+  // vocabulary holds, every Unicode scalar value and the boundary.
+  EXPECT_THROW_MSG(CharTokenizer::from_vocab_json("[[[["), std::invalid_argument,
+                   "CharTokenizer::from_vocab_json: the vocabulary nests arrays and objects more than 1 deep");
+  EXPECT_THROW_MSG(CharTokenizer::from_vocab_json(std::string(1'000'000, '[')), std::invalid_argument,
+                   "nests arrays and objects more than 1 deep");
+  std::string empties = "[";
+  for (int i = 0; i < 1'200'000; ++i) empties += i == 0 ? "\"\"" : ",\"\"";
+  empties += "]";
+  EXPECT_THROW_MSG(CharTokenizer::from_vocab_json(empties), std::invalid_argument,
+                   "CharTokenizer::from_vocab_json: the vocabulary holds more than 1112066 JSON values");
 }
 
 TEST(CharTokenizer, FromVocabJsonRefusesBadJson) {
-  EXPECT_THROW_MSG(CharTokenizer::from_vocab_json("[\"\", \"a\""), std::invalid_argument, "from_vocab_json: not JSON");
+  EXPECT_THROW_MSG(CharTokenizer::from_vocab_json("[\"\", \"a\""), std::invalid_argument, "from_vocab_json: the vocabulary is not JSON");
   EXPECT_THROW_MSG(CharTokenizer::from_vocab_json("{\"a\": 1}"), std::invalid_argument, "of type object, not an array of strings");
   EXPECT_THROW_MSG(CharTokenizer::from_vocab_json("[\"\", 7]"), std::invalid_argument, "entry 1 is of type number, not a string");
   EXPECT_THROW_MSG(CharTokenizer::from_vocab_json("[\"\", \"\\ud800\"]"), std::invalid_argument, "not JSON");

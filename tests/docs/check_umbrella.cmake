@@ -23,11 +23,13 @@
 #   core/safetensors_header.h                    the safetensors reader's header parse, behind core/safetensors.h's
 #                                                SafetensorsReader (core/safetensors.cpp), not a user's
 #   core/json_error_text.h                       nlohmann's messages without their tag: the JSON readers', not a user's
+#   core/json_bounded.h                          hostile JSON read within bounds: the JSON readers', not a user's (not
+#                                                installed: it includes nlohmann's JSON, a private dependency)
 cmake_minimum_required(VERSION 3.25)  # script mode: the policies of the project's CMake
 set(CPPGRAD_NOT_PUBLIC core/ops/elementwise_helpers.h core/allocator.h core/storage.h core/small_vector.h
                        core/thread_pool.h core/allocator_release.h core/ops/index_add_to_zeros.h core/source_location.h
                        core/bit_cast.h data/js_split_pattern.h core/safetensors_header.h
-                       core/json_error_text.h)
+                       core/json_error_text.h core/json_bounded.h)
 
 if(NOT SOURCE_DIR)
   message(FATAL_ERROR "usage: cmake -DSOURCE_DIR=<repository> [-DOVERLAY_DIR=<tree>] -P check_umbrella.cmake")

@@ -4,11 +4,16 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <cmath>
+#include <filesystem>
 #include <limits>
+#include <nlohmann/json.hpp>
 
 #include "core/safetensors.h"
 #include "models/reverse/trainer.h"
+#include "nn/seq2seq.h"
 #include "test_util.h"
 
 namespace cppgrad {
@@ -113,7 +118,68 @@ TEST_F(CheckpointHostile, ABadEpochProgressIsRefused) {
   expect_refused("epoch_progress", progress("3", "1.5"), "epoch_progress: 'steps' must be a whole number from 0 to 2");
   expect_refused("epoch_progress", progress("-1", "1.5"), "epoch_progress: 'steps' must be a whole number from 0 to 2");
   expect_refused("epoch_progress", progress("1", "-1"), "epoch_progress: 'loss_sum' must be a finite number >= 0");
-  expect_refused("epoch_progress", progress("1", "1e999"), "metadata 'epoch_progress' is not a JSON object");
+  expect_refused("epoch_progress", progress("1", "1e999"), "metadata 'epoch_progress' is not JSON: number overflow");
+}
+
+// The config's model is counted against the weights the file holds before a trainer builds it (a 10 KB file whose
+// config said d_model 2048 and d_ff 8192 had 927 MB allocated before load_state_dict refused it). Exact both ways: a
+// file that lost one tensor is refused too.
+TEST_F(CheckpointHostile, AConfigThatDoesNotDescribeTheWeightsIsRefusedBeforeAModelIsBuilt) {
+  std::int64_t held = 0;
+  for (const auto& [name, t] : checkpoint.tensors)
+    if (name.rfind("model.", 0) == 0) held += t.numel();
+  reverse::TrainConfig big = tiny_config();
+  big.d_model = 2048, big.d_ff = 8192;
+  const std::int64_t expected = nn::state_dict_numel(big.model_options());
+  nlohmann::json config = nlohmann::json::parse(checkpoint.metadata.at("config"));
+  config["d_model"] = 2048, config["d_ff"] = 8192;
+  expect_refused("config", config.dump(),
+                 fmt::format("its config makes a model of {} values, but its model tensors hold {}", expected, held));
+  const std::string path = (dir.path / "tampered.safetensors").string();
+  EXPECT_THROW_MSG(reverse::read_checkpoint_config(path), std::runtime_error,
+                   "checkpoint " + path + ": its config makes a model of");
+
+  SafetensorsFile f = checkpoint;
+  const std::int64_t bias = f.tensors.at("model.out.bias").numel();
+  f.tensors.erase("model.out.bias");
+  write_safetensors(path, f.tensors, f.metadata);
+  EXPECT_THROW_MSG(reverse::read_checkpoint_config(path), std::runtime_error,
+                   fmt::format("but its model tensors hold {}", held - bias));
+}
+
+// The config is a flat object of the table's keys, its other metadata bounded by what each holds: a value a hundred
+// thousand arrays deep is refused where it starts (its refusal once dumped it, and crashed), an unknown key is
+// refused, and the history holds one entry an epoch.
+TEST_F(CheckpointHostile, EveryJsonValueIsBoundedByWhatItHolds) {
+  std::string deep = checkpoint.metadata.at("config");
+  const auto vocab = deep.find("\"vocab\":5");
+  ASSERT_NE(vocab, std::string::npos) << deep;
+  deep.replace(vocab, 9, "\"vocab\":" + std::string(200'000, '[') + std::string(200'000, ']'));
+  expect_refused("config", deep, "its config is refused: config nests arrays and objects more than 1 deep");
+  nlohmann::json unknown = nlohmann::json::parse(checkpoint.metadata.at("config"));
+  unknown["zz"] = nlohmann::json::array({1, 2});
+  expect_refused("config", unknown.dump(), "config nests arrays and objects more than 1 deep");
+  unknown["zz"] = 1;
+  expect_refused("config", unknown.dump(), "config has the key \"zz\", which this program does not know");
+  const nlohmann::json entry = nlohmann::json::parse(checkpoint.metadata.at("history"))[0];
+  expect_refused("history", nlohmann::json::array({entry, entry}).dump(), "metadata 'history' holds more than 1 entries");
+  expect_refused("history", "[{},{}]", "history entry 1: 'loss' must be a finite number");
+  expect_refused("dropout_rng", "[[1],2,3,4]", "metadata 'dropout_rng' nests arrays and objects more than 1 deep");
+  expect_refused("epoch_progress", R"({"steps":[1]})", "metadata 'epoch_progress' nests arrays and objects more than 1 deep");
+}
+
+// A checkpoint an earlier version wrote (the fuzz corpus's, before --shards: its config lacks that key) still loads.
+TEST(CheckpointConfig, ACheckpointAnEarlierVersionWroteStillLoads) {
+  const std::string path =
+      (std::filesystem::path(CPPGRAD_DEFAULT_GOLDEN_DIR) / "../../fuzz/corpus/checkpoint/tiny.safetensors").string();
+  const reverse::TrainConfig config = reverse::read_checkpoint_config(path);
+  EXPECT_FALSE(nlohmann::json::parse(read_safetensors(path).metadata.at("config")).contains("shards"));
+  reverse::Trainer trainer(config);
+  trainer.load(path);
+  EXPECT_EQ(trainer.epochs_done(), 1);
+  EXPECT_EQ(trainer.global_step(), 4);
+  for (const auto& [name, t] : trainer.model().state_dict())
+    EXPECT_EQ(t.to_double_vector(), read_safetensors(path).tensors.at("model." + name).to_double_vector()) << name;
 }
 
 TEST(CheckpointConfig, IntegersMustBeIntegersInRange) {
