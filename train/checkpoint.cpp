@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "core/json_bounded.h"
+#include "core/message_text.h"
 #include "train/flags.h"
 
 namespace cppgrad::train {
@@ -92,7 +93,7 @@ CheckpointState checkpoint_state(const SafetensorsFile& file, const std::string&
   for (const auto& [name, t] : file.tensors) {
     if (name.rfind("model.", 0) == 0) s.model[name.substr(6)] = t;
     else if (name.rfind("optim.", 0) == 0) s.optimizer[name.substr(6)] = t;
-    else throw std::runtime_error("checkpoint " + path + ": unexpected tensor '" + name + "'");
+    else throw std::runtime_error("checkpoint " + path + ": unexpected tensor " + quoted_text(name));
     // save_checkpoint never writes one: such a file was damaged or made by hand, and would only give NaN losses
     if (!t.all_finite())
       throw std::runtime_error("checkpoint " + path + ": tensor '" + name + "' holds NaN or Inf values (training "

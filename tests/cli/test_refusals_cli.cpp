@@ -188,12 +188,13 @@ TEST_F(Refusals, UserTextWithNewlinesAndNulsStaysOnOneLine) {
                  {"--prompt 'ba\\nko': the character '\\n' (U+000A)"});
   expect_refusal(gpt({"attention", "--checkpoint", path("text.safetensors"), "--prompt", "ba\nko\n!"}),
                  {"--prompt 'ba\\nko\\n!'"});
-  expect_refusal(gpt({"sample", "--checkpoint", with_tensor("model.evil\nsecond line\nthird", "newline.safetensors"),
+  // (a tensor outside model.* and optim.*: an extra model.* one is refused first by the weights' count)
+  expect_refusal(gpt({"sample", "--checkpoint", with_tensor("evil\nsecond line\nthird", "newline.safetensors"),
                       "--num", "1"}),
-                 {"unexpected entry 'evil\\nsecond line\\nthird'"});
+                 {"unexpected tensor 'evil\\nsecond line\\nthird'"});
   expect_refusal(gpt({"sample", "--checkpoint",
-                      with_tensor(std::string("model.\xE2\x80\xAE\0evil", 14), "nul_name.safetensors"), "--num", "1"}),
-                 {"unexpected entry '\\u202E\\0evil'"});
+                      with_tensor(std::string("\xE2\x80\xAE\0evil", 8), "nul_name.safetensors"), "--num", "1"}),
+                 {"unexpected tensor '\\u202E\\0evil'"});
   expect_refusal(gpt({"eval", "--checkpoint", with_config("data", "/nonexistent\nsecond line", "newline_data.safetensors")}),
                  {"the checkpoint's --data /nonexistent\\nsecond line"});
   write(dir_ / "nul.txt", std::string("basa\nb\0a\nkone\n", 14));
