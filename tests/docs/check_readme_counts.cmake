@@ -1,0 +1,22 @@
+# cmake -DPROGRAM=<cppgrad-gradcheck> -DREADME=<README.md> -P check_readme_counts.cmake
+# The README quotes the end of cppgrad-gradcheck's run ("122 of 122 checks passed"); a count a person types drifts as
+# ops and modules are added. This runs the program and fails, naming both numbers, when the README's differs.
+cmake_minimum_required(VERSION 3.25)
+if(NOT PROGRAM OR NOT README)
+  message(FATAL_ERROR "usage: cmake -DPROGRAM=<cppgrad-gradcheck> -DREADME=<README.md> -P check_readme_counts.cmake")
+endif()
+execute_process(COMMAND ${PROGRAM} OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "([0-9]+) of ([0-9]+) checks passed")
+  message(FATAL_ERROR "${PROGRAM} did not end with 'N of N checks passed' (exit ${rc}): ${err}")
+endif()
+set(ran "${CMAKE_MATCH_1} of ${CMAKE_MATCH_2}")
+file(READ ${README} text)
+if(NOT text MATCHES "`([0-9]+) of ([0-9]+) checks[ \t\r\n]+passed`")
+  message(FATAL_ERROR "${README} no longer quotes cppgrad-gradcheck's last line (`N of N checks passed`)")
+endif()
+set(quoted "${CMAKE_MATCH_1} of ${CMAKE_MATCH_2}")
+if(NOT ran STREQUAL quoted)
+  # (a line starting with a space: CMake prints it unwrapped)
+  message(FATAL_ERROR " ${README} says `${quoted} checks passed`, cppgrad-gradcheck says ${ran}: update the README")
+endif()
+message(STATUS "${README} quotes cppgrad-gradcheck's count: ${ran}")
