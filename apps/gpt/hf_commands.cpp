@@ -27,8 +27,6 @@ using train::UsageError;
 
 namespace {
 
-constexpr std::int64_t kGpt2Vocab = 50257;
-
 std::string required(const cxxopts::ParseResult& r, const char* command, const std::string& flag,
                      const std::string& what) {
   if (!r.count(flag)) throw UsageError(fmt::format("{} needs --{} {}", command, flag, what));

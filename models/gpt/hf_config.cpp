@@ -13,7 +13,6 @@ namespace cppgrad::gpt {
 namespace {
 constexpr std::uint64_t kMaxConfigJsonBytes = 1 << 20;  // GPT-2's is 665 bytes
 constexpr std::size_t kMaxConfigJsonValues = 1 << 16;
-constexpr std::int64_t kGpt2Vocab = 50257;
 }  // namespace
 
 HFConfig read_hf_config(const std::string& path) {

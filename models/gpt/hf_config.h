@@ -9,6 +9,10 @@
 
 namespace cppgrad::gpt {
 
+// GPT-2's vocabulary (256 bytes, 50,000 merges, <|endoftext|>): import takes GPT-2's tokenizer for it, and export's
+// config.json names <|endoftext|> as bos and eos.
+inline constexpr std::int64_t kGpt2Vocab = 50257;
+
 // The keys of a Hugging Face GPT-2 config.json that import uses (n_positions: n_ctx in older files).
 struct HFConfig {
   std::int64_t n_head = 0, n_layer = 0, n_embd = 0, n_positions = 0, vocab_size = 0;
