@@ -101,10 +101,13 @@ TrainConfig train_config(const cxxopts::ParseResult& r, const GptCheckpoint* ini
     }
     if (init) {
       TrainConfig shape = init->config;
-      shape.context = init->context;  // the model's block_size (a lines run may have stored 0: its longest line)
+      shape.context = init->model.block_size;  // (a lines run may have stored --context 0: its longest line)
       const std::string source = "--init " + r["init"].as<std::string>();
       std::set<std::string> given = given_flags(r);
-      if (r.count("preset")) given.insert(kShapeFlags.begin(), kShapeFlags.end());  // the preset's must agree too
+      if (r.count("preset")) {  // the preset's must agree too
+        const std::vector<std::string> preset_sets = shape_flags();
+        given.insert(preset_sets.begin(), preset_sets.end());
+      }
       pin_shape(c, shape, given, source);
     }
   } catch (const std::invalid_argument& e) {
@@ -144,7 +147,7 @@ void print_header(Trainer& t) {
   const std::string vocab = c.tokenizer.chars() ? std::to_string(c.tokenizer.size())
                                                 : fmt::format("{} ({})", c.tokenizer.size(), t.config().tokenizer.text());
   fmt::print("cppgrad-gpt: {} ({}): {} (seed {}); vocab {}{}; context {}; {} threads\n", t.config().data,
-             train::choice_name(kFormats, t.config().format), splits, t.config().seed, vocab,
+             choice_name(kFormats, t.config().format), splits, t.config().seed, vocab,
              std::visit([](const auto& f) { return f.vocab_note(); }, framing_of(c.tokenizer)), c.context, t.workers());
   fmt::print("model: GPT, {} parameters (d_model {}, {} layers, {} heads); {} tokens per step\n",
              t.model().num_parameters(), t.config().model.n_embd, t.config().model.n_layer, t.config().model.n_head,

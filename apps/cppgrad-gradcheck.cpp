@@ -63,15 +63,15 @@ cxxopts::Options flag_spec() {
 // The numbers, parsed strictly (train/flags.h); throws std::invalid_argument naming the flag.
 Flags numeric_flags(const cxxopts::ParseResult& r) {
   Flags f;
-  f.seed = train::uint_flag("seed", r["seed"].as<std::string>());
-  f.options = {.eps = train::double_flag("eps", r["eps"].as<std::string>()),
-               .atol = train::double_flag("atol", r["atol"].as<std::string>()),
-               .rtol = train::double_flag("rtol", r["rtol"].as<std::string>())};
+  f.seed = uint_flag("seed", r["seed"].as<std::string>());
+  f.options = {.eps = double_flag("eps", r["eps"].as<std::string>()),
+               .atol = double_flag("atol", r["atol"].as<std::string>()),
+               .rtol = double_flag("rtol", r["rtol"].as<std::string>())};
   if (!(f.options.eps > 0) || !(f.options.atol >= 0) || !(f.options.rtol >= 0))
     throw std::invalid_argument("--eps must be positive and --atol, --rtol non-negative");
   f.orders.clear();
   for (const std::string& item : split_list(r["order"].as<std::string>())) {
-    const std::int64_t order = train::int_flag("order", item);
+    const std::int64_t order = int_flag("order", item);
     if (order != 1 && order != 2) throw std::invalid_argument("--order must be 1, 2 or 1,2, got " + item);
     f.orders.push_back(static_cast<int>(order));
   }

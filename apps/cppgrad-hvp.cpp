@@ -135,9 +135,9 @@ int main(int argc, char** argv) {
       std::cout << (r.count("help") ? o.help() : std::string("cppgrad-hvp ") + CPPGRAD_VERSION) << "\n";
       return 0;
     }
-    epochs = train::int_flag("epochs", r["epochs"].as<std::string>());
-    config.seed = train::uint_flag("seed", r["seed"].as<std::string>());
-    config.batch_size = train::int_flag("batch", r["batch"].as<std::string>());
+    epochs = int_flag("epochs", r["epochs"].as<std::string>());
+    config.seed = uint_flag("seed", r["seed"].as<std::string>());
+    config.batch_size = int_flag("batch", r["batch"].as<std::string>());
     if (epochs < 0 || epochs > 100) throw std::invalid_argument("--epochs must be in 0..100");
     if (config.batch_size < 1 || config.batch_size > config.train_size)
       throw std::invalid_argument(fmt::format("--batch must be in 1..{}", config.train_size));

@@ -221,7 +221,7 @@ int cmd_train(int argc, char** argv) {
   if (processes && (config.arch == Arch::tutorial || config.shards == 1))
     throw UsageError(fmt::format("{} processes need the transformer's sharded step: --arch transformer and --shards a "
                                  "multiple of the processes, got --arch {} --shards {}", processes->size(),
-                                 train::choice_name(kArchs, config.arch), config.shards));
+                                 choice_name(kArchs, config.arch), config.shards));
   if (config.arch == Arch::tutorial) {
     if (!out.save.empty() || !out.resume.empty())
       throw UsageError("--save and --resume are not available with --arch tutorial");
@@ -440,7 +440,7 @@ std::vector<TrainConfig> sweep_runs(const cxxopts::ParseResult& r, const TrainCo
       c.validate();
     } catch (const std::invalid_argument& e) {
       throw UsageError(fmt::format("setting heads={} attention={}: {}", c.heads,
-                                   train::choice_name(kAttentions, c.attention), e.what()));
+                                   choice_name(kAttentions, c.attention), e.what()));
     }
   }
   return runs;
@@ -451,7 +451,7 @@ Curve run_setting(const TrainConfig& c, const std::string& run) {
   Trainer trainer(c);
   // On a terminal, a progress bar over the run's steps stands where its row will be (train/plot/progress_bar.h).
   const std::int64_t steps = trainer.steps_per_epoch() * c.epochs;
-  const std::string& attention = train::choice_name(kAttentions, c.attention);
+  const std::string& attention = choice_name(kAttentions, c.attention);
   ProgressBar bar(stdout, fmt::format("{} heads={} {}", run, c.heads, attention), steps);
   const auto start = std::chrono::steady_clock::now();
   try {
@@ -485,7 +485,7 @@ int cmd_sweep(int argc, char** argv) {
       ("heads", "comma-separated head counts to compare, e.g. 1,2,4,8",
        cxxopts::value<std::string>()->default_value(std::to_string(TrainConfig{}.heads)))
       ("attention", "comma-separated cross-attention kinds to compare (scaled_dot,additive,multiplicative)",
-       cxxopts::value<std::string>()->default_value(train::choice_name(kAttentions, TrainConfig{}.attention)))
+       cxxopts::value<std::string>()->default_value(choice_name(kAttentions, TrainConfig{}.attention)))
       ("plot", "SVG of every run's loss curve", cxxopts::value<std::string>()->default_value("sweep.svg"))
       ("h,help", "this help");
   const auto r = train::parse_flags(o, argc, argv);

@@ -18,6 +18,31 @@
 namespace cppgrad::nn {
 
 // ------------------------------------------------------------------------------------------- GPTConfig
+const ConfigTable<GPTConfig>& gpt_config_table() {
+  using C = GPTConfig;
+  static const ConfigTable<C> table = {
+      named("n_embd", field<C>("d-model", "model", "width of the residual stream", at(&C::n_embd), in_range(1, kMaxWidth))),
+      named("n_head", field<C>("heads", "model", "attention heads (must divide --d-model)", at(&C::n_head),
+                               in_range(1, kMaxHeads))),
+      named("n_layer", field<C>("layers", "model", "transformer blocks", at(&C::n_layer), in_range(1, kMaxLayers))),
+      field<C>("dropout", "model", "dropout probability", at(&C::dropout), in_interval(0, 1, true)),
+      named("block_size", field<C>("", "model", "positions the model reads (wpe's rows)", at(&C::block_size),
+                                   in_range(1, kMaxContext))),
+      named("vocab_size", field<C>("", "model", "tokens (wte's rows)", at(&C::vocab_size), in_range(1, kMaxVocab))),
+      named("dropout_seed", field<C>("", "model", "the dropout masks' generator's seed", at(&C::dropout_seed))),
+  };
+  return table;
+}
+
+std::string GPTConfig::to_json() const { return gpt_config_table().to_json(*this); }
+
+GPTConfig GPTConfig::from_json(const std::string& json) {
+  const GPTConfig c = gpt_config_table().from_json(json, ConfigTable<GPTConfig>::Keys::stored, "model");
+  gpt_config_table().check(c);
+  check_config(c);
+  return c;
+}
+
 void check_config(const GPTConfig& c) {
   auto positive = [](const char* name, std::int64_t v) {
     if (v <= 0) throw std::invalid_argument(fmt::format("GPTConfig: {} must be positive, got {}", name, v));

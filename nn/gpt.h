@@ -19,6 +19,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/config_table.h"
 #include "nn/attention.h"
 #include "nn/dropout.h"
 #include "nn/embedding.h"
@@ -28,8 +29,18 @@
 
 namespace cppgrad::nn {
 
+// The largest sizes a config read from a file or typed as a flag may ask for (gpt_config_table's bounds): each is
+// bounded before anything is allocated for it, so a typo or a hostile file cannot ask for terabytes. (A GPT built in
+// code is held to check_config alone.)
+inline constexpr std::int64_t kMaxContext = 4'096;
+inline constexpr std::int64_t kMaxVocab = 2'000'000;  // more than Unicode's characters and data/bpe.h's kMaxBpeTokens
+inline constexpr std::int64_t kMaxLayers = 96;
+inline constexpr std::int64_t kMaxHeads = 256;
+inline constexpr std::int64_t kMaxWidth = 8'192;
+
 // The sizes of a GPT (nanoGPT's GPTConfig; its defaults are GPT-2 small's). Every Linear and LayerNorm has a bias,
-// as GPT-2's (nanoGPT's `bias = True`).
+// as GPT-2's (nanoGPT's `bias = True`). Each field is declared once more, as a row of gpt_config_table() (nn/gpt.cpp):
+// its name in a checkpoint, the flag that sets it, its bound.
 struct GPTConfig {
   std::int64_t block_size = 1024;  // the context: the longest sequence the model reads (wpe's rows)
   std::int64_t vocab_size = 50304;
@@ -38,7 +49,18 @@ struct GPTConfig {
   std::int64_t n_embd = 768;
   double dropout = 0.0;            // after the embeddings, on the attention weights, after each residual branch
   std::uint64_t dropout_seed = 0;  // the dropout masks' own generator
+
+  bool operator==(const GPTConfig&) const = default;
+  // nanoGPT's model_args, as a checkpoint stores the model: {"block_size": 1024, "dropout": 0.0, "n_embd": 768, ...}.
+  std::string to_json() const;
+  // And back: a key left out takes its default (a field added since the file was written), an unknown key, a value
+  // out of its bound or n_head not dividing n_embd is a std::invalid_argument naming it. Nothing is allocated.
+  static GPTConfig from_json(const std::string& json);
 };
+
+// GPTConfig's rows: the JSON's keys (nanoGPT's names), the flags `cppgrad-gpt train` sets them by (--d-model sets
+// n_embd; block_size and vocab_size have none, the data sets them), the bounds.
+const ConfigTable<GPTConfig>& gpt_config_table();
 
 // Throws std::invalid_argument naming the first size out of range (n_embd must be a multiple of n_head).
 void check_config(const GPTConfig& config);

@@ -64,7 +64,9 @@ std::unique_ptr<GPT> gpt2_from_hf(std::map<std::string, Tensor> tensors, std::in
                                   const std::string& path_for_errors);
 
 // The model's tensors as GPT2LMHeadModel saves them: `transformer.`-prefixed names, Conv1D weights [in, out],
-// float32, no lm_head.weight (tied) and no mask buffers.
+// float32, no lm_head.weight (tied) and no mask buffers. Only a model of GPT-2's architecture can be so written: a
+// config field GPT-2 does not have, set off its default (GPTConfig rows beyond the sizes), or parameters other than
+// GPT-2's layout, are a std::invalid_argument naming the first, before anything is written.
 std::map<std::string, Tensor> gpt2_to_hf(const GPT& model);
 // gpt2_to_hf written to `path` (atomically), with the metadata save_pretrained writes, {"format": "pt"}
 // (transformers' from_pretrained checks it; some of its versions refuse a file without it).

@@ -38,7 +38,9 @@ void save_checkpoint(const std::string& path, const CheckpointFormat& format, co
 SafetensorsFile read_checkpoint(const std::string& path, const CheckpointFormat& format) {
   SafetensorsFile f = read_safetensors(path);
   const auto found = f.metadata.find("format");
-  if (found == f.metadata.end() || found->second != format.format)
+  const auto& earlier = format.upgrades_from;
+  if (found == f.metadata.end() ||
+      (found->second != format.format && std::find(earlier.begin(), earlier.end(), found->second) == earlier.end()))
     throw std::runtime_error("checkpoint " + path + ": not a " + format.program + " checkpoint (metadata 'format' is "
                              "missing or not " + format.format + ")");
   return f;

@@ -31,7 +31,8 @@ namespace cppgrad::train {
 // What a program wrote its checkpoints as: its name for messages and the format string it stores.
 struct CheckpointFormat {
   std::string program;  // "cppgrad-reverse"
-  std::string format;   // "cppgrad-reverse-checkpoint-v1"
+  std::string format;   // "cppgrad-reverse-checkpoint-v1": what it writes
+  std::vector<std::string> upgrades_from = {};  // earlier formats it still reads (the program upgrades their metadata)
 };
 
 // The metadata beside the tensors.
@@ -48,7 +49,8 @@ struct CheckpointMeta {
 void save_checkpoint(const std::string& path, const CheckpointFormat& format, const nn::Module& model,
                      const optim::Optimizer& optimizer, const CheckpointMeta& meta);
 
-// The file, read whole, if its metadata 'format' is this program's (else: "not a <program> checkpoint").
+// The file, read whole, if its metadata 'format' is this program's, or one it upgrades from (else: "not a <program>
+// checkpoint").
 SafetensorsFile read_checkpoint(const std::string& path, const CheckpointFormat& format);
 // Its 'config' metadata, for the program to parse and compare with its own.
 const std::string& checkpoint_config(const SafetensorsFile& file, const std::string& path);

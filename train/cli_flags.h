@@ -1,5 +1,5 @@
 #pragma once
-// A program's config table (train/config_table.h) on its command line: every row a flag under its group, with the
+// A program's config table (core/config_table.h) on its command line: every row a flag under its group, with the
 // default beside its help, and the flags the user typed copied into a config. Header-only, as train/cli.h.
 #include <cxxopts.hpp>
 #include <fmt/format.h>
@@ -9,7 +9,7 @@
 
 #include "train/checkpoint.h"
 #include "train/cli.h"
-#include "train/config_table.h"
+#include "core/config_table.h"
 
 namespace cppgrad::train {
 

@@ -22,7 +22,7 @@
 #include "optim/optimizer.h"
 #include "train/checkpoint.h"
 #include "train/cli_outputs.h"
-#include "train/config_table.h"
+#include "core/config_table.h"
 #include "train/history.h"
 
 namespace cppgrad::train {

@@ -26,11 +26,7 @@ namespace cppgrad::web {
 
 namespace {
 
-// nanoGPT's names for the model's sizes, read as the table's keys.
-const std::vector<std::pair<std::string, std::string>> kKeyAliases = {
-    {"n_layer", "layers"}, {"n_head", "heads"}, {"n_embd", "d_model"}};
-
-std::string value_text(const train::ConfigValue& v) {
+std::string value_text(const ConfigValue& v) {
   return std::visit([](const auto& x) { return fmt::format("{}", x); }, v);
 }
 
@@ -85,26 +81,10 @@ std::vector<StepLoss> read_step_losses(const std::string& path, const std::map<s
 }  // namespace
 
 gpt::TrainConfig config_from_json(const std::string& json) {
-  // A flat object, bounded before it is built (core/json_bounded.h): "config is not JSON: ...".
-  nlohmann::json j = parse_json_bounded(json, {.max_depth = 1, .max_values = 1 + train::kMaxConfigKeys}, "config");
-  if (!j.is_object()) throw std::invalid_argument("config: not a JSON object");
-  for (const auto& [alias, key] : kKeyAliases) {
-    if (!j.contains(alias)) continue;
-    if (j.contains(key)) throw std::invalid_argument("config: give '" + key + "' or '" + alias + "', not both");
-    j[key] = j[alias];
-    j.erase(alias);
-  }
-  std::string known;
-  for (const auto& row : gpt::config_table().rows()) known += (known.empty() ? "" : ", ") + row.key();
-  const auto& rows = gpt::config_table().rows();
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    const std::string key = it.key();  // a plain name: clang 14 cannot capture a structured binding
-    if (std::none_of(rows.begin(), rows.end(), [&](const auto& r) { return r.key() == key; }))
-      throw std::invalid_argument("config: unknown key '" + key + "' (the keys: " + known + ")");
-  }
-  // The table's reading, not TrainConfig::from_json: a checkpoint's config without "shards" predates the flag and
-  // means 8, but a page's config without it means train's default, as a command line without --shards does.
-  gpt::TrainConfig c = gpt::config_table().from_json(j.dump());
+  // Every row's key, the model's too, by its name or its flag's ("n_embd" or "d_model"). The table's reading, not
+  // TrainConfig::from_json: a checkpoint's config without "shards" predates the flag and means 8, but a page's config
+  // without it means train's default, as a command line without --shards does.
+  gpt::TrainConfig c = gpt::config_table().from_json(json, ConfigTable<gpt::TrainConfig>::Keys::every_row);
   c = c.with_shards();
   c.validate();
   return c;
@@ -117,7 +97,7 @@ std::string train_command(const gpt::TrainConfig& given) {
   default_shards = default_shards.with_shards();
   std::string cmd = "cppgrad-gpt train";
   for (const auto& row : gpt::config_table().rows()) {
-    const train::ConfigValue v = row.get(config);
+    const ConfigValue v = row.get(config);
     if (v == row.get(row.flag == "shards" ? default_shards : defaults)) continue;
     std::string text = value_text(v);
     if (row.flag == "data" && text.starts_with(kDroppedDir)) text = text.substr(std::string_view(kDroppedDir).size());

@@ -29,7 +29,8 @@ struct SessionInfo {
   std::int64_t steps_done = 0, max_steps = 0;
   std::int64_t tokens_per_step = 0;  // batch x context: what tokens/s counts
   std::string command;  // `cppgrad-gpt train ...` with the flags that differ from the defaults
-  std::string config_json;  // the run's whole config as TrainConfig's JSON (a checkpoint's keys): what the boxes show
+  // The run's config as a checkpoint's "config" holds it (the model's sizes are its "model"): what the boxes show.
+  std::string config_json;
 };
 
 struct StepLoss {
@@ -87,10 +88,10 @@ inline constexpr const char* kStepLossesKey = "page_step_losses";
 
 class Session {
  public:
-  // config_json: an object of TrainConfig's JSON keys (as a checkpoint's metadata holds them: "seed", "steps",
-  // "batch_size", "lr", "format", "layers", "heads", "d_model", ...; nanoGPT's "n_layer", "n_head", "n_embd" are read
-  // as "layers", "heads", "d_model"); a key left out takes `cppgrad-gpt train`'s default. An unknown key, a value out
-  // of range, or unreadable data throw std::invalid_argument / std::runtime_error with a one-line reason.
+  // config_json: an object of gpt::config_table()'s rows, the model's included, each by its name ("seed", "steps",
+  // "batch_size", "lr", "format", nanoGPT's "n_layer", "n_head", "n_embd", ...) or its flag's spelling ("layers",
+  // "heads", "d_model"); a key left out takes `cppgrad-gpt train`'s default. An unknown key, a field given twice, a
+  // value out of range, or unreadable data throw std::invalid_argument / std::runtime_error with a one-line reason.
   explicit Session(const std::string& config_json);
   // A checkpoint written by `cppgrad-gpt train --save` or by save(): its config and state, ready to train on. A BPE
   // model (--tokenizer bpe:FILE) reads its text through the BPE the checkpoint carries. Its data is the file the config

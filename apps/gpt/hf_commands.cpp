@@ -83,7 +83,7 @@ Heads import_heads(const cxxopts::ParseResult& r, const std::string& hf) {
   }
   if (r.count("heads")) {
     h.n_head = flag_value<std::int64_t>(r, "heads");
-    if (h.n_head < 1 || h.n_head > kMaxHeads) throw UsageError(fmt::format("--heads must be in 1..{}", kMaxHeads));
+    if (h.n_head < 1 || h.n_head > nn::kMaxHeads) throw UsageError(fmt::format("--heads must be in 1..{}", nn::kMaxHeads));
     return h;
   }
   const std::string beside = config_json_beside(hf);

@@ -10,10 +10,11 @@
 #include "cppgrad/version.h"
 
 // core: tensors, ops, autograd (and its functional API: jacobian, hessian, vjp, jvp, hvp), reference mode, files
-// written whole, user text in error messages. tests/docs/check_umbrella.cmake fails when a header of core/ or nn/ is
+// written whole, user text in error messages, configs declared once as rows (flags, bounds, JSON). tests/docs/check_umbrella.cmake fails when a header of core/ or nn/ is
 // missing here, and lists the few that are not for users.
 #include "core/atomic_file.h"
 #include "core/autograd.h"
+#include "core/config_table.h"
 #include "core/dispatch.h"
 #include "core/dtype.h"
 #include "core/functional.h"
@@ -22,6 +23,7 @@
 #include "core/graph_dot.h"
 #include "core/half.h"
 #include "core/message_text.h"
+#include "core/number_text.h"
 #include "core/ops.h"
 #include "core/parallel.h"
 #include "core/safetensors.h"

@@ -26,7 +26,6 @@
 #include "train/cli.h"
 #include "train/cli_flags.h"
 #include "train/cli_outputs.h"
-#include "train/config_table.h"
 #include "train/data_parallel.h"
 #include "train/diverged.h"
 #include "train/flags.h"

@@ -14,7 +14,9 @@ namespace cppgrad::gpt {
 
 namespace {
 
-const train::CheckpointFormat kFormat{.program = "cppgrad-gpt", .format = "cppgrad-gpt-checkpoint-v1"};
+const char* const kFormatV1 = "cppgrad-gpt-checkpoint-v1";
+const train::CheckpointFormat kFormat{.program = "cppgrad-gpt", .format = "cppgrad-gpt-checkpoint-v2",
+                                      .upgrades_from = {kFormatV1}};
 
 nlohmann::json progress_json(const IntervalProgress& p) {
   return {{"batch_rng", std::vector<std::uint64_t>(p.batch_rng.begin(), p.batch_rng.end())},
@@ -70,13 +72,35 @@ data::Tokenizer read_tokenizer(const data::TokenizerName& name, const std::map<s
   throw std::logic_error("read_tokenizer: a tokenizer kind without a reader");
 }
 
+// A v1 file's metadata as v2 writes it: the model's sizes, rows of v1's "config" under the flags' names, go to
+// "model" under nanoGPT's; v1's "context" is the model's block_size, its tokenizer's size the vocab_size, its seed + 1
+// the dropout seed (TrainConfig::model_config made them so). Everything else is as v1 wrote it.
+void upgrade_from_v1(std::map<std::string, std::string>& metadata) {
+  if (!metadata.count("config")) throw std::invalid_argument("metadata has no 'config'");
+  nlohmann::json config = parse_json_bounded(metadata.at("config"), {.max_depth = 1, .max_values = 1 + kMaxConfigKeys},
+                                             "config");
+  if (!config.is_object()) throw std::invalid_argument("config is not a JSON object");
+  nlohmann::json model = nlohmann::json::object();
+  for (const auto& [v1_key, name] : {std::pair{"d_model", "n_embd"}, {"heads", "n_head"}, {"layers", "n_layer"},
+                                     {"dropout", "dropout"}})
+    if (config.contains(v1_key)) model[name] = config[v1_key], config.erase(v1_key);
+  model["block_size"] = train::metadata_count(metadata, "context");
+  metadata.erase("context");
+  const TrainConfig run = TrainConfig::from_json(config.dump());  // the tokenizer and the seed, checked
+  model["vocab_size"] = read_tokenizer(run.tokenizer, metadata).size();
+  model["dropout_seed"] = run.seed + 1;
+  metadata["config"] = config.dump();
+  metadata["model"] = model.dump();
+  metadata["format"] = kFormat.format;
+}
+
 }  // namespace
 
 void save_gpt_checkpoint(const std::string& path, const nn::GPT& model, const optim::Optimizer& optimizer,
                          const TrainConfig& config, const data::Tokenizer& tokenizer, std::int64_t step,
                          const std::vector<Evaluation>& history, const IntervalProgress& progress) {
   std::map<std::string, std::string> extra = tokenizer_metadata(config.tokenizer, tokenizer);
-  extra.emplace("context", std::to_string(model.config().block_size));
+  extra.emplace("model", model.config().to_json());
   train::save_checkpoint(path, kFormat, model, optimizer,
                          {.config = config.to_json(),
                           .epoch = 0,
@@ -88,21 +112,25 @@ void save_gpt_checkpoint(const std::string& path, const nn::GPT& model, const op
 }
 
 GptCheckpoint read_gpt_checkpoint(const std::string& path) {
-  const SafetensorsFile f = train::read_checkpoint(path, kFormat);
+  SafetensorsFile f = train::read_checkpoint(path, kFormat);
   GptCheckpoint c;
   try {
+    if (f.metadata.at("format") == kFormatV1) upgrade_from_v1(f.metadata);
+    if (!f.metadata.count("model")) throw std::invalid_argument("metadata has no 'model'");
+    c.model = nn::GPTConfig::from_json(f.metadata.at("model"));  // bounded before anything is allocated for it
     c.config = TrainConfig::from_json(train::checkpoint_config(f, path));
-    c.config.validate();  // bounded before anything is allocated for it
+    c.config.model = c.model;
+    c.config.validate();
     c.tokenizer = read_tokenizer(c.config.tokenizer, f.metadata);
-    c.context = train::metadata_count(f.metadata, "context");
-    if (c.context < 1 || c.context > kMaxContext)
-      throw std::invalid_argument(fmt::format("metadata 'context' must be in 1..{}", kMaxContext));
-    c.config.check_parameters(c.tokenizer.size(), c.context);  // a run resumed from it checks its batch too
+    if (c.model.vocab_size != c.tokenizer.size())
+      throw std::invalid_argument(fmt::format("its model's vocab_size {} is not its tokenizer's {} tokens",
+                                              c.model.vocab_size, c.tokenizer.size()));
+    c.config.check_parameters(c.tokenizer.size(), c.model.block_size);  // a run resumed from it checks its batch too
   } catch (const std::exception& e) {
     throw std::runtime_error("checkpoint " + path + ": " + e.what());
   }
   // The weights the config describes against those the file holds, before anything is built from the config.
-  train::check_model_size(f, path, nn::state_dict_numel(c.config.model_config(c.tokenizer.size(), c.context)));
+  train::check_model_size(f, path, nn::state_dict_numel(c.model));
   c.state = train::checkpoint_state(f, path, {"dropout_rng"});
   try {
     c.step = c.state.meta.global_step;
@@ -115,6 +143,21 @@ GptCheckpoint read_gpt_checkpoint(const std::string& path) {
     throw std::runtime_error("checkpoint " + path + ": " + e.what());
   }
   return c;
+}
+
+LoadedModel load_model(const std::string& path) {
+  GptCheckpoint c = read_gpt_checkpoint(path);
+  LoadedModel m{.config = c.config, .tokenizer = c.tokenizer, .context = c.model.block_size, .steps_done = c.step,
+                .model = {}};
+  Generator init(0);
+  m.model = std::make_unique<nn::GPT>(c.model, init);
+  try {
+    m.model->load_state_dict(c.state.model);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("checkpoint " + path + ": " + e.what());
+  }
+  m.model->eval();
+  return m;
 }
 
 }  // namespace cppgrad::gpt

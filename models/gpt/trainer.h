@@ -22,16 +22,6 @@ namespace cppgrad::gpt {
 
 struct GptCheckpoint;  // gpt/checkpoint.h
 
-// What sample / eval need of a checkpoint without a trainer: its config, tokenizer, step count and model.
-struct LoadedModel {
-  TrainConfig config;
-  data::Tokenizer tokenizer;
-  std::int64_t context = 0;
-  std::int64_t steps_done = 0;
-  std::unique_ptr<nn::GPT> model;
-};
-// Reads a cppgrad-gpt checkpoint's model (weights only); throws std::runtime_error "checkpoint <path>: ...".
-LoadedModel load_model(const std::string& path);
 // The corpus a config names, split as training split it: the data's characters, or the BPE --tokenizer names (read
 // from its files). Every refusal of the data (unreadable, invalid UTF-8, too few lines) starts with `source` and the
 // path: "--data words.txt: invalid UTF-8 at byte offset 7: ..." (source: where the path came from, "--data" or "the

@@ -35,11 +35,10 @@ nn::Seq2SeqOptions TrainConfig::model_options() const {
           .dropout_seed = seed + 1};
 }
 
-const train::ConfigTable<TrainConfig>& config_table() {
-  using train::at, train::in_range, train::OnResume;
-  const auto row = [](auto&&... args) { return train::field<TrainConfig>(std::forward<decltype(args)>(args)...); };
-  const auto choice = [](auto&&... args) { return train::choice<TrainConfig>(std::forward<decltype(args)>(args)...); };
-  static const train::ConfigTable<TrainConfig> table = {
+const ConfigTable<TrainConfig>& config_table() {
+  const auto row = [](auto&&... args) { return field<TrainConfig>(std::forward<decltype(args)>(args)...); };
+  const auto choice = [](auto&&... args) { return cppgrad::choice<TrainConfig>(std::forward<decltype(args)>(args)...); };
+  static const ConfigTable<TrainConfig> table = {
       row("vocab", "data", "vocabulary size: tokens 1..vocab-1, 0 is PAD", at(&TrainConfig::vocab), in_range(3, kMaxVocab)),
       row("seq-len", "data", "sequence length (fixed)", at(&TrainConfig::seq_len), in_range(1, kMaxSeqLen)),
       row("min-len", "data", "shortest sequence (variable lengths, with --max-len)", at(&TrainConfig::min_len),
@@ -56,32 +55,32 @@ const train::ConfigTable<TrainConfig>& config_table() {
       row("d-ff", "model", "feed-forward width", at(&TrainConfig::d_ff), in_range(1, kMaxWidth)),
       row("positions", "model", "rows of the learned position tables", at(&TrainConfig::positions),
           in_range(1, kMaxSeqLen + 2)),
-      row("dropout", "model", "dropout probability", at(&TrainConfig::dropout), train::in_interval(0, 1, true)),
+      row("dropout", "model", "dropout probability", at(&TrainConfig::dropout), in_interval(0, 1, true)),
       choice("arch", "model", "transformer (the honest model) | tutorial (the seed tutorial's model, fed the target)",
              at(&TrainConfig::arch), kArchs),
       choice("attention", "model", "cross-attention: scaled_dot | additive | multiplicative", at(&TrainConfig::attention),
              kAttentions),
       row("epochs", "training", "epochs", at(&TrainConfig::epochs), in_range(1, kMaxEpochs), OnResume::may_change),
       row("batch-size", "training", "batch size", at(&TrainConfig::batch_size), in_range(1, kMaxBatch)),
-      row("lr", "training", "learning rate", at(&TrainConfig::lr), train::positive()),
+      row("lr", "training", "learning rate", at(&TrainConfig::lr), positive()),
       choice("optimizer", "training", "adam | adamw | sgd", at(&TrainConfig::optimizer), kOptimizers),
       row("momentum", "training", "momentum of --optimizer sgd", at(&TrainConfig::momentum),
-          train::in_interval(0, 1, true)),
+          in_interval(0, 1, true)),
       row("weight-decay", "training", "weight decay (L2 for adam/sgd, decoupled for adamw)",
-          at(&TrainConfig::weight_decay), train::non_negative()),
+          at(&TrainConfig::weight_decay), non_negative()),
       choice("schedule", "training", "learning rate: constant | step (halve every 10 epochs) | cosine (warm-up then "
              "cosine)", at(&TrainConfig::schedule), kSchedules),
       row("warmup-steps", "training", "linear warm-up steps for --schedule cosine", at(&TrainConfig::warmup_steps),
           in_range(0, kMaxWarmupSteps)),
       row("clip-grad", "training", "clip the global gradient norm to this (0: off)", at(&TrainConfig::clip_grad),
-          train::non_negative()),
+          non_negative()),
       row("seed", "training", "seed of the data, the initial weights and the shuffles", at(&TrainConfig::seed)),
       row("threads", "training", "threads; each runs shards of every batch on their own model replicas (0: OpenMP's "
           "default)", at(&TrainConfig::threads), in_range(0, kMaxThreads), OnResume::may_change),
       row("shards", "training", "each batch is cut into this many shards (a power of two), their gradients summed in a "
           "fixed tree: the same weights on any number of threads or processes (1: the whole batch on the model, the "
           "plain step; 0: from the batch size, 2 for 2 rows or more)", at(&TrainConfig::shards),
-          train::zero_or_power_of_two_in(1, kMaxShards)),
+          zero_or_power_of_two_in(1, kMaxShards)),
   };
   return table;
 }
@@ -115,7 +114,7 @@ std::int64_t TrainConfig::estimated_activations() const {
 
 void TrainConfig::validate() const {
   config_table().check(*this);
-  train::check_in_range("heads", heads, 1, d_model);
+  check_in_range("heads", heads, 1, d_model);
   const std::int64_t tokens = mul_sat(train_size + test_size, std::max(seq_len, max_len) + 2);
   if (tokens > kMaxDataTokens)
     throw std::invalid_argument(fmt::format("--train-size {} and --test-size {} of length {} make {} tokens, more than "
@@ -153,7 +152,7 @@ TrainConfig TrainConfig::from_json(const std::string& text) {
   TrainConfig c = config_table().from_json(text);
   // A config from before --shards lacks the key: such a checkpoint resumed with 8 shards, the default then, and still
   // does (the absent key would otherwise take the field's default, 0: the batch's shards).
-  if (!train::read_config_json(text, {{"shards", 0}})[0]) c.shards = train::kShardsBeforeTheFlag;
+  if (!read_config_json(text, {{"shards", 0}})[0]) c.shards = train::kShardsBeforeTheFlag;
   return c;
 }
 

@@ -9,7 +9,7 @@
 #include "data/reversal.h"
 #include "nn/seq2seq.h"
 #include "optim/schedule.h"
-#include "train/config_table.h"
+#include "core/config_table.h"
 
 namespace cppgrad::reverse {
 
@@ -35,13 +35,13 @@ enum class Arch { transformer, tutorial };
 enum class OptimizerKind { adam, adamw, sgd };
 
 // The names the flags take, and the values they stand for.
-inline const train::Choices<Arch> kArchs = {{"transformer", Arch::transformer}, {"tutorial", Arch::tutorial}};
-inline const train::Choices<nn::CrossAttentionKind> kAttentions = {{"scaled_dot", nn::CrossAttentionKind::ScaledDot},
+inline const Choices<Arch> kArchs = {{"transformer", Arch::transformer}, {"tutorial", Arch::tutorial}};
+inline const Choices<nn::CrossAttentionKind> kAttentions = {{"scaled_dot", nn::CrossAttentionKind::ScaledDot},
                                                                    {"additive", nn::CrossAttentionKind::Additive},
                                                                    {"multiplicative", nn::CrossAttentionKind::Multiplicative}};
-inline const train::Choices<OptimizerKind> kOptimizers = {{"adam", OptimizerKind::adam}, {"adamw", OptimizerKind::adamw},
+inline const Choices<OptimizerKind> kOptimizers = {{"adam", OptimizerKind::adam}, {"adamw", OptimizerKind::adamw},
                                                           {"sgd", OptimizerKind::sgd}};
-inline const train::Choices<optim::Schedule::Kind> kSchedules = {{"constant", optim::Schedule::Kind::Constant},
+inline const Choices<optim::Schedule::Kind> kSchedules = {{"constant", optim::Schedule::Kind::Constant},
                                                                  {"step", optim::Schedule::Kind::Step},
                                                                  {"cosine", optim::Schedule::Kind::WarmupCosine}};
 
@@ -103,6 +103,6 @@ struct TrainConfig {
 
 // The table every field is declared in (config.cpp): the flags of `train` and `sweep`, their --help, the bounds, the
 // JSON.
-const train::ConfigTable<TrainConfig>& config_table();
+const ConfigTable<TrainConfig>& config_table();
 
 }  // namespace cppgrad::reverse

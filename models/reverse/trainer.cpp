@@ -64,7 +64,7 @@ TrainConfig checked(const TrainConfig& config) {
   TrainConfig c = config.with_shards();
   c.validate();
   if (c.arch != Arch::transformer)
-    throw std::invalid_argument("--arch " + train::choice_name(kArchs, c.arch) + " is handled by the tutorial trainer, "
+    throw std::invalid_argument("--arch " + choice_name(kArchs, c.arch) + " is handled by the tutorial trainer, "
                                 "not this one");
   return c;
 }

@@ -13,6 +13,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/safetensors.h"
@@ -102,16 +103,20 @@ TEST_F(GptCheckpointJson, TheUntamperedCheckpointIsReadByEveryCommand) {
   }
 }
 
-// A config value 100,000 arrays deep (a 200 KB string): every command refuses it where it starts.
+// A config value 100,000 arrays deep (a 200 KB string), in the run's config or the model's: every command refuses it
+// where it starts.
 TEST_F(GptCheckpointJson, AConfigValueNestedDeepIsRefusedByEveryCommand) {
-  std::string config = checkpoint_.metadata.at("config");
-  const std::string d_model = "\"d_model\":16";
-  ASSERT_NE(config.find(d_model), std::string::npos) << config;
-  config.replace(config.find(d_model), d_model.size(), "\"d_model\":" + nested(100'000));
-  const std::string file = tampered("deep.safetensors", "config", config);
-  for (const auto& args : readers(file)) {
-    SCOPED_TRACE(args[0]);
-    expect_refused_cheaply(run(args), "checkpoint " + file, "config nests arrays and objects more than 1 deep");
+  for (const auto& [key, field, value] : {std::tuple{"config", "\"steps\":", "4"}, {"model", "\"n_embd\":", "16"}}) {
+    std::string json = checkpoint_.metadata.at(key);
+    const std::string entry = std::string(field) + value;
+    ASSERT_NE(json.find(entry), std::string::npos) << json;
+    json.replace(json.find(entry), entry.size(), field + nested(100'000));
+    const std::string file = tampered("deep.safetensors", key, json);
+    for (const auto& args : readers(file)) {
+      SCOPED_TRACE(args[0]);
+      expect_refused_cheaply(run(args), "checkpoint " + file,
+                             std::string(key) + " nests arrays and objects more than 1 deep");
+    }
   }
 }
 
@@ -159,13 +164,13 @@ TEST_F(GptCheckpointJson, AnUnknownConfigKeyIsRefused) {
                          "config has the key \"zz\", which this program does not know");
 }
 
-// A config whose model is not the file's weights is refused before its model is built, naming both counts.
+// A model config that is not the file's weights is refused before its model is built, naming both counts.
 TEST_F(GptCheckpointJson, AConfigLargerThanTheWeightsIsRefusedBeforeItsModelIsBuilt) {
-  nlohmann::json config = nlohmann::json::parse(checkpoint_.metadata.at("config"));
-  config["d_model"] = 8192;
-  const std::string wide = tampered("wide.safetensors", "config", config.dump());
-  config["d_model"] = 2048, config["layers"] = 8;
-  const std::string deep = tampered("deep.safetensors", "config", config.dump());
+  nlohmann::json model = nlohmann::json::parse(checkpoint_.metadata.at("model"));
+  model["n_embd"] = 8192;
+  const std::string wide = tampered("wide.safetensors", "model", model.dump());
+  model["n_embd"] = 2048, model["n_layer"] = 8;
+  const std::string deep = tampered("deep.safetensors", "model", model.dump());
   std::int64_t held = 0;
   for (const auto& [name, t] : checkpoint_.tensors)
     if (name.starts_with("model.")) held += t.numel();
@@ -179,11 +184,11 @@ TEST_F(GptCheckpointJson, AConfigLargerThanTheWeightsIsRefusedBeforeItsModelIsBu
 
 // A config value that is a 10 MB string is shown as its first 40 bytes and its length (it was quoted whole).
 TEST_F(GptCheckpointJson, AValueInARefusalIsShownShort) {
-  nlohmann::json config = nlohmann::json::parse(checkpoint_.metadata.at("config"));
-  config["d_model"] = std::string(10'000'000, 'A');
-  const std::string file = tampered("string.safetensors", "config", config.dump());
+  nlohmann::json model = nlohmann::json::parse(checkpoint_.metadata.at("model"));
+  model["n_embd"] = std::string(10'000'000, 'A');
+  const std::string file = tampered("string.safetensors", "model", model.dump());
   expect_refused_cheaply(run({"sample", "--checkpoint", file}), "checkpoint " + file,
-                         "config 'd_model' must be an integer in range, got \"" + std::string(40, 'A') +
+                         "model 'n_embd' must be an integer in range, got \"" + std::string(40, 'A') +
                              "\"... (10000000 bytes)");
 }
 

@@ -130,9 +130,9 @@ TEST_F(GptCli, TrainsBelowTheBigramAndWritesItsMetricsPlotAndCheckpoint) {
   EXPECT_LT(final["val_loss"].get<double>(), final["bigram_val_loss"].get<double>() - 0.05);
   EXPECT_THAT(slurp(path("loss.svg")), HasSubstr("validation loss"));
   const auto meta = cppgrad::read_safetensors(path("m.safetensors")).metadata;
-  EXPECT_EQ(meta.at("format"), "cppgrad-gpt-checkpoint-v1");
+  EXPECT_EQ(meta.at("format"), "cppgrad-gpt-checkpoint-v2");
   EXPECT_EQ(meta.at("vocab"), R"(["","a","b","e","i","k","l","m","n","o","r","s","t","u"])");
-  EXPECT_EQ(meta.at("context"), "9");  // the longest word, 8 characters, + 1
+  EXPECT_EQ(nlohmann::json::parse(meta.at("model"))["block_size"], 9);  // the longest word, 8 characters, + 1
 }
 
 using cppgrad::test::expect_same;

@@ -125,8 +125,9 @@ TEST_F(GptHfCli, ImportedModelEvaluatesToTheLibrarysLossExactly) {
   const auto meta = read_safetensors(path("ck.safetensors")).metadata;
   const nlohmann::json config = nlohmann::json::parse(meta.at("config"));
   EXPECT_EQ(config["format"], "text");
-  EXPECT_EQ(config["heads"], n_head_);
-  EXPECT_EQ(meta.at("context"), "32");
+  const nlohmann::json model = nlohmann::json::parse(meta.at("model"));
+  EXPECT_EQ(model["n_head"], n_head_);
+  EXPECT_EQ(model["block_size"], 32);
   const CliResult s = cli({"sample", "--checkpoint", path("ck.safetensors"), "--num", "2", "--max-new-tokens", "8"});
   EXPECT_EQ(s.status, 0) << s.err;
   const CliResult a = cli({"attention", "--checkpoint", path("ck.safetensors"), "--prompt", "abc", "--no-color"});
@@ -201,7 +202,7 @@ TEST_F(GptHfCli, TrainInitWithAShorterContextCropsThePositionTable) {
                            "--quiet", "--save", path("short.safetensors")});
   ASSERT_EQ(r.status, 0) << r.err;
   const auto full = read_safetensors(path("ck.safetensors")), cropped = read_safetensors(path("short.safetensors"));
-  EXPECT_EQ(cropped.metadata.at("context"), "16");
+  EXPECT_EQ(nlohmann::json::parse(cropped.metadata.at("model"))["block_size"], 16);
   std::string wpe;
   for (const auto& [name, t] : full.tensors)
     if (name.ends_with("wpe.weight")) wpe = name;

@@ -11,17 +11,15 @@
 namespace cppgrad {
 namespace {
 
-// A cppgrad-gpt config as the version before --shards wrote it.
+// A cppgrad-gpt config as the version before --shards wrote it, its model's sizes moved to the model's own JSON (as
+// the upgrade from a v1 checkpoint moves them: models/gpt/checkpoint.cpp, tests/models/test_gpt_checkpoint_v1.cpp).
 constexpr const char* kGptBeforeShards =
-    R"({"batch_size":32,"clip_grad":0.0,"context":0,"d_model":48,"data":"/usr/share/dict/american-english",)"
-    R"("dropout":0.1,"eval_every":500,"format":"lines","heads":4,"layers":3,"lr":0.0005,"schedule":"constant",)"
+    R"({"batch_size":32,"clip_grad":0.0,"context":0,"data":"/usr/share/dict/american-english",)"
+    R"("eval_every":500,"format":"lines","lr":0.0005,"schedule":"constant",)"
     R"("seed":7,"steps":2000,"threads":0,"warmup_steps":0,"weight_decay":0.01})";
 
 TEST(GptConfig, AnOlderCheckpointsConfigLoadsWithTheNewKeysDefaults) {
   const gpt::TrainConfig c = gpt::TrainConfig::from_json(kGptBeforeShards);
-  EXPECT_EQ(c.model.n_embd, 48);
-  EXPECT_EQ(c.model.n_layer, 3);
-  EXPECT_EQ(c.model.dropout, 0.1);
   EXPECT_EQ(c.seed, 7u);
   EXPECT_EQ(c.shards, train::kShardsBeforeTheFlag);  // absent: the 8 such a checkpoint has always resumed with
   EXPECT_NO_THROW(c.validate());
@@ -31,16 +29,46 @@ TEST(GptConfig, TheJsonKeepsTheKeysEarlierVersionsWrote) {
   const nlohmann::json j = nlohmann::json::parse(gpt::TrainConfig{}.to_json());
   std::vector<std::string> keys;
   for (const auto& [key, value] : j.items()) keys.push_back(key);
-  EXPECT_EQ(keys, (std::vector<std::string>{"batch_size", "clip_grad", "context", "d_model", "data", "dropout",
-                                            "eval_every", "format", "heads", "layers", "lr", "schedule", "seed", "shards",
-                                            "steps", "threads", "warmup_steps", "weight_decay"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"batch_size", "clip_grad", "context", "data", "eval_every", "format", "lr",
+                                            "schedule", "seed", "shards", "steps", "threads", "warmup_steps",
+                                            "weight_decay"}));
   const gpt::TrainConfig back = gpt::TrainConfig::from_json(gpt::TrainConfig{}.to_json());
   EXPECT_TRUE(back.mismatched_for_resume(gpt::TrainConfig{}).empty());
 }
 
+// The model's config is its own (nanoGPT's model_args): its keys are nanoGPT's names, it reads back equal, and a value
+// out of its bound, an unknown key or n_head not dividing n_embd is refused naming it. The run's flags set it.
+TEST(GptConfig, TheModelsConfigIsItsOwnJsonUnderNanoGptsNames) {
+  const nn::GPTConfig m{.block_size = 64, .vocab_size = 30, .n_layer = 2, .n_head = 4, .n_embd = 32, .dropout = 0.1,
+                        .dropout_seed = 8};
+  const nlohmann::json j = nlohmann::json::parse(m.to_json());
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : j.items()) keys.push_back(key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"block_size", "dropout", "dropout_seed", "n_embd", "n_head", "n_layer",
+                                            "vocab_size"}));
+  EXPECT_EQ(nn::GPTConfig::from_json(m.to_json()), m);
+  nn::GPTConfig other = m;
+  other.n_head = 8;
+  EXPECT_NE(nn::GPTConfig::from_json(other.to_json()), m);  // the comparison can fail
+  EXPECT_THROW_MSG(nn::GPTConfig::from_json(R"({"n_embd": 9000})"), std::invalid_argument,
+                   "--d-model must be in 1..8192, got 9000");
+  EXPECT_THROW_MSG(nn::GPTConfig::from_json(R"({"block_size": 0})"), std::invalid_argument,
+                   "block_size must be in 1..4096, got 0");
+  EXPECT_THROW_MSG(nn::GPTConfig::from_json(R"({"n_embd": 30, "n_head": 4})"), std::invalid_argument,
+                   "n_embd (30) must be a multiple of n_head (4)");
+  EXPECT_THROW_MSG(nn::GPTConfig::from_json(R"({"d_model": 32})"), std::invalid_argument,
+                   "model has the key \"d_model\", which this program does not know");
+  gpt::TrainConfig c;
+  gpt::config_table().set_flag(c, "d-model", "32");
+  gpt::config_table().set_flag(c, "heads", "2");
+  EXPECT_EQ(c.model.n_embd, 32);
+  EXPECT_EQ(c.model.n_head, 2);
+  EXPECT_FALSE(nlohmann::json::parse(c.to_json()).contains("n_embd"));  // the run's JSON leaves the model's rows out
+}
+
 // The flag's text into a default config, then its bounds: what `train --<flag> <text>` checks.
 template <typename Config>
-void set_and_validate(const train::ConfigTable<Config>& table, const std::string& flag, const std::string& text) {
+void set_and_validate(const ConfigTable<Config>& table, const std::string& flag, const std::string& text) {
   Config c;
   table.set_flag(c, flag, text);
   c.validate();
@@ -145,7 +173,7 @@ TEST(GptConfig, ResumeMayChangeStepsExceptUnderCosine) {
   gpt::config_table().set_flag(b, "schedule", "cosine");
   EXPECT_EQ(a.mismatched_for_resume(b), std::vector<std::string>{"steps"});
   b.model.n_embd = 32;
-  EXPECT_EQ(a.mismatched_for_resume(b), (std::vector<std::string>{"d_model", "steps"}));
+  EXPECT_EQ(a.mismatched_for_resume(b), (std::vector<std::string>{"d_model", "steps"}));  // as --d-model is typed
 }
 
 TEST(ReverseConfig, AnOlderCheckpointsConfigLoadsWithTheNewKeysDefaults) {
@@ -171,7 +199,7 @@ TEST(ReverseConfig, AWrongValueIsRefusedNamingTheFlag) {
 // Without --shards a run takes train::default_shards of its batch size and stores that; --shards wins; a stored
 // count is kept (a resumed run's config is its checkpoint's).
 template <typename Config>
-void expect_shards_chosen_from_the_batch(const train::ConfigTable<Config>& table) {
+void expect_shards_chosen_from_the_batch(const ConfigTable<Config>& table) {
   Config c;
   EXPECT_EQ(c.shards, 0);  // not chosen yet
   table.set_flag(c, "batch-size", "1");

@@ -51,6 +51,7 @@ class GptCheckpointBounds : public testing::Test {
     return path;
   }
   nlohmann::json config() const { return nlohmann::json::parse(checkpoint.metadata.at("config")); }
+  nlohmann::json model() const { return nlohmann::json::parse(checkpoint.metadata.at("model")); }
   std::int64_t model_values() const {
     std::int64_t n = 0;
     for (const auto& [name, t] : checkpoint.tensors)
@@ -70,23 +71,26 @@ TEST_F(GptCheckpointBounds, TheSavedCheckpointLoadsBitForBit) {
   EXPECT_EQ(nn::state_dict_numel(m.model->config()), model_values());
 }
 
-// The config's model is counted, not built: a config wider or deeper than the weights the file holds is refused
+// The model's config is counted, not built: a model wider or deeper than the weights the file holds is refused
 // naming both counts, and so is a file that lost one of its tensors (the check is exact, both ways).
 TEST_F(GptCheckpointBounds, AConfigThatDoesNotDescribeTheWeightsIsRefusedBeforeAModelIsBuilt) {
-  nlohmann::json wide = config();
-  wide["d_model"] = 8192;
-  const gpt::GptCheckpoint good = gpt::read_gpt_checkpoint(saved);
-  nn::GPTConfig m = good.config.model_config(good.tokenizer.size(), good.context);
+  nlohmann::json wide = model();
+  wide["n_embd"] = 8192;
+  nn::GPTConfig m = gpt::read_gpt_checkpoint(saved).model;
   m.n_embd = 8192;
-  const std::string path = tampered("config", wide.dump());
+  const std::string path = tampered("model", wide.dump());
   EXPECT_THROW_MSG(gpt::read_gpt_checkpoint(path), std::runtime_error,
                    fmt::format("checkpoint {}: its config makes a model of {} values, but its model tensors hold {}",
                                path, nn::state_dict_numel(m), model_values()));
   EXPECT_THROW_MSG(gpt::load_model(path), std::runtime_error, "its config makes a model of");
-  nlohmann::json deep = config();
-  deep["layers"] = 2;
-  EXPECT_THROW_MSG(gpt::read_gpt_checkpoint(tampered("config", deep.dump())), std::runtime_error,
+  nlohmann::json deep = model();
+  deep["n_layer"] = 2;
+  EXPECT_THROW_MSG(gpt::read_gpt_checkpoint(tampered("model", deep.dump())), std::runtime_error,
                    "its config makes a model of");
+  nlohmann::json vocab = model();
+  vocab["vocab_size"] = vocab["vocab_size"].get<std::int64_t>() + 1;
+  EXPECT_THROW_MSG(gpt::read_gpt_checkpoint(tampered("model", vocab.dump())), std::runtime_error,
+                   "its model's vocab_size 9 is not its tokenizer's 8 tokens");
 
   SafetensorsFile f = checkpoint;
   f.tensors.erase("model.transformer.ln_f.bias");
@@ -100,7 +104,7 @@ TEST_F(GptCheckpointBounds, AConfigThatDoesNotDescribeTheWeightsIsRefusedBeforeA
 // a row), and a value of the wrong type is shown short.
 TEST_F(GptCheckpointBounds, TheConfigIsAFlatObjectOfKnownKeys) {
   std::string deep = checkpoint.metadata.at("config");
-  deep.insert(deep.size() - 1, R"(,"d_model":)" + std::string(100'000, '[') + std::string(100'000, ']'));
+  deep.insert(deep.size() - 1, R"(,"steps":)" + std::string(100'000, '[') + std::string(100'000, ']'));
   EXPECT_THROW_MSG(gpt::read_gpt_checkpoint(tampered("config", deep)), std::runtime_error,
                    "config nests arrays and objects more than 1 deep");
   nlohmann::json unknown = config();
@@ -108,14 +112,25 @@ TEST_F(GptCheckpointBounds, TheConfigIsAFlatObjectOfKnownKeys) {
   EXPECT_THROW_MSG(gpt::read_gpt_checkpoint(tampered("config", unknown.dump())), std::runtime_error,
                    "config has the key \"zz\", which this program does not know");
   nlohmann::json text = config();
-  text["d_model"] = std::string(10'000'000, 'A');
+  text["steps"] = std::string(10'000'000, 'A');
   EXPECT_THROW_MSG(gpt::read_gpt_checkpoint(tampered("config", text.dump())), std::runtime_error,
-                   "config 'd_model' must be an integer in range, got \"" + std::string(40, 'A') +
+                   "config 'steps' must be an integer in range, got \"" + std::string(40, 'A') +
                        "\"... (10000000 bytes)");
+  // The model's config is read so too, and a size of the run's config is not one of its keys.
+  nlohmann::json moved = config();
+  moved["d_model"] = 8;
+  EXPECT_THROW_MSG(gpt::read_gpt_checkpoint(tampered("config", moved.dump())), std::runtime_error,
+                   "config has the key \"d_model\", which this program does not know");
+  nlohmann::json text_model = model();
+  text_model["n_embd"] = std::string(10'000'000, 'A');
+  EXPECT_THROW_MSG(gpt::read_gpt_checkpoint(tampered("model", text_model.dump())), std::runtime_error,
+                   "model 'n_embd' must be an integer in range, got \"" + std::string(40, 'A') + "\"... (10000000 bytes)");
+  EXPECT_THROW_MSG(gpt::read_gpt_checkpoint(tampered("model", R"({"n_embd":[[1]]})")), std::runtime_error,
+                   "model nests arrays and objects more than 1 deep");
   std::string many = "{";
-  for (std::size_t i = 0; i <= train::kMaxConfigKeys; ++i) many += fmt::format("{}\"k{}\":0", i ? "," : "", i);
+  for (std::size_t i = 0; i <= kMaxConfigKeys; ++i) many += fmt::format("{}\"k{}\":0", i ? "," : "", i);
   EXPECT_THROW_MSG(gpt::read_gpt_checkpoint(tampered("config", many + "}")), std::runtime_error,
-                   fmt::format("config holds more than {} JSON values", train::kMaxConfigKeys + 1));
+                   fmt::format("config holds more than {} JSON values", kMaxConfigKeys + 1));
 }
 
 // Every other JSON value of the metadata is bounded by what it holds: a vocabulary by the characters there are, the

@@ -64,9 +64,10 @@ TEST(GptPreset, TheCheckpointsConfigHoldsTheShapeNotThePreset) {
   gpt::TrainConfig c;
   gpt::pin_shape(c, gpt::preset_config("gpt2"), {}, "--preset gpt2");
   const nlohmann::json j = nlohmann::json::parse(c.to_json());
-  EXPECT_EQ(j["d_model"], 768);
-  EXPECT_EQ(j["heads"], 12);
-  EXPECT_EQ(j["layers"], 12);
+  const nlohmann::json m = nlohmann::json::parse(c.model.to_json());  // a checkpoint's "model"
+  EXPECT_EQ(m["n_embd"], 768);
+  EXPECT_EQ(m["n_head"], 12);
+  EXPECT_EQ(m["n_layer"], 12);
   EXPECT_EQ(j["context"], 1024);
   EXPECT_EQ(j["tokenizer"], "gpt2");
   EXPECT_FALSE(j.contains("preset"));

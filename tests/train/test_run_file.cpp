@@ -15,8 +15,8 @@ namespace {
 struct Config {
   std::int64_t steps = 10;
 };
-const train::ConfigTable<Config> kTable = {
-    train::field<Config>("steps", "training", "steps", train::at(&Config::steps), train::in_range(1, 100))};
+const ConfigTable<Config> kTable = {
+    field<Config>("steps", "training", "steps", at(&Config::steps), in_range(1, 100))};
 const train::RunFile<Config> kFile{{.program = "toy", .format = "toy-checkpoint-v1"}, kTable,
                                    {{"step", /*count=*/true}, {"loss"}, {"accuracy"}}};
 

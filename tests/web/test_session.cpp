@@ -130,8 +130,8 @@ TEST(WebSession, ReadsTheConfigStrictly) {
   EXPECT_EQ(web::config_from_json("{}").steps, gpt::TrainConfig{}.steps);
   EXPECT_EQ(web::config_from_json("{}").shards, 2);  // train's default for a batch of 32, not an old checkpoint's 8
   EXPECT_EQ(web::config_from_json(R"({"n_embd": 32, "n_head": 2})").model.n_embd, 32);
-  EXPECT_THROW_MSG(web::config_from_json(R"({"stpes": 5})"), std::invalid_argument, "unknown key 'stpes'");
-  EXPECT_THROW_MSG(web::config_from_json(R"({"layers": 2, "n_layer": 3})"), std::invalid_argument, "not both");
+  EXPECT_THROW_MSG(web::config_from_json(R"({"stpes": 5})"), std::invalid_argument, "config has the key \"stpes\", which this program does not know");
+  EXPECT_THROW_MSG(web::config_from_json(R"({"layers": 2, "n_layer": 3})"), std::invalid_argument, "config gives both 'n_layer' and 'layers': give one");
   EXPECT_THROW_MSG(web::config_from_json(R"({"steps": 0})"), std::invalid_argument, "--steps");
   EXPECT_THROW_MSG(web::config_from_json("[1]"), std::invalid_argument, "not a JSON object");
   gpt::TrainConfig dropped;

@@ -1,6 +1,6 @@
-// train/config_table.h: a config declared once, as rows, gives the flag parsing, the bounds, the JSON (a key an older
+// core/config_table.h: a config declared once, as rows, gives the flag parsing, the bounds, the JSON (a key an older
 // file lacks takes its default) and the resume check.
-#include "train/config_table.h"
+#include "core/config_table.h"
 
 #include "test_util.h"
 
@@ -30,17 +30,16 @@ std::pair<std::int64_t, std::int64_t> parse_size(const std::string& text) {
 }
 std::string size_text(const std::pair<std::int64_t, std::int64_t>& s) { return fmt::format("{}x{}", s.first, s.second); }
 
-const train::ConfigTable<Toy>& toy_table() {
-  using train::at;
-  static const train::ConfigTable<Toy> table = {
-      train::field<Toy>("name", "data", "a name", at(&Toy::name), train::not_empty("something")),
-      train::field<Toy>("inner-width", "model", "a nested size", at(&Toy::inner, &Inner::width), train::in_range(1, 64)),
-      train::field<Toy>("rate", "training", "a rate", at(&Toy::rate), train::in_interval(0, 1, true)),
-      train::field<Toy>("seed", "training", "a seed", at(&Toy::seed)),
-      train::field<Toy>("steps", "training", "steps", at(&Toy::steps), train::in_range(1, 100), train::OnResume::may_change),
-      train::choice<Toy>("shape", "model", "round | square", at(&Toy::shape),
-                         train::Choices<Shape>{{"round", Shape::round}, {"square", Shape::square}}),
-      train::written_unless_default(train::parsed<Toy>(
+const ConfigTable<Toy>& toy_table() {
+  static const ConfigTable<Toy> table = {
+      field<Toy>("name", "data", "a name", at(&Toy::name), not_empty("something")),
+      field<Toy>("inner-width", "model", "a nested size", at(&Toy::inner, &Inner::width), in_range(1, 64)),
+      field<Toy>("rate", "training", "a rate", at(&Toy::rate), in_interval(0, 1, true)),
+      field<Toy>("seed", "training", "a seed", at(&Toy::seed)),
+      field<Toy>("steps", "training", "steps", at(&Toy::steps), in_range(1, 100), OnResume::may_change),
+      choice<Toy>("shape", "model", "round | square", at(&Toy::shape),
+                         Choices<Shape>{{"round", Shape::round}, {"square", Shape::square}}),
+      written_unless_default(parsed<Toy>(
           "size", "model", "AxB", at(&Toy::size),
           std::function<std::pair<std::int64_t, std::int64_t>(const std::string&)>(parse_size),
           std::function<std::string(const std::pair<std::int64_t, std::int64_t>&)>(size_text))),
@@ -114,9 +113,9 @@ TEST(ConfigTable, ResumeComparesTheFieldsThatMustMatch) {
 
 TEST(ConfigTable, DefaultsAreShownAsFlagText) {
   const Toy d;
-  EXPECT_EQ(train::config_text(toy_table().row("rate").get(d)), "0.5");
-  EXPECT_EQ(train::config_text(toy_table().row("shape").get(d)), "round");
-  EXPECT_EQ(train::config_text(toy_table().row("inner-width").get(d)), "8");
+  EXPECT_EQ(config_text(toy_table().row("rate").get(d)), "0.5");
+  EXPECT_EQ(config_text(toy_table().row("shape").get(d)), "round");
+  EXPECT_EQ(config_text(toy_table().row("inner-width").get(d)), "8");
 }
 
 // A parsed row: its own type at the flag, its text in the JSON, and written only when not the default here.
