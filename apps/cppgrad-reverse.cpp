@@ -56,17 +56,6 @@ namespace {
 
 std::string percent(double f) { return fmt::format("{:.1f}%", 100 * f); }
 
-// At most n points: the mean of each of n equal runs of values (for a short sparkline of a long epoch).
-std::vector<double> downsample(const std::vector<double>& values, std::size_t n) {
-  if (values.size() <= n) return values;
-  std::vector<double> out(n, 0.0);
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::size_t a = i * values.size() / n, b = (i + 1) * values.size() / n;
-    for (std::size_t j = a; j < b; ++j) out[i] += values[j] / static_cast<double>(b - a);
-  }
-  return out;
-}
-
 // ------------------------------------------------------------------------------------------- train
 // --arch tutorial: the seed tutorial's model, reported the tutorial's way and honestly, side by side.
 int train_tutorial(const TrainConfig& config, LinesOutput* metrics, const std::string& plot, bool quiet) {
