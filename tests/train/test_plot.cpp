@@ -268,6 +268,17 @@ TEST(Report, SparklineMapsTheRangeOntoTheEightBlocks) {
   EXPECT_EQ(sparkline({2.5, 2.5, 2.5}), "▄▄▄");
 }
 
+TEST(Report, DownsampleAveragesEqualRunsAndKeepsShortInput) {
+  EXPECT_EQ(downsample({1, 2, 3}, 5), (std::vector<double>{1, 2, 3}));
+  EXPECT_EQ(downsample({1, 3, 5, 7}, 2), (std::vector<double>{2, 6}));
+  EXPECT_EQ(downsample({1, 2, 3, 4, 5, 6}, 3), (std::vector<double>{1.5, 3.5, 5.5}));
+  const std::vector<double> long_run(1000, 0.25);
+  const std::vector<double> twenty = downsample(long_run, 20);
+  ASSERT_EQ(twenty.size(), 20u);
+  for (const double v : twenty) EXPECT_DOUBLE_EQ(v, 0.25);
+  EXPECT_EQ(downsample({}, 4), std::vector<double>{});
+}
+
 // ---------------------------------------------------------------- files
 
 // A fresh directory under the system temp dir, removed at the end of the test.
@@ -292,9 +303,12 @@ TEST(Report, ProgressBarPrintsNothingWhenNotATerminal) {
   std::FILE* f = std::tmpfile();
   ASSERT_NE(f, nullptr);
   EXPECT_FALSE(ProgressBar::is_terminal(f));
-  ProgressBar bar(f, "epoch  1/3", 10);
-  for (int i = 1; i <= 10; ++i) bar.update(i, 0.5, 100.0);
-  bar.finish();
+  {
+    ProgressBar bar(f, "epoch  1/3", 10);
+    for (int i = 1; i <= 10; ++i) bar.update(i, 0.5, 100.0);
+    for (int i = 1; i <= 10; ++i) bar.tick(i, 0.5, 1);
+    bar.finish();
+  }  // nor when it goes
   EXPECT_EQ(std::ftell(f), 0L);
   std::fclose(f);
   EXPECT_FALSE(ProgressBar::is_terminal(nullptr));

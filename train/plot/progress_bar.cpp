@@ -25,7 +25,8 @@ int digits(std::int64_t v) { return static_cast<int>(fmt::formatted_size("{}", v
 }  // namespace
 
 ProgressBar::ProgressBar(std::FILE* out, std::string label, std::int64_t total, std::string rate_unit)
-    : out_(out), label_(std::move(label)), total_(total), rate_unit_(std::move(rate_unit)), tty_(is_terminal(out)) {}
+    : out_(out), label_(std::move(label)), total_(total), rate_unit_(std::move(rate_unit)), tty_(is_terminal(out)),
+      start_s_(now_seconds()) {}
 
 bool ProgressBar::is_terminal(std::FILE* out) { return out != nullptr && ::isatty(::fileno(out)) == 1; }
 
@@ -52,6 +53,10 @@ void ProgressBar::update(std::int64_t done, double loss, double rate) {
   std::fputs(line.c_str(), out_);
   std::fputs("\x1b[K", out_);  // clear whatever a longer previous line left behind
   std::fflush(out_);
+}
+
+void ProgressBar::tick(std::int64_t done, double loss, std::int64_t first) {
+  if (tty_) update(done, loss, static_cast<double>(done - first) / std::max(now_seconds() - start_s_, 1e-9));
 }
 
 void ProgressBar::finish() {

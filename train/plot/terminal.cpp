@@ -96,4 +96,14 @@ std::string sparkline(const std::vector<double>& values) {
   return out;
 }
 
+std::vector<double> downsample(const std::vector<double>& values, std::size_t n) {
+  if (values.size() <= n) return values;
+  std::vector<double> out(n, 0.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t a = i * values.size() / n, b = (i + 1) * values.size() / n;
+    for (std::size_t j = a; j < b; ++j) out[i] += values[j] / static_cast<double>(b - a);
+  }
+  return out;
+}
+
 }  // namespace cppgrad::train

@@ -1,5 +1,6 @@
 #pragma once
 // Plots made of characters, for the terminal: a heatmap and a sparkline.
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -14,5 +15,9 @@ std::string terminal_heatmap(const std::vector<std::vector<double>>& weights, co
 
 // A one-line sparkline of values using the blocks "▁▂▃▄▅▆▇█".
 std::string sparkline(const std::vector<double>& values);
+
+// At most n points: the mean of each of n equal runs of values (for a short sparkline of a long epoch); values as they
+// are when there are n or fewer.
+std::vector<double> downsample(const std::vector<double>& values, std::size_t n);
 
 }  // namespace cppgrad::train

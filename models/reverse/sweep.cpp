@@ -1,0 +1,55 @@
+#include "models/reverse/sweep.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "train/flags.h"
+#include "train/plot/progress_bar.h"
+
+namespace cppgrad::reverse {
+
+std::vector<TrainConfig> sweep_runs(const std::string& heads, const std::string& attentions, const TrainConfig& base) {
+  std::vector<TrainConfig> runs;
+  const auto kinds = train::split_list(attentions);
+  for (const auto& h : train::split_list(heads)) {
+    const auto n = parse_int(h);
+    if (!n) throw std::invalid_argument("--heads: '" + h + "' is not a number");
+    for (const auto& a : kinds) {
+      TrainConfig c = base;
+      c.heads = *n;
+      config_table().set_flag(c, "attention", a);
+      runs.push_back(c);
+    }
+  }
+  if (runs.empty())
+    throw std::invalid_argument("sweep needs --heads 1,2,4,8 and/or --attention scaled_dot,additive,multiplicative");
+  for (auto& c : runs) {
+    try {
+      c.validate();
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(fmt::format("setting heads={} attention={}: {}", c.heads,
+                                              choice_name(kAttentions, c.attention), e.what()));
+    }
+  }
+  return runs;
+}
+
+SettingResult train_setting(const TrainConfig& config, std::FILE* progress, const std::string& label) {
+  Trainer trainer(config);
+  const std::string& attention = choice_name(kAttentions, config.attention);
+  {
+    train::ProgressBar bar(progress, fmt::format("{} heads={} {}", label, config.heads, attention),
+                           trainer.steps_per_epoch() * config.epochs);
+    while (trainer.epochs_done() < config.epochs) {
+      const std::int64_t before = trainer.epochs_done() * trainer.steps_per_epoch();
+      trainer.run_epoch([&](std::int64_t done, std::int64_t, double loss) { bar.tick(before + done, loss); });
+    }
+  }
+  SettingResult r{summarize(trainer.history(), trainer.model().num_parameters()), trainer.history().back().loss, {}};
+  r.curve.label = fmt::format("heads={} {}", config.heads, attention);
+  for (const auto& m : trainer.history()) r.curve.values.push_back(m.loss);
+  return r;
+}
+
+}  // namespace cppgrad::reverse
