@@ -131,5 +131,59 @@ TEST(ConfigTable, AParsedRowCarriesItsTypeAsTextAndMayBeLeftOutAtItsDefault) {
   EXPECT_EQ(toy_table().mismatched(t, Toy{}), std::vector<std::string>{"size"});
 }
 
+// A part with a table of its own (a model's config), nested in a run's: its flag rows become the run's flags under its
+// names, its rows without a flag stay its own, and each table's JSON holds its own rows only.
+struct Part {
+  std::int64_t n_width = 4;  // set by --width
+  std::int64_t rows = 7;     // no flag: the data sets it
+  bool operator==(const Part&) const = default;
+};
+
+const ConfigTable<Part>& part_table() {
+  static const ConfigTable<Part> table = {
+      named("n_width", field<Part>("width", "model", "a width", at(&Part::n_width), in_range(1, 64))),
+      named("rows", field<Part>("", "model", "rows", at(&Part::rows), in_range(1, 100))),
+  };
+  return table;
+}
+
+struct ToyRun {
+  std::int64_t steps = 10;
+  Part part;
+};
+
+const ConfigTable<ToyRun>& run_table() {
+  static const ConfigTable<ToyRun> table(join<ToyRun>({{field<ToyRun>("steps", "training", "steps", at(&ToyRun::steps),
+                                                             in_range(1, 100), OnResume::may_change)},
+                                                 nested(part_table(), &ToyRun::part)}));
+  return table;
+}
+
+TEST(ConfigTable, ANestedTablesFlagsAreTheRunsAndItsJsonItsOwn) {
+  ASSERT_EQ(run_table().rows().size(), 2u);  // steps, and the part's one row with a flag
+  ToyRun r;
+  run_table().set_flag(r, "width", "16");
+  EXPECT_EQ(r.part.n_width, 16);
+  EXPECT_EQ(run_table().to_json(r), R"({"steps":10})");
+  EXPECT_EQ(part_table().to_json(r.part), R"({"n_width":16,"rows":7})");
+  EXPECT_EQ(part_table().from_json(part_table().to_json(r.part)), r.part);
+  EXPECT_EQ(run_table().mismatched(ToyRun{}, r), std::vector<std::string>{"width"});  // as the user types it
+  run_table().set_flag(r, "width", "99");
+  EXPECT_THROW_MSG(run_table().check(r), std::invalid_argument, "--width must be in 1..64, got 99");
+  Part p;
+  p.rows = 0;  // a row no flag sets is named by its name
+  EXPECT_THROW_MSG(part_table().check(p), std::invalid_argument, "rows must be in 1..100, got 0");
+  // The run's own JSON does not take the part's keys; every_row does, by name or by the flag's spelling, not both.
+  EXPECT_THROW_MSG(run_table().from_json(R"({"n_width":8})"), std::invalid_argument,
+                   "config has the key \"n_width\", which this program does not know");
+  using Keys = ConfigTable<ToyRun>::Keys;
+  EXPECT_EQ(run_table().from_json(R"({"n_width":8})", Keys::every_row).part.n_width, 8);
+  EXPECT_EQ(run_table().from_json(R"({"width":9})", Keys::every_row).part.n_width, 9);
+  EXPECT_THROW_MSG(run_table().from_json(R"({"width":9,"n_width":8})", Keys::every_row), std::invalid_argument,
+                   "config gives both 'n_width' and 'width': give one");
+  EXPECT_THROW_MSG(part_table().from_json(R"({"n_width":"wide"})", ConfigTable<Part>::Keys::stored, "model"),
+                   std::invalid_argument, "model 'n_width' must be an integer in range, got \"wide\"");
+}
+
 }  // namespace
 }  // namespace cppgrad
