@@ -29,7 +29,7 @@ case "${1:-}" in
   "") ;;
   *) echo "install-deps: unknown option '$1' (expected --ci, --wasm, --web or nothing)" >&2; exit 2 ;;
 esac
-# The page's test serves web/dist with `python3 -m http.server`, as its users are told to.
+# The page's test serves the page (build-wasm/web/dist) with `python3 -m http.server`, as its users are told to.
 if [[ $page_test -eq 1 ]] && ! command -v python3 >/dev/null 2>&1; then packages+=(python3); fi
 
 # `dpkg -s` also succeeds for a removed package whose config files remain, so check the status itself.

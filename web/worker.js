@@ -63,7 +63,7 @@ async function loadModule(reference) {
     preRun: [(m) => { if (useReference) m.ENV.CPPGRAD_REFERENCE = '1'; }],
   });
   const response = await fetch('words.txt');
-  if (!response.ok) throw new PageError(`words.txt: HTTP ${response.status} (build web/dist again: docs/browser.md)`);
+  if (!response.ok) throw new PageError(`words.txt: HTTP ${response.status} (build web_dist again: docs/browser.md)`);
   module.FS.mkdirTree('/usr/share/dict');
   module.FS.writeFile(kWordsPath, new Uint8Array(await response.arrayBuffer()));
   for (const dir of [kDroppedDir, kLoadedDir, '/tmp/']) module.FS.mkdirTree(dir);

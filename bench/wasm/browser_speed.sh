@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The page's training speed in headless Chromium against native cppgrad on one thread, on this machine, for the same
 # config (cppgrad-gpt train's defaults: the words GPT), in one run; prints a Markdown table (docs/browser.md).
-#   bash bench/wasm/browser_speed.sh [--native build/bin/cppgrad-gpt] [--dist web/dist] [--runs 3]
-# Needs web/dist (cmake --build --preset wasm --target web_dist), Chromium and web/test's puppeteer-core
+#   bash bench/wasm/browser_speed.sh [--native build/bin/cppgrad-gpt] [--dist build-wasm/web/dist] [--runs 3]
+# Needs build-wasm/web/dist (cmake --build --preset wasm --target web_dist), Chromium and web/test's puppeteer-core
 # (bash .ci/install-deps.sh --web). Both sides: 100 warm-up steps, then 200 steps timed, without evaluations:
 #   - the page: web/test/speed.mjs, one worker, the page's clock between the progress reports at steps 100 and 300;
 #   - native: `cppgrad-gpt train --threads 1 --steps 300 --eval-every 100`, the training time between its
@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
-native=build/bin/cppgrad-gpt dist=web/dist runs=3
+native=build/bin/cppgrad-gpt dist=build-wasm/web/dist runs=3
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --native) native=${2:?--native needs a path}; shift 2 ;;

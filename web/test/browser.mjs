@@ -1,5 +1,5 @@
-// What the page's test (page.test.mjs) and the speed measurement (speed.mjs) share: web/dist served by
-// `python3 -m http.server` on 127.0.0.1, Debian's Chromium started headless by puppeteer-core with a profile of its
+// What the page's test (page.test.mjs) and the speed measurement (speed.mjs) share: the page (build-wasm/web/dist)
+// served by `python3 -m http.server` on 127.0.0.1, Debian's Chromium started headless by puppeteer-core with a profile of its
 // own, and a page opened with every error it can report collected: uncaught exceptions (the page's and the worker's),
 // console errors, failed requests, responses of 400 and above, and any request that is not to the local server.
 import { spawn } from 'node:child_process';

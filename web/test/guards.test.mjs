@@ -1,6 +1,6 @@
 // The page keeps what it refuses out of the run (issue 40): each case as a user meets it, in Debian's Chromium,
 // headless, failing on any uncaught exception, console error or failed request as page.test.mjs does.
-//   node web/test/guards.test.mjs [--dist web/dist] [--chromium /usr/bin/chromium]
+//   node web/test/guards.test.mjs [--dist build-wasm/web/dist] [--chromium /usr/bin/chromium]
 // It checks, in order:
 //   1. a phone (390 x 844): the page does not scroll sideways, the attention maps scroll in their own box, and a
 //      sample's table is as wide as its panel;
@@ -324,7 +324,7 @@ async function diverged(browser, page, errors, seen, ckpt, scratch) {
 
 async function main() {
   const { values: o } = parseArgs({
-    options: { dist: { type: 'string', default: join(repo, 'web', 'dist') },
+    options: { dist: { type: 'string', default: join(repo, 'build-wasm', 'web', 'dist') },
                chromium: { type: 'string', default: process.env.CHROMIUM ?? '/usr/bin/chromium' } },
     strict: true,
   });

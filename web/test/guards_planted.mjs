@@ -1,7 +1,8 @@
-// Proves that guards.test.mjs can fail: for each of its cases, a copy of web/dist with that case's fix undone (one
-// line of the page changed back to what the page did before issue 40), on which guards.test.mjs must fail with that
-// case's own message. A fault it does not catch, or one it catches for another reason, fails this test.
-//   node web/test/guards_planted.mjs [--dist web/dist] [--chromium /usr/bin/chromium]
+// Proves that guards.test.mjs can fail: for each of its cases, a copy of the page (build-wasm/web/dist) with that
+// case's fix undone (one line of the page changed back to what the page did before issue 40), on which
+// guards.test.mjs must fail with that case's own message. A fault it does not catch, or one it catches for another
+// reason, fails this test.
+//   node web/test/guards_planted.mjs [--dist build-wasm/web/dist] [--chromium /usr/bin/chromium]
 // Each fault is a literal edit of one file; if the line it undoes has changed, this says so (update the fault).
 import { execFile } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -47,7 +48,7 @@ function run(args) {
 
 async function main() {
   const { values: o } = parseArgs({
-    options: { dist: { type: 'string', default: join(repo, 'web', 'dist') },
+    options: { dist: { type: 'string', default: join(repo, 'build-wasm', 'web', 'dist') },
                chromium: { type: 'string', default: process.env.CHROMIUM ?? '/usr/bin/chromium' } },
     strict: true,
   });

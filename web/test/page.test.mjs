@@ -1,7 +1,7 @@
-// The page (web/dist) in Debian's Chromium, headless (issue 33, item 4): it trains the words GPT for 200 steps as a
-// user would, and fails on any page error, console error, failed request or request that leaves 127.0.0.1.
-//   node web/test/page.test.mjs [--dist web/dist] [--native build/bin/cppgrad-gpt] [--chromium /usr/bin/chromium]
-//                               [--screenshot FILE.png] [--word WORD] [--timeout SECONDS]
+// The page (build-wasm/web/dist) in Debian's Chromium, headless (issue 33, item 4): it trains the words GPT for 200
+// steps as a user would, and fails on any page error, console error, failed request or request that leaves 127.0.0.1.
+//   node web/test/page.test.mjs [--dist build-wasm/web/dist] [--native build/bin/cppgrad-gpt]
+//                               [--chromium /usr/bin/chromium] [--screenshot FILE.png] [--word WORD] [--timeout SECONDS]
 // It checks, in order:
 //   1. the worker starts (window.cppgradPage.ready) and draws the typed word's attention: <b> and its characters;
 //   2. with #lr 0.002 and #max-steps 200 (and Reset), Train runs to #step 200 and stops there; the mean of the last 20 training losses is below
@@ -43,7 +43,7 @@ const MORE = 10;
 function options() {
   const { values } = parseArgs({
     options: {
-      dist: { type: 'string', default: join(repo, 'web', 'dist') },
+      dist: { type: 'string', default: join(repo, 'build-wasm', 'web', 'dist') },
       native: { type: 'string', default: process.env.CPPGRAD_GPT ?? join(repo, 'build', 'bin', 'cppgrad-gpt') },
       chromium: { type: 'string', default: process.env.CHROMIUM ?? '/usr/bin/chromium' },
       screenshot: { type: 'string' },

@@ -1,6 +1,6 @@
 // Steps per second of the page's training in headless Chromium (one worker, the page's default config: the words GPT
 // of `cppgrad-gpt train`), after a warm-up: bench/wasm/browser_speed.sh puts it beside native cppgrad.
-//   node web/test/speed.mjs [--dist web/dist] [--chromium /usr/bin/chromium] [--warmup 100] [--steps 200]
+//   node web/test/speed.mjs [--dist build-wasm/web/dist] [--chromium /usr/bin/chromium] [--warmup 100] [--steps 200]
 // Prints one JSON object: {steps, seconds, steps_per_s, ms_per_step_page, chromium}. The time is the page's clock
 // between the progress reports that cross step `warmup` and step `warmup + steps` (the worker reports after each chunk
 // of steps, so both ends are chunk boundaries and the step counts are exact); no evaluation falls in between (the
@@ -13,7 +13,7 @@ import { launch, openPage, serve, startOver, waitFor } from './browser.mjs';
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const { values } = parseArgs({
   options: {
-    dist: { type: 'string', default: join(repo, 'web', 'dist') },
+    dist: { type: 'string', default: join(repo, 'build-wasm', 'web', 'dist') },
     chromium: { type: 'string', default: process.env.CHROMIUM ?? '/usr/bin/chromium' },
     warmup: { type: 'string', default: '100' },
     steps: { type: 'string', default: '200' },
