@@ -33,6 +33,7 @@
 #include "train/history.h"
 #include "train/lines_output.h"
 #include "train/outputs.h"
+#include "train/run_config.h"
 #include "train/run_file.h"
 #include "train/shard_sums.h"
 #include "train/step_loop.h"

@@ -9,7 +9,7 @@
 #include <limits>
 #include <stdexcept>
 
-#include "train/data_parallel.h"
+#include "train/run_config.h"
 
 namespace cppgrad::gpt {
 
@@ -148,21 +148,11 @@ void TrainConfig::check_sizes(std::int64_t vocab, std::int64_t context_size) con
                                             kMaxActivations, batch_size, context_size));
 }
 
-TrainConfig TrainConfig::with_shards() const {
-  TrainConfig c = *this;
-  if (c.shards == 0) c.shards = train::default_shards(c.batch_size);
-  return c;
-}
+TrainConfig TrainConfig::with_shards() const { return train::with_shards(*this); }
 
 std::string TrainConfig::to_json() const { return config_table().to_json(*this); }
 
-TrainConfig TrainConfig::from_json(const std::string& text) {
-  TrainConfig c = config_table().from_json(text);
-  // A config from before --shards lacks the key: such a checkpoint resumed with 8 shards, the default then, and still
-  // does (the absent key would otherwise take the field's default, 0: the batch's shards).
-  if (!read_config_json(text, {{"shards", 0}})[0]) c.shards = train::kShardsBeforeTheFlag;
-  return c;
-}
+TrainConfig TrainConfig::from_json(const std::string& text) { return train::run_config_from_json(config_table(), text); }
 
 std::vector<std::string> TrainConfig::mismatched_for_resume(const TrainConfig& other) const {
   std::vector<std::string> keys = config_table().mismatched(*this, other);

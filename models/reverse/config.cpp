@@ -10,7 +10,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "train/data_parallel.h"
+#include "train/run_config.h"
 
 namespace cppgrad::reverse {
 
@@ -140,21 +140,11 @@ void TrainConfig::validate() const {
                                             "(raise --positions)", d.max_len, d.target_len(), positions));
 }
 
-TrainConfig TrainConfig::with_shards() const {
-  TrainConfig c = *this;
-  if (c.shards == 0) c.shards = train::default_shards(c.batch_size);
-  return c;
-}
+TrainConfig TrainConfig::with_shards() const { return train::with_shards(*this); }
 
 std::string TrainConfig::to_json() const { return config_table().to_json(*this); }
 
-TrainConfig TrainConfig::from_json(const std::string& text) {
-  TrainConfig c = config_table().from_json(text);
-  // A config from before --shards lacks the key: such a checkpoint resumed with 8 shards, the default then, and still
-  // does (the absent key would otherwise take the field's default, 0: the batch's shards).
-  if (!read_config_json(text, {{"shards", 0}})[0]) c.shards = train::kShardsBeforeTheFlag;
-  return c;
-}
+TrainConfig TrainConfig::from_json(const std::string& text) { return train::run_config_from_json(config_table(), text); }
 
 std::vector<std::string> TrainConfig::mismatched_for_resume(const TrainConfig& other) const {
   return config_table().mismatched(*this, other);
