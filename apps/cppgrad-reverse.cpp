@@ -208,9 +208,9 @@ int cmd_sweep(int argc, char** argv) {
   train::add_config_flags(o, config_table(), lists);
   o.add_options("sweep")
       ("heads", "comma-separated head counts to compare, e.g. 1,2,4,8",
-       cxxopts::value<std::string>()->default_value(std::to_string(TrainConfig{}.heads)))
+       cxxopts::value<std::string>()->default_value(std::to_string(TrainConfig{}.model.n_heads)))
       ("attention", "comma-separated cross-attention kinds to compare (scaled_dot,additive,multiplicative)",
-       cxxopts::value<std::string>()->default_value(choice_name(kAttentions, TrainConfig{}.attention)))
+       cxxopts::value<std::string>()->default_value(choice_name(kAttentions, TrainConfig{}.model.cross_attention)))
       ("plot", "SVG of every run's loss curve", cxxopts::value<std::string>()->default_value("sweep.svg"))
       ("h,help", "this help");
   const auto r = train::parse_flags(o, argc, argv);

@@ -54,11 +54,11 @@ BENCHMARK(BM_TrainStep)->Arg(0)->Arg(1)->UseRealTime()->Unit(benchmark::kMillise
 void BM_TrainStepLarge(benchmark::State& state) {
   const ThreadLimit limit(static_cast<int>(state.range(0)));
   reverse::TrainConfig config;
-  config.d_model = 256;
-  config.heads = 8;
-  config.d_ff = 1024;
+  config.model.d_model = 256;
+  config.model.n_heads = 8;
+  config.model.d_ff = 1024;
   config.seq_len = 64;
-  config.positions = 128;
+  config.model.max_len = 128;
   run_train_steps(state, config);
 }
 BENCHMARK(BM_TrainStepLarge)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
@@ -67,10 +67,10 @@ BENCHMARK(BM_TrainStepLarge)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime()-
 // OpenMP's threads. bench/pytorch/step_scaling.py measures PyTorch at the same sizes.
 void BM_TrainStepScaling(benchmark::State& state) {
   reverse::TrainConfig config;
-  config.d_model = state.range(0);
-  config.d_ff = 2 * config.d_model;
+  config.model.d_model = state.range(0);
+  config.model.d_ff = 2 * config.model.d_model;
   config.seq_len = state.range(1);
-  config.positions = std::max<std::int64_t>(50, config.seq_len + 1);
+  config.model.max_len = std::max<std::int64_t>(50, config.seq_len + 1);
   run_train_steps(state, config);
 }
 BENCHMARK(BM_TrainStepScaling)

@@ -30,8 +30,8 @@ class OneThread {
 void BM_ReverseShards(benchmark::State& state) {
   const OneThread one;
   reverse::TrainConfig config;
-  config.d_model = state.range(0), config.d_ff = 2 * config.d_model;
-  config.seq_len = state.range(1), config.positions = std::max<std::int64_t>(50, config.seq_len + 1);
+  config.model.d_model = state.range(0), config.model.d_ff = 2 * config.model.d_model;
+  config.seq_len = state.range(1), config.model.max_len = std::max<std::int64_t>(50, config.seq_len + 1);
   config.shards = state.range(2), config.threads = 1;
   config.train_size = config.batch_size, config.test_size = 64;
   reverse::Trainer trainer(config);

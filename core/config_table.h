@@ -199,7 +199,7 @@ Enum parse_choice(const Choices<Enum>& choices, const std::string& name) {
 template <typename Config, typename Ref, typename Enum = std::remove_cvref_t<std::invoke_result_t<Ref, Config&>>>
 ConfigRow<Config> choice(std::string flag, std::string group, std::string help, Ref ref, Choices<Enum> choices,
                          OnResume on_resume = OnResume::must_match) {
-  static_assert(std::is_enum_v<Enum>, "a choice row holds an enum");
+  static_assert(std::is_enum_v<Enum> || std::is_same_v<Enum, bool>, "a choice row holds an enum (or a bool, named)");
   ConfigRow<Config> row{name_of_flag(flag), std::move(flag), std::move(group), std::move(help), on_resume,
                         nullptr, nullptr, nullptr};
   row.get = [ref, choices](const Config& c) { return ConfigValue(choice_name(choices, ref(c))); };
@@ -273,8 +273,8 @@ std::vector<ConfigRow<Config>> join(std::initializer_list<std::vector<ConfigRow<
 template <typename Config>
 class ConfigTable {
  public:
-  ConfigTable(std::initializer_list<ConfigRow<Config>> rows) : rows_(rows) {}
-  explicit ConfigTable(std::vector<ConfigRow<Config>> rows) : rows_(std::move(rows)) {}
+  ConfigTable(std::initializer_list<ConfigRow<Config>> rows) : rows_(rows) { check_unique(); }
+  explicit ConfigTable(std::vector<ConfigRow<Config>> rows) : rows_(std::move(rows)) { check_unique(); }
   const std::vector<ConfigRow<Config>>& rows() const { return rows_; }
 
   const ConfigRow<Config>& row(const std::string& flag) const {
@@ -362,6 +362,21 @@ class ConfigTable {
   }
 
  private:
+  // Two rows of one name or one flag would read each other's JSON or flags (a nested table's row beside a run's): each
+  // row's name, and its flag's spelling as from_json(every_row) reads it, belong to it alone.
+  void check_unique() const {
+    const auto keys = [](const ConfigRow<Config>& r) {
+      std::vector<std::string> k = {r.name};
+      if (!r.flag.empty()) k.push_back(name_of_flag(r.flag));
+      return k;
+    };
+    for (std::size_t i = 0; i < rows_.size(); ++i)
+      for (std::size_t j = 0; j < i; ++j)
+        for (const std::string& a : keys(rows_[i]))
+          for (const std::string& b : keys(rows_[j]))
+            if (a == b) throw std::logic_error("ConfigTable: two rows go by '" + a + "'");
+  }
+
   std::vector<ConfigRow<Config>> rows_;
 };
 

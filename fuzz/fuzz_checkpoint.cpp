@@ -21,8 +21,8 @@ namespace {
 // The configuration of fuzz/corpus/checkpoint/tiny.safetensors (see fuzz/README.md for the command that made it).
 cppgrad::reverse::TrainConfig tiny_config() {
   cppgrad::reverse::TrainConfig c;
-  c.vocab = 5, c.seq_len = 3, c.train_size = 32, c.test_size = 8, c.d_model = 4, c.heads = 1;
-  c.encoder_layers = 1, c.decoder_layers = 1, c.d_ff = 4, c.epochs = 1, c.batch_size = 8, c.threads = 1;
+  c.vocab = 5, c.seq_len = 3, c.train_size = 32, c.test_size = 8, c.model.d_model = 4, c.model.n_heads = 1;
+  c.model.n_encoder_layers = 1, c.model.n_decoder_layers = 1, c.model.d_ff = 4, c.epochs = 1, c.batch_size = 8, c.threads = 1;
   return c;
 }
 

@@ -37,6 +37,54 @@ Seq2SeqTransformer::Seq2SeqTransformer(const Seq2SeqOptions& options, Generator&
   if (options.dropout > 0) dropout_ = register_module("dropout", std::make_shared<Dropout>(options.dropout, dropout_gen_));
 }
 
+const ConfigTable<Seq2SeqOptions>& seq2seq_options_table() {
+  using O = Seq2SeqOptions;
+  const auto vocab = [](const char* name, std::int64_t O::*member) {
+    return named(name, field<O>("", "model", "token ids (the data sets it)", at(member), in_range(1, O::kMaxVocab)));
+  };
+  static const ConfigTable<O> table = {
+      field<O>("d-model", "model", "model width", at(&O::d_model), in_range(1, O::kMaxWidth)),
+      named("n_heads", field<O>("heads", "model", "attention heads (must divide d-model)", at(&O::n_heads),
+                                in_range(1, O::kMaxWidth))),
+      named("n_encoder_layers", field<O>("encoder-layers", "model", "encoder layers", at(&O::n_encoder_layers),
+                                         in_range(0, O::kMaxLayers))),
+      named("n_decoder_layers", field<O>("decoder-layers", "model", "decoder layers", at(&O::n_decoder_layers),
+                                         in_range(1, O::kMaxLayers))),
+      field<O>("d-ff", "model", "feed-forward width", at(&O::d_ff), in_range(1, O::kMaxWidth)),
+      // Named by its flag, not max_len: the reversal run's own max_len (the longest sequence) sits in the same table.
+      field<O>("positions", "model", "rows of the learned position tables", at(&O::max_len), in_range(1, O::kMaxPositions)),
+      field<O>("dropout", "model", "dropout probability", at(&O::dropout), in_interval(0, 1, true)),
+      named("cross_attention", choice<O>("attention", "model", "cross-attention: scaled_dot | additive | multiplicative",
+                                         at(&O::cross_attention),
+                                         Choices<CrossAttentionKind>{{"scaled_dot", CrossAttentionKind::ScaledDot},
+                                                                     {"additive", CrossAttentionKind::Additive},
+                                                                     {"multiplicative", CrossAttentionKind::Multiplicative}})),
+      vocab("src_vocab", &O::src_vocab),
+      vocab("tgt_vocab", &O::tgt_vocab),
+      vocab("out_vocab", &O::out_vocab),
+      named("eps", field<O>("", "model", "LayerNorm's epsilon", at(&O::eps), in_interval(0, 1, false))),
+      named("norm_first", choice<O>("", "model", "pre-LN (true) or post-LN", at(&O::norm_first),
+                                    Choices<bool>{{"false", false}, {"true", true}})),
+      named("activation", choice<O>("", "model", "the feed-forward's activation", at(&O::activation),
+                                    Choices<Activation>{{"relu", Activation::Relu}, {"gelu", Activation::Gelu}})),
+      named("positional", choice<O>("", "model", "position codes", at(&O::positional),
+                                    Choices<PositionalKind>{{"learned", PositionalKind::Learned},
+                                                            {"sinusoidal", PositionalKind::Sinusoidal}})),
+      named("dropout_seed", field<O>("", "model", "the dropout masks' generator's seed", at(&O::dropout_seed))),
+  };
+  return table;
+}
+
+std::string Seq2SeqOptions::to_json() const { return seq2seq_options_table().to_json(*this); }
+
+Seq2SeqOptions Seq2SeqOptions::from_json(const std::string& json) {
+  const Seq2SeqOptions o = seq2seq_options_table().from_json(json, ConfigTable<Seq2SeqOptions>::Keys::stored, "model");
+  seq2seq_options_table().check(o);
+  if (o.d_model % o.n_heads != 0)
+    throw std::invalid_argument(fmt::format("model: n_heads {} does not divide d_model {}", o.n_heads, o.d_model));
+  return o;
+}
+
 std::int64_t state_dict_numel(const Seq2SeqOptions& o) {
   const std::int64_t D = o.d_model, F = o.d_ff;
   const std::int64_t attention = 4 * D * D;  // W_q, W_k, W_v, W_o, no biases

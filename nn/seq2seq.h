@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/config_table.h"
 #include "nn/embedding.h"
 #include "nn/linear.h"
 #include "nn/positional.h"
@@ -21,6 +22,8 @@ namespace cppgrad::nn {
 
 enum class PositionalKind { Learned, Sinusoidal };
 
+// The model's options. Each field is declared once more, as a row of seq2seq_options_table() (nn/seq2seq.cpp): its
+// name in a checkpoint, the flag `cppgrad-reverse train` sets it by, its bound.
 struct Seq2SeqOptions {
   std::int64_t src_vocab = 10;   // encoder input ids in [0, src_vocab)
   std::int64_t tgt_vocab = 11;   // decoder input ids (the output vocabulary plus BOS)
@@ -38,7 +41,24 @@ struct Seq2SeqOptions {
   CrossAttentionKind cross_attention = CrossAttentionKind::ScaledDot;
   PositionalKind positional = PositionalKind::Learned;
   std::uint64_t dropout_seed = 0;  // the dropout masks' own generator
+
+  // The largest a config read from a file or typed as a flag may ask for (a model built in code is not held to them).
+  static constexpr std::int64_t kMaxVocab = 100'002;  // the reversal task's 100,000 tokens, plus BOS and PAD
+  static constexpr std::int64_t kMaxWidth = 16'384;   // d_model, d_ff
+  static constexpr std::int64_t kMaxLayers = 64;
+  static constexpr std::int64_t kMaxPositions = 1'026;
+
+  bool operator==(const Seq2SeqOptions&) const = default;
+  // The options as a checkpoint stores the model: {"d_model": 32, "n_heads": 4, ...}, every row's key.
+  std::string to_json() const;
+  // And back: a key left out takes its default, an unknown key or a value out of its bound is a std::invalid_argument
+  // naming it. Nothing is allocated.
+  static Seq2SeqOptions from_json(const std::string& json);
 };
+
+// Seq2SeqOptions' rows: their names, the flags that set them (--heads sets n_heads, --positions max_len; the
+// vocabularies have none, the data sets them), their bounds.
+const ConfigTable<Seq2SeqOptions>& seq2seq_options_table();
 
 // Attention weights of one layer, for plots: "encoder.0.self_attn", "decoder.1.cross_attn", ...
 struct NamedAttention {

@@ -16,12 +16,14 @@ Config with_shards(Config c) {
   return c;
 }
 
-// The table's reading of a checkpoint's config. One from before --shards lacks the key: such a checkpoint resumed
+// The table's reading of a checkpoint's config (`keys`: its own rows, or every row, as a version-1 checkpoint's config
+// held the model's too, under its flags' spellings). One from before --shards lacks the key: such a checkpoint resumed
 // with 8 shards, the default then, and still does (the absent key would otherwise take the field's default, 0: the
 // batch's shards).
 template <typename Config>
-Config run_config_from_json(const ConfigTable<Config>& table, const std::string& text) {
-  Config c = table.from_json(text);
+Config run_config_from_json(const ConfigTable<Config>& table, const std::string& text,
+                            typename ConfigTable<Config>::Keys keys = ConfigTable<Config>::Keys::stored) {
+  Config c = table.from_json(text, keys);
   if (!read_config_json(text, {{"shards", 0}})[0]) c.shards = kShardsBeforeTheFlag;
   return c;
 }

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "core/json_bounded.h"
+#include "train/run_config.h"
 
 namespace cppgrad::gpt {
 
@@ -72,25 +73,17 @@ data::Tokenizer read_tokenizer(const data::TokenizerName& name, const std::map<s
   throw std::logic_error("read_tokenizer: a tokenizer kind without a reader");
 }
 
-// A v1 file's metadata as v2 writes it: the model's sizes, rows of v1's "config" under the flags' names, go to
-// "model" under nanoGPT's; v1's "context" is the model's block_size, its tokenizer's size the vocab_size, its seed + 1
-// the dropout seed (TrainConfig::model_config made them so). Everything else is as v1 wrote it.
+// A v1 file's metadata as v2 writes it (v2 keeps the model's config apart, as "model"): v1's "config" held the model's
+// sizes under their flags' spellings ("d_model", "heads", "layers", "dropout"), which the table reads as every row's;
+// v1's "context" is the model's block_size and its tokenizer's size the vocab_size (model_config made them so).
 void upgrade_from_v1(std::map<std::string, std::string>& metadata) {
   if (!metadata.count("config")) throw std::invalid_argument("metadata has no 'config'");
-  nlohmann::json config = parse_json_bounded(metadata.at("config"), {.max_depth = 1, .max_values = 1 + kMaxConfigKeys},
-                                             "config");
-  if (!config.is_object()) throw std::invalid_argument("config is not a JSON object");
-  nlohmann::json model = nlohmann::json::object();
-  for (const auto& [v1_key, name] : {std::pair{"d_model", "n_embd"}, {"heads", "n_head"}, {"layers", "n_layer"},
-                                     {"dropout", "dropout"}})
-    if (config.contains(v1_key)) model[name] = config[v1_key], config.erase(v1_key);
-  model["block_size"] = train::metadata_count(metadata, "context");
+  const TrainConfig c = train::run_config_from_json(config_table(), metadata.at("config"),
+                                                    ConfigTable<TrainConfig>::Keys::every_row);
+  const std::int64_t context = train::metadata_count(metadata, "context");
+  metadata["model"] = c.model_config(read_tokenizer(c.tokenizer, metadata).size(), context).to_json();
+  metadata["config"] = c.to_json();
   metadata.erase("context");
-  const TrainConfig run = TrainConfig::from_json(config.dump());  // the tokenizer and the seed, checked
-  model["vocab_size"] = read_tokenizer(run.tokenizer, metadata).size();
-  model["dropout_seed"] = run.seed + 1;
-  metadata["config"] = config.dump();
-  metadata["model"] = model.dump();
   metadata["format"] = kFormat.format;
 }
 

@@ -21,24 +21,15 @@ data::ReversalConfig TrainConfig::data_config() const {
 
 nn::Seq2SeqOptions TrainConfig::model_options() const {
   const data::ReversalConfig d = data_config();
-  return {.src_vocab = d.vocab,
-          .tgt_vocab = d.decoder_vocab(),
-          .out_vocab = d.output_vocab(),
-          .d_model = d_model,
-          .n_heads = heads,
-          .n_encoder_layers = encoder_layers,
-          .n_decoder_layers = decoder_layers,
-          .d_ff = d_ff,
-          .max_len = positions,
-          .dropout = dropout,
-          .cross_attention = attention,
-          .dropout_seed = seed + 1};
+  nn::Seq2SeqOptions o = model;
+  o.src_vocab = d.vocab, o.tgt_vocab = d.decoder_vocab(), o.out_vocab = d.output_vocab(), o.dropout_seed = seed + 1;
+  return o;
 }
 
 const ConfigTable<TrainConfig>& config_table() {
   const auto row = [](auto&&... args) { return field<TrainConfig>(std::forward<decltype(args)>(args)...); };
   const auto choice = [](auto&&... args) { return cppgrad::choice<TrainConfig>(std::forward<decltype(args)>(args)...); };
-  static const ConfigTable<TrainConfig> table = {
+  static const ConfigTable<TrainConfig> table(join<TrainConfig>({{
       row("vocab", "data", "vocabulary size: tokens 1..vocab-1, 0 is PAD", at(&TrainConfig::vocab), in_range(3, kMaxVocab)),
       row("seq-len", "data", "sequence length (fixed)", at(&TrainConfig::seq_len), in_range(1, kMaxSeqLen)),
       row("min-len", "data", "shortest sequence (variable lengths, with --max-len)", at(&TrainConfig::min_len),
@@ -48,18 +39,9 @@ const ConfigTable<TrainConfig>& config_table() {
       row("train-size", "data", "training sequences", at(&TrainConfig::train_size), in_range(1, kMaxExamples)),
       row("test-size", "data", "test sequences (never in the training set)", at(&TrainConfig::test_size),
           in_range(1, kMaxExamples)),
-      row("d-model", "model", "model width", at(&TrainConfig::d_model), in_range(1, kMaxWidth)),
-      row("heads", "model", "attention heads (must divide d-model)", at(&TrainConfig::heads), in_range(1, kMaxWidth)),
-      row("encoder-layers", "model", "encoder layers", at(&TrainConfig::encoder_layers), in_range(0, kMaxLayers)),
-      row("decoder-layers", "model", "decoder layers", at(&TrainConfig::decoder_layers), in_range(1, kMaxLayers)),
-      row("d-ff", "model", "feed-forward width", at(&TrainConfig::d_ff), in_range(1, kMaxWidth)),
-      row("positions", "model", "rows of the learned position tables", at(&TrainConfig::positions),
-          in_range(1, kMaxSeqLen + 2)),
-      row("dropout", "model", "dropout probability", at(&TrainConfig::dropout), in_interval(0, 1, true)),
+  }, nested(nn::seq2seq_options_table(), &TrainConfig::model), {
       choice("arch", "model", "transformer (the honest model) | tutorial (the seed tutorial's model, fed the target)",
              at(&TrainConfig::arch), kArchs),
-      choice("attention", "model", "cross-attention: scaled_dot | additive | multiplicative", at(&TrainConfig::attention),
-             kAttentions),
       row("epochs", "training", "epochs", at(&TrainConfig::epochs), in_range(1, kMaxEpochs), OnResume::may_change),
       row("batch-size", "training", "batch size", at(&TrainConfig::batch_size), in_range(1, kMaxBatch)),
       row("lr", "training", "learning rate", at(&TrainConfig::lr), positive()),
@@ -81,7 +63,7 @@ const ConfigTable<TrainConfig>& config_table() {
           "fixed tree: the same weights on any number of threads or processes (1: the whole batch on the model, the "
           "plain step; 0: from the batch size, 2 for 2 rows or more)", at(&TrainConfig::shards),
           zero_or_power_of_two_in(1, kMaxShards)),
-  };
+  }}));
   return table;
 }
 
@@ -97,9 +79,11 @@ std::int64_t mul_sat(std::int64_t a, std::int64_t b) {
 
 std::int64_t TrainConfig::estimated_parameters() const {
   // Per layer: 4 d^2 attention projections (cross-attention: 4 more in the decoder), 2 d d_ff feed-forward.
-  const std::int64_t attention = mul_sat(4, mul_sat(d_model, d_model)), ffn = mul_sat(2, mul_sat(d_model, d_ff));
-  const std::int64_t layers = mul_sat(encoder_layers + decoder_layers, attention + ffn) + mul_sat(decoder_layers, attention);
-  const std::int64_t tables = mul_sat(3 * vocab + 2 * positions, d_model);  // embeddings, output, positions
+  const std::int64_t d = model.d_model;
+  const std::int64_t attention = mul_sat(4, mul_sat(d, d)), ffn = mul_sat(2, mul_sat(d, model.d_ff));
+  const std::int64_t layers = mul_sat(model.n_encoder_layers + model.n_decoder_layers, attention + ffn) +
+                              mul_sat(model.n_decoder_layers, attention);
+  const std::int64_t tables = mul_sat(3 * vocab + 2 * model.max_len, model.d_model);  // embeddings, output, positions
   return layers + tables;
 }
 
@@ -107,14 +91,14 @@ std::int64_t TrainConfig::estimated_activations() const {
   // Per layer and token, about 12 vectors of width d_model and 2 of d_ff, plus the attention weights (heads x
   // length); the output logits per token.
   const std::int64_t len = std::max(seq_len, max_len) + 1;
-  const std::int64_t per_token = mul_sat(encoder_layers + 2 * decoder_layers,
-                                         12 * d_model + 2 * d_ff + 3 * mul_sat(heads, len)) + 2 * vocab;
+  const std::int64_t per_token = mul_sat(model.n_encoder_layers + 2 * model.n_decoder_layers,
+                                         12 * model.d_model + 2 * model.d_ff + 3 * mul_sat(model.n_heads, len)) + 2 * vocab;
   return mul_sat(mul_sat(batch_size, len), per_token);
 }
 
 void TrainConfig::validate() const {
   config_table().check(*this);
-  check_in_range("heads", heads, 1, d_model);
+  check_in_range("--heads", model.n_heads, 1, model.d_model);
   const std::int64_t tokens = mul_sat(train_size + test_size, std::max(seq_len, max_len) + 2);
   if (tokens > kMaxDataTokens)
     throw std::invalid_argument(fmt::format("--train-size {} and --test-size {} of length {} make {} tokens, more than "
@@ -123,21 +107,21 @@ void TrainConfig::validate() const {
   if (const std::int64_t p = estimated_parameters(); p > kMaxParameters)
     throw std::invalid_argument(fmt::format("the model would have about {} parameters, more than the limit {}: lower "
                                             "--d-model ({}), --d-ff ({}), the layers or --vocab", p, kMaxParameters,
-                                            d_model, d_ff));
+                                            model.d_model, model.d_ff));
   if (const std::int64_t a = estimated_activations(); a > kMaxActivations)
     throw std::invalid_argument(fmt::format("one training step would hold about {} activations, more than the limit {}: "
                                             "lower --batch-size ({}), the length, --d-model or the layers", a,
                                             kMaxActivations, batch_size));
-  if (d_model % heads != 0)
+  if (model.d_model % model.n_heads != 0)
     throw std::invalid_argument(fmt::format("--heads {} does not divide --d-model {}: each head gets d_model / heads dims",
-                                            heads, d_model));
+                                            model.n_heads, model.d_model));
   if ((min_len > 0) != (max_len > 0))
     throw std::invalid_argument("--min-len and --max-len go together (variable lengths), or neither (--seq-len)");
   const data::ReversalConfig d = data_config();
   d.validate();
-  if (d.target_len() > positions)
+  if (d.target_len() > model.max_len)
     throw std::invalid_argument(fmt::format("sequences of length {} need {} positions but the position table has {} "
-                                            "(raise --positions)", d.max_len, d.target_len(), positions));
+                                            "(raise --positions)", d.max_len, d.target_len(), model.max_len));
 }
 
 TrainConfig TrainConfig::with_shards() const { return train::with_shards(*this); }

@@ -20,8 +20,6 @@ inline constexpr std::int64_t kMaxVocab = 100'000;
 inline constexpr std::int64_t kMaxSeqLen = 1'024;             // --seq-len, --max-len, --positions
 inline constexpr std::int64_t kMaxExamples = 1'000'000;       // --train-size, --test-size
 inline constexpr std::int64_t kMaxDataTokens = 50'000'000;    // (train + test sequences) x length
-inline constexpr std::int64_t kMaxWidth = 16'384;             // --d-model, --d-ff
-inline constexpr std::int64_t kMaxLayers = 64;                // --encoder-layers, --decoder-layers
 inline constexpr std::int64_t kMaxBatch = 65'536;
 inline constexpr std::int64_t kMaxParameters = 200'000'000;   // 0.8 GB of float32 weights, x4 with Adam and grads
 inline constexpr std::int64_t kMaxActivations = 1'000'000'000;  // floats a step's graph holds, roughly (4 GB)
@@ -46,7 +44,8 @@ inline const Choices<optim::Schedule::Kind> kSchedules = {{"constant", optim::Sc
                                                                  {"cosine", optim::Schedule::Kind::WarmupCosine}};
 
 // The run's fields; each is declared once more, as a row of the table in config.cpp (its flag, help, bound and JSON
-// key), and nowhere else.
+// key), and nowhere else. The model's are nn::Seq2SeqOptions' (nn/seq2seq.cpp's rows, nested): their JSON is a
+// checkpoint's "model", apart from this "config".
 struct TrainConfig {
   // data (the seed tutorial's setting by default)
   std::int64_t vocab = 10;
@@ -55,15 +54,10 @@ struct TrainConfig {
   std::int64_t max_len = 0;
   std::int64_t train_size = 5000;
   std::int64_t test_size = 500;
-  // model
-  std::int64_t d_model = 32;
-  std::int64_t heads = 4;
-  std::int64_t encoder_layers = 2;
-  std::int64_t decoder_layers = 2;
-  std::int64_t d_ff = 64;
-  std::int64_t positions = 50;  // rows of the learned position tables
-  double dropout = 0.0;
-  nn::CrossAttentionKind attention = nn::CrossAttentionKind::ScaledDot;  // the decoder's cross-attention
+  // The model's options (nn::Seq2SeqOptions, whose rows the table takes in: --d-model, --heads, --encoder-layers,
+  // --decoder-layers, --d-ff, --positions, --dropout, --attention); the vocabularies and the dropout seed follow from
+  // the data and the seed (model_options).
+  nn::Seq2SeqOptions model;
   Arch arch = Arch::transformer;
   // optimisation
   std::int64_t epochs = 30;
@@ -93,7 +87,7 @@ struct TrainConfig {
   // This config with shards chosen: --shards, or when it is 0 train::default_shards of the batch size.
   TrainConfig with_shards() const;
 
-  std::string to_json() const;
+  std::string to_json() const;  // the run's rows; the model's are model_options().to_json()
   // The defaults, with every key the JSON has (an older checkpoint lacks the fields added since); throws
   // std::invalid_argument on a malformed config.
   static TrainConfig from_json(const std::string& json);

@@ -17,7 +17,7 @@ std::vector<TrainConfig> sweep_runs(const std::string& heads, const std::string&
     if (!n) throw std::invalid_argument("--heads: '" + h + "' is not a number");
     for (const auto& a : kinds) {
       TrainConfig c = base;
-      c.heads = *n;
+      c.model.n_heads = *n;
       config_table().set_flag(c, "attention", a);
       runs.push_back(c);
     }
@@ -28,8 +28,8 @@ std::vector<TrainConfig> sweep_runs(const std::string& heads, const std::string&
     try {
       c.validate();
     } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(fmt::format("setting heads={} attention={}: {}", c.heads,
-                                              choice_name(kAttentions, c.attention), e.what()));
+      throw std::invalid_argument(fmt::format("setting heads={} attention={}: {}", c.model.n_heads,
+                                              choice_name(kAttentions, c.model.cross_attention), e.what()));
     }
   }
   return runs;
@@ -37,9 +37,9 @@ std::vector<TrainConfig> sweep_runs(const std::string& heads, const std::string&
 
 SettingResult train_setting(const TrainConfig& config, std::FILE* progress, const std::string& label) {
   Trainer trainer(config);
-  const std::string& attention = choice_name(kAttentions, config.attention);
+  const std::string& attention = choice_name(kAttentions, config.model.cross_attention);
   {
-    train::ProgressBar bar(progress, fmt::format("{} heads={} {}", label, config.heads, attention),
+    train::ProgressBar bar(progress, fmt::format("{} heads={} {}", label, config.model.n_heads, attention),
                            trainer.steps_per_epoch() * config.epochs);
     while (trainer.epochs_done() < config.epochs) {
       const std::int64_t before = trainer.epochs_done() * trainer.steps_per_epoch();
@@ -47,7 +47,7 @@ SettingResult train_setting(const TrainConfig& config, std::FILE* progress, cons
     }
   }
   SettingResult r{summarize(trainer.history(), trainer.model().num_parameters()), trainer.history().back().loss, {}};
-  r.curve.label = fmt::format("heads={} {}", config.heads, attention);
+  r.curve.label = fmt::format("heads={} {}", config.model.n_heads, attention);
   for (const auto& m : trainer.history()) r.curve.values.push_back(m.loss);
   return r;
 }

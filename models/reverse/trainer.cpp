@@ -20,6 +20,7 @@
 #include "core/ops/views.h"
 #include "core/thread_pool.h"  // max_parallel_workers
 #include "nn/seq2seq.h"
+#include "train/run_config.h"
 #include "optim/adam.h"
 #include "optim/clip.h"
 #include "optim/sgd.h"
@@ -33,7 +34,9 @@ namespace cppgrad::reverse {
 
 namespace {
 
-const train::CheckpointFormat kFormat{.program = "cppgrad-reverse", .format = "cppgrad-reverse-checkpoint-v1"};
+const char* const kFormatV1 = "cppgrad-reverse-checkpoint-v1";
+const train::CheckpointFormat kFormat{.program = "cppgrad-reverse", .format = "cppgrad-reverse-checkpoint-v2",
+                                      .upgrades_from = {kFormatV1}};
 
 std::unique_ptr<optim::Optimizer> make_optimizer(const TrainConfig& c, nn::NamedTensors params) {
   if (c.optimizer == OptimizerKind::sgd)
@@ -222,10 +225,10 @@ Trainer::StepResult Trainer::train_step(const std::vector<std::int64_t>& rows) {
     return tokens;
   };
   begin_step();
-  const std::uint64_t step_seed = config_.dropout > 0 ? model().dropout_generator().next_u64() : 0;
+  const std::uint64_t step_seed = config_.model.dropout > 0 ? model().dropout_generator().next_u64() : 0;
   const ReversalSums sums = parallel_.step(
       rows, target_tokens, [&](nn::Seq2SeqTransformer& m, const train::Shard& shard) {
-        if (config_.dropout > 0) m.dropout_generator().manual_seed(train::shard_seed(step_seed, shard.index));
+        if (config_.model.dropout > 0) m.dropout_generator().manual_seed(train::shard_seed(step_seed, shard.index));
         const StepResult r = forward_backward(m, data::gather_batch(data_.train, shard.rows, variable), shard.share,
                                               /*trace=*/shard.index == 0);
         return ReversalSums{.loss = shard.share * r.loss, .counts = r.teacher_forced};
@@ -272,7 +275,8 @@ void Trainer::save(const std::string& path) const {
                           .global_step = global_step_,
                           .generators = {{"dropout_rng", model().dropout_generator().state()}},
                           .history = history_json(history_).dump(),
-                          .epoch_progress = progress_.steps > 0 ? progress_json(progress_).dump() : ""});
+                          .epoch_progress = progress_.steps > 0 ? progress_json(progress_).dump() : "",
+                          .extra = {{"model", model().options().to_json()}}});
 }
 
 namespace {
@@ -320,14 +324,44 @@ Trainer::EpochProgress parse_progress(const std::string& text, std::int64_t step
   return p;
 }
 
-// The config stored in a checkpoint already read (train::read_checkpoint checked its format); throws
-// std::runtime_error naming the file.
+// A v1 file's metadata as v2 writes it (v2 keeps the model's options apart, as "model"): v1's "config" held them under
+// their flags' spellings ("d_model", "heads", "positions", ...), which the table reads as every row's; the
+// vocabularies and the dropout seed follow from the run's data and seed (model_options), as they always have.
+void upgrade_from_v1(std::map<std::string, std::string>& metadata) {
+  if (!metadata.count("config")) throw std::invalid_argument("metadata has no 'config'");
+  const TrainConfig c = train::run_config_from_json(config_table(), metadata.at("config"),
+                                                    ConfigTable<TrainConfig>::Keys::every_row);
+  metadata["model"] = c.model_options().to_json();
+  metadata["config"] = c.to_json();
+  metadata["format"] = kFormat.format;
+}
+
+// The file, read whole, in v2's layout (a v1 file upgraded); throws std::runtime_error naming it.
+SafetensorsFile read_file(const std::string& path) {
+  SafetensorsFile f = train::read_checkpoint(path, kFormat);
+  try {
+    if (f.metadata.at("format") == kFormatV1) upgrade_from_v1(f.metadata);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("checkpoint " + path + ": its config is refused: " + e.what());
+  }
+  return f;
+}
+
+// The config stored in a checkpoint already read (read_file), with its model's options; throws std::runtime_error
+// naming the file.
 TrainConfig checkpoint_config(const SafetensorsFile& f, const std::string& path) {
   const std::string& config = train::checkpoint_config(f, path);
   TrainConfig c;
   try {
     c = TrainConfig::from_json(config);
+    if (!f.metadata.count("model")) throw std::invalid_argument("metadata has no 'model'");
+    const nn::Seq2SeqOptions model = nn::Seq2SeqOptions::from_json(f.metadata.at("model"));
+    c.model = model;
     c.validate();  // bounded before anything is allocated for it
+    if (c.model_options() != model)
+      throw std::invalid_argument(fmt::format("its model's vocabularies ({}, {}, {}) or dropout seed ({}) are not those "
+                                              "its config's data and seed make", model.src_vocab, model.tgt_vocab,
+                                              model.out_vocab, model.dropout_seed));
   } catch (const std::exception& e) {
     throw std::runtime_error("checkpoint " + path + ": its config is refused: " + e.what());
   }
@@ -339,12 +373,10 @@ TrainConfig checkpoint_config(const SafetensorsFile& f, const std::string& path)
 
 }  // namespace
 
-TrainConfig read_checkpoint_config(const std::string& path) {
-  return checkpoint_config(train::read_checkpoint(path, kFormat), path);
-}
+TrainConfig read_checkpoint_config(const std::string& path) { return checkpoint_config(read_file(path), path); }
 
 std::int64_t read_checkpoint_epoch(const std::string& path) {
-  const SafetensorsFile f = train::read_checkpoint(path, kFormat);
+  const SafetensorsFile f = read_file(path);
   checkpoint_config(f, path);  // a cppgrad-reverse checkpoint at all
   try {
     return train::metadata_count(f.metadata, "epoch");
@@ -355,7 +387,7 @@ std::int64_t read_checkpoint_epoch(const std::string& path) {
 
 // Everything is checked before anything is changed, so a refused file leaves this trainer as it was.
 void Trainer::load(const std::string& path) {
-  const SafetensorsFile f = train::read_checkpoint(path, kFormat);  // read once: the config and the tensors
+  const SafetensorsFile f = read_file(path);  // read once: the config and the tensors
   const TrainConfig saved = checkpoint_config(f, path);
   const auto differ = config_.mismatched_for_resume(saved);
   if (!differ.empty()) {

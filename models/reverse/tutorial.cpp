@@ -12,18 +12,18 @@
 namespace cppgrad::reverse {
 
 TutorialModel::TutorialModel(const TrainConfig& c, Generator& gen) {
-  const std::int64_t D = c.d_model;
+  const std::int64_t D = c.model.d_model;
   src_embed_ = register_module("src_embed", std::make_shared<nn::Embedding>(c.vocab, D, gen));
   tgt_embed_ = register_module("tgt_embed", std::make_shared<nn::Embedding>(c.vocab, D, gen));
-  src_pos_ = register_module("src_pos", std::make_shared<nn::Embedding>(c.positions, D, gen));
-  tgt_pos_ = register_module("tgt_pos", std::make_shared<nn::Embedding>(c.positions, D, gen));
+  src_pos_ = register_module("src_pos", std::make_shared<nn::Embedding>(c.model.max_len, D, gen));
+  tgt_pos_ = register_module("tgt_pos", std::make_shared<nn::Embedding>(c.model.max_len, D, gen));
   enc_attn_ = register_module("enc_attn", std::make_shared<nn::ModuleList<nn::MultiHeadAttention>>());
   enc_norm_ = register_module("enc_norm", std::make_shared<nn::ModuleList<nn::LayerNorm>>());
-  for (std::int64_t i = 0; i < c.encoder_layers; ++i) {
-    enc_attn_->push_back(std::make_shared<nn::MultiHeadAttention>(nn::MultiHeadAttentionOptions{D, c.heads}, gen));
+  for (std::int64_t i = 0; i < c.model.n_encoder_layers; ++i) {
+    enc_attn_->push_back(std::make_shared<nn::MultiHeadAttention>(nn::MultiHeadAttentionOptions{D, c.model.n_heads}, gen));
     enc_norm_->push_back(std::make_shared<nn::LayerNorm>(D));
   }
-  cross_attn_ = register_module("cross_attn", std::make_shared<nn::MultiHeadAttention>(nn::MultiHeadAttentionOptions{D, c.heads}, gen));
+  cross_attn_ = register_module("cross_attn", std::make_shared<nn::MultiHeadAttention>(nn::MultiHeadAttentionOptions{D, c.model.n_heads}, gen));
   dec_norm_ = register_module("dec_norm", std::make_shared<nn::LayerNorm>(D));
   fc_out_ = register_module("fc_out", std::make_shared<nn::Linear>(nn::LinearOptions{.in = D, .out = c.vocab}, gen));
 }

@@ -88,12 +88,12 @@ TEST_F(ReverseCheckpointJson, DeepOrHugeJsonIsRefusedByEveryCommand) {
 
 // The config's model against the weights the file holds, before a trainer builds it: refused naming both counts.
 TEST_F(ReverseCheckpointJson, AConfigLargerThanTheWeightsIsRefusedBeforeItsModelIsBuilt) {
-  nlohmann::json config = nlohmann::json::parse(checkpoint_.metadata.at("config"));
-  config["d_model"] = 2048, config["d_ff"] = 8192;
+  nlohmann::json model = nlohmann::json::parse(checkpoint_.metadata.at("model"));
+  model["d_model"] = 2048, model["d_ff"] = 8192;
   std::int64_t held = 0;
   for (const auto& [name, t] : checkpoint_.tensors)
     if (name.starts_with("model.")) held += t.numel();
-  const std::string file = tampered("config", config.dump());
+  const std::string file = tampered("model", model.dump());
   for (const auto& args : readers(file)) {
     SCOPED_TRACE(args[0]);
     expect_refused_cheaply(run(args), file, " values, but its model tensors hold " + std::to_string(held));

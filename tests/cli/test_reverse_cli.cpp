@@ -523,7 +523,7 @@ TEST_F(ReverseCli, ASecondSignalStopsAtOnceAndTheCheckpointStaysWhole) {
   EXPECT_EQ(status, 130) << out;
   // Whichever moment the signals met, the checkpoint is a whole file of this run (epoch 1's, or the stop's).
   const auto meta = cppgrad::read_safetensors(path("c.safetensors")).metadata;
-  EXPECT_EQ(meta.at("format"), "cppgrad-reverse-checkpoint-v1");
+  EXPECT_EQ(meta.at("format"), "cppgrad-reverse-checkpoint-v2");
 }
 
 }  // namespace

@@ -185,5 +185,15 @@ TEST(ConfigTable, ANestedTablesFlagsAreTheRunsAndItsJsonItsOwn) {
                    std::invalid_argument, "model 'n_width' must be an integer in range, got \"wide\"");
 }
 
+// A row may not go by another's name or flag: the run's max_len beside a nested max_len would read each other's keys.
+TEST(ConfigTable, TwoRowsOfOneNameAreRefusedWhenTheTableIsBuilt) {
+  const auto twice = [] {
+    return ConfigTable<ToyRun>(join<ToyRun>({{field<ToyRun>("n-width", "model", "steps", at(&ToyRun::steps))},
+                                             nested(part_table(), &ToyRun::part)}));
+  };
+  EXPECT_THROW_MSG(twice(), std::logic_error, "ConfigTable: two rows go by 'n_width'");
+  EXPECT_NO_THROW(run_table());
+}
+
 }  // namespace
 }  // namespace cppgrad

@@ -43,8 +43,8 @@ TEST(AttentionView, PanelsAreOnePerMapAndHeadLabelledByWhatAttendsToWhat) {
 
 TEST(AttentionView, AViewHasEveryLayersMapsAndTheLastCrossAttentionAveragedOverHeads) {
   reverse::TrainConfig config;
-  config.d_model = 16, config.heads = 2, config.d_ff = 24, config.min_len = 2, config.max_len = 5;
-  config.encoder_layers = 2, config.decoder_layers = 1;
+  config.model.d_model = 16, config.model.n_heads = 2, config.model.d_ff = 24, config.min_len = 2, config.max_len = 5;
+  config.model.n_encoder_layers = 2, config.model.n_decoder_layers = 1;
   const data::ReversalConfig c = config.data_config();
   Generator gen(7);
   nn::Seq2SeqTransformer model(config.model_options(), gen);

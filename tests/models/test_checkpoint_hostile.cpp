@@ -23,8 +23,8 @@ using test::TempDir;
 
 reverse::TrainConfig tiny_config() {
   reverse::TrainConfig c;
-  c.vocab = 5, c.seq_len = 3, c.train_size = 8, c.test_size = 4, c.d_model = 4, c.heads = 1;
-  c.encoder_layers = 1, c.decoder_layers = 1, c.d_ff = 4, c.epochs = 1, c.batch_size = 4, c.threads = 1;
+  c.vocab = 5, c.seq_len = 3, c.train_size = 8, c.test_size = 4, c.model.d_model = 4, c.model.n_heads = 1;
+  c.model.n_encoder_layers = 1, c.model.n_decoder_layers = 1, c.model.d_ff = 4, c.epochs = 1, c.batch_size = 4, c.threads = 1;
   return c;
 }
 
@@ -129,11 +129,11 @@ TEST_F(CheckpointHostile, AConfigThatDoesNotDescribeTheWeightsIsRefusedBeforeAMo
   for (const auto& [name, t] : checkpoint.tensors)
     if (name.rfind("model.", 0) == 0) held += t.numel();
   reverse::TrainConfig big = tiny_config();
-  big.d_model = 2048, big.d_ff = 8192;
+  big.model.d_model = 2048, big.model.d_ff = 8192;
   const std::int64_t expected = nn::state_dict_numel(big.model_options());
-  nlohmann::json config = nlohmann::json::parse(checkpoint.metadata.at("config"));
-  config["d_model"] = 2048, config["d_ff"] = 8192;
-  expect_refused("config", config.dump(),
+  nlohmann::json model = nlohmann::json::parse(checkpoint.metadata.at("model"));
+  model["d_model"] = 2048, model["d_ff"] = 8192;
+  expect_refused("model", model.dump(),
                  fmt::format("its config makes a model of {} values, but its model tensors hold {}", expected, held));
   const std::string path = (dir.path / "tampered.safetensors").string();
   EXPECT_THROW_MSG(reverse::read_checkpoint_config(path), std::runtime_error,
@@ -184,8 +184,9 @@ TEST(CheckpointConfig, ACheckpointAnEarlierVersionWroteStillLoads) {
 
 TEST(CheckpointConfig, IntegersMustBeIntegersInRange) {
   // A config inside a checkpoint is JSON from the file; nlohmann would cast 1e30 into d_model (undefined).
-  const std::string good = tiny_config().to_json();
+  const std::string good = tiny_config().to_json(), good_model = tiny_config().model_options().to_json();
   ASSERT_NO_THROW(reverse::TrainConfig::from_json(good));
+  ASSERT_NO_THROW(nn::Seq2SeqOptions::from_json(good_model));
   for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
            {"\"d_model\":4", "\"d_model\":1e30"},
            {"\"d_model\":4", "\"d_model\":4.5"},
@@ -193,11 +194,15 @@ TEST(CheckpointConfig, IntegersMustBeIntegersInRange) {
            {"\"vocab\":5", "\"vocab\":-1e300"},
        }) {
     SCOPED_TRACE(to);
-    std::string bad = good;
+    const bool model = from.find("d_model") != std::string::npos;
+    std::string bad = model ? good_model : good;
     const auto at = bad.find(from);
     ASSERT_NE(at, std::string::npos) << bad;
     bad.replace(at, from.size(), to);
-    EXPECT_THROW_MSG(reverse::TrainConfig::from_json(bad), std::invalid_argument, "must be an integer in range");
+    if (model)
+      EXPECT_THROW_MSG(nn::Seq2SeqOptions::from_json(bad), std::invalid_argument, "must be an integer in range");
+    else
+      EXPECT_THROW_MSG(reverse::TrainConfig::from_json(bad), std::invalid_argument, "must be an integer in range");
   }
 }
 

@@ -7,6 +7,7 @@
 #include "models/reverse/config.h"
 #include "test_util.h"
 #include "train/data_parallel.h"
+#include "train/run_config.h"
 
 namespace cppgrad {
 namespace {
@@ -176,14 +177,20 @@ TEST(GptConfig, ResumeMayChangeStepsExceptUnderCosine) {
   EXPECT_EQ(a.mismatched_for_resume(b), (std::vector<std::string>{"d_model", "steps"}));  // as --d-model is typed
 }
 
+// A v1 checkpoint's config (the model's options under their flags' spellings, as models/reverse/trainer.cpp's upgrade
+// reads it: every row), from before --shards and --warmup-steps.
 TEST(ReverseConfig, AnOlderCheckpointsConfigLoadsWithTheNewKeysDefaults) {
   nlohmann::json j = nlohmann::json::parse(reverse::TrainConfig{}.to_json());
-  j["d_model"] = 16, j["heads"] = 2;
+  j["d_model"] = 16, j["heads"] = 2, j["positions"] = 20;
   j.erase("shards");
   j.erase("warmup_steps");
-  const reverse::TrainConfig c = reverse::TrainConfig::from_json(j.dump());
-  EXPECT_EQ(c.d_model, 16);
-  EXPECT_EQ(c.heads, 2);
+  const reverse::TrainConfig c = train::run_config_from_json(reverse::config_table(), j.dump(),
+                                                             ConfigTable<reverse::TrainConfig>::Keys::every_row);
+  EXPECT_EQ(c.model.d_model, 16);
+  EXPECT_EQ(c.model.n_heads, 2);
+  EXPECT_EQ(c.model.max_len, 20);
+  EXPECT_THROW_MSG(reverse::TrainConfig::from_json(j.dump()), std::invalid_argument,
+                   "config has the key \"d_model\", which this program does not know");  // v2's config: the run's alone
   EXPECT_EQ(c.shards, train::kShardsBeforeTheFlag);  // absent: the 8 such a checkpoint has always resumed with
   EXPECT_EQ(c.warmup_steps, 0);
   EXPECT_NO_THROW(c.validate());

@@ -11,7 +11,7 @@ namespace {
 
 reverse::TrainConfig small_config() {
   reverse::TrainConfig c;
-  c.train_size = 64, c.test_size = 16, c.d_model = 16, c.heads = 2, c.d_ff = 24, c.threads = 1, c.epochs = 1;
+  c.train_size = 64, c.test_size = 16, c.model.d_model = 16, c.model.n_heads = 2, c.model.d_ff = 24, c.threads = 1, c.epochs = 1;
   return c;
 }
 

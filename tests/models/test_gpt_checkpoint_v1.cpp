@@ -54,7 +54,7 @@ TEST(GptCheckpointV1, AV1FileMissingWhatTheUpgradeNeedsIsRefused) {
   ASSERT_NE(config.find(heads), std::string::npos);
   config.replace(config.find(heads), heads.size(), "\"heads\":\"two\"");
   write_safetensors(path, f.tensors, f.metadata);
-  EXPECT_THROW_MSG(gpt::read_gpt_checkpoint(path), std::runtime_error, "model 'n_head' must be an integer in range");
+  EXPECT_THROW_MSG(gpt::read_gpt_checkpoint(path), std::runtime_error, "config 'heads' must be an integer in range");
 }
 
 }  // namespace

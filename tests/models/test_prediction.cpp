@@ -54,7 +54,7 @@ TEST(Prediction, TheLinesSayWhetherTheOutputIsTheReversal) {
 
 TEST(Prediction, PredictOneDecodesASequenceAsABatchOfOne) {
   reverse::TrainConfig config;
-  config.d_model = 16, config.heads = 2, config.d_ff = 24, config.min_len = 2, config.max_len = 5;
+  config.model.d_model = 16, config.model.n_heads = 2, config.model.d_ff = 24, config.min_len = 2, config.max_len = 5;
   const data::ReversalConfig c = config.data_config();
   Generator gen(3);
   nn::Seq2SeqTransformer model(config.model_options(), gen);

@@ -36,7 +36,7 @@ TEST(ReverseReport, EpochAndFinalLines) {
 
 TEST(ReverseReport, ASweepRowHasADashForNeverReaching99Percent) {
   reverse::TrainConfig c;
-  c.heads = 8;
+  c.model.n_heads = 8;
   reverse::SettingResult r;
   r.summary.params = 1234, r.summary.test_seq_acc = 0.5, r.summary.train_wall_s = 3.5, r.final_loss = 0.125;
   EXPECT_EQ(reverse::sweep_row(c, r), "    8  scaled_dot          1234      0.1250      50.0%           -      3.5s\n");
@@ -47,7 +47,7 @@ TEST(ReverseReport, ASweepRowHasADashForNeverReaching99Percent) {
 
 TEST(ReverseReport, ResumedLineIsEmptyForAFreshRun) {
   reverse::TrainConfig c;
-  c.train_size = 32, c.test_size = 8, c.d_model = 8, c.heads = 2, c.d_ff = 8, c.threads = 1;
+  c.train_size = 32, c.test_size = 8, c.model.d_model = 8, c.model.n_heads = 2, c.model.d_ff = 8, c.threads = 1;
   const reverse::Trainer fresh(c);
   EXPECT_EQ(reverse::resumed_line(fresh, "m.safetensors"), "");
 }

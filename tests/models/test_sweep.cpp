@@ -22,11 +22,11 @@ TEST(Sweep, OneRunPerHeadCountAndAttentionKindHeadsOuter) {
   base.epochs = 7;
   const auto runs = reverse::sweep_runs("1,2", "scaled_dot,additive,multiplicative", base);
   ASSERT_EQ(runs.size(), 6u);
-  EXPECT_EQ(runs[0].heads, 1);
-  EXPECT_EQ(runs[0].attention, nn::CrossAttentionKind::ScaledDot);
-  EXPECT_EQ(runs[2].attention, nn::CrossAttentionKind::Multiplicative);
-  EXPECT_EQ(runs[3].heads, 2);
-  EXPECT_EQ(runs[4].attention, nn::CrossAttentionKind::Additive);
+  EXPECT_EQ(runs[0].model.n_heads, 1);
+  EXPECT_EQ(runs[0].model.cross_attention, nn::CrossAttentionKind::ScaledDot);
+  EXPECT_EQ(runs[2].model.cross_attention, nn::CrossAttentionKind::Multiplicative);
+  EXPECT_EQ(runs[3].model.n_heads, 2);
+  EXPECT_EQ(runs[4].model.cross_attention, nn::CrossAttentionKind::Additive);
   for (const auto& c : runs) EXPECT_EQ(c.epochs, 7);  // the base's other settings
 }
 
@@ -42,8 +42,8 @@ TEST(Sweep, RefusalsSayWhatIsWrong) {
 
 TEST(Sweep, ASettingTrainsItsEpochsAndGivesItsLossCurve) {
   reverse::TrainConfig c;
-  c.train_size = 64, c.test_size = 16, c.d_model = 16, c.heads = 2, c.d_ff = 24, c.threads = 1, c.epochs = 2;
-  c.attention = nn::CrossAttentionKind::Additive;
+  c.train_size = 64, c.test_size = 16, c.model.d_model = 16, c.model.n_heads = 2, c.model.d_ff = 24, c.threads = 1, c.epochs = 2;
+  c.model.cross_attention = nn::CrossAttentionKind::Additive;
   const reverse::SettingResult r = reverse::train_setting(c);
   EXPECT_EQ(r.summary.epochs, 2);
   EXPECT_GT(r.summary.params, 0);

@@ -39,7 +39,7 @@ TEST(TrainChecks, TheTutorialHasNoCheckpoint) {
 
 TEST(TrainChecks, AResumedRunMustHaveEpochsLeft) {
   reverse::TrainConfig c;
-  c.train_size = 32, c.test_size = 8, c.d_model = 8, c.heads = 2, c.d_ff = 8, c.threads = 1, c.epochs = 1;
+  c.train_size = 32, c.test_size = 8, c.model.d_model = 8, c.model.n_heads = 2, c.model.d_ff = 8, c.threads = 1, c.epochs = 1;
   reverse::Trainer trainer(c);
   trainer.run_epoch();
   test::TempDir dir;

@@ -17,9 +17,9 @@ reverse::TrainConfig small_config(std::int64_t threads) {
   reverse::TrainConfig c;
   c.train_size = 64;
   c.test_size = 32;
-  c.d_model = 16;
-  c.heads = 2;
-  c.d_ff = 24;
+  c.model.d_model = 16;
+  c.model.n_heads = 2;
+  c.model.d_ff = 24;
   c.threads = threads;
   return c;
 }
@@ -37,7 +37,7 @@ TEST(Trainer, OneAndTwoThreadsTakeBitIdenticalSteps) {
   config.momentum = 0;
   config.lr = 1.0;
   config.min_len = 3, config.max_len = 8;  // padding: the shards hold different numbers of target tokens
-  config.dropout = 0.1;                    // each shard's masks from its own seed, whichever thread runs it
+  config.model.dropout = 0.1;                    // each shard's masks from its own seed, whichever thread runs it
   reverse::Trainer one(config);
   config.threads = 2;
   reverse::Trainer two(config);
@@ -84,7 +84,7 @@ TEST(Trainer, ABrokenSplitIsCaught) {
 
 TEST(Trainer, TheSameSeedAndWorkerCountGiveBitIdenticalLosses) {
   reverse::TrainConfig config = small_config(2);
-  config.dropout = 0.1;  // the replicas draw their dropout masks from the model's generator
+  config.model.dropout = 0.1;  // the replicas draw their dropout masks from the model's generator
   reverse::Trainer a(config), b(config);
   for (int step = 0; step < 3; ++step) {
     const auto rows = first_rows(64);
@@ -108,7 +108,7 @@ TEST(Trainer, EvaluationSplitAcrossWorkersMatchesOneWorker) {
 
 TEST(Trainer, AnEpochStoppedBetweenTwoStepsAndResumedEndsLikeAnUnbrokenOne) {
   reverse::TrainConfig config = small_config(2);
-  config.dropout = 0.1;  // the dropout generator's state must come back too
+  config.model.dropout = 0.1;  // the dropout generator's state must come back too
   config.batch_size = 16;  // four steps an epoch
   reverse::Trainer unbroken(config), stopped(config);
   const reverse::EpochMetrics whole = unbroken.run_epoch();
