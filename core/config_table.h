@@ -144,6 +144,7 @@ struct ConfigRow {
   bool written_at_default = true;
   // false: the row is another table's, taken in by nested(); this config's JSON leaves it to that table's.
   bool stored = true;
+  std::vector<std::string> choices = {};  // a choice row's names, in order (a test can build every one)
 
   std::string label() const { return flag.empty() ? name : "--" + flag; }  // how refusals name it
   void check(const Config& c) const { check_value(c, label()); }
@@ -202,6 +203,7 @@ ConfigRow<Config> choice(std::string flag, std::string group, std::string help, 
   static_assert(std::is_enum_v<Enum> || std::is_same_v<Enum, bool>, "a choice row holds an enum (or a bool, named)");
   ConfigRow<Config> row{name_of_flag(flag), std::move(flag), std::move(group), std::move(help), on_resume,
                         nullptr, nullptr, nullptr};
+  for (const auto& [name, value] : choices) row.choices.push_back(name);
   row.get = [ref, choices](const Config& c) { return ConfigValue(choice_name(choices, ref(c))); };
   row.set = [ref, choices](Config& c, const ConfigValue& v) { ref(c) = parse_choice(choices, std::get<std::string>(v)); };
   row.check_value = [](const Config&, const std::string&) {};  // every value of the enum is one of the choices
@@ -256,6 +258,7 @@ std::vector<ConfigRow<Outer>> nested(const ConfigTable<Inner>& inner, Inner Oute
     row.check_value = [check = r.check_value, member](const Outer& c, const std::string& label) { check(c.*member, label); };
     row.written_at_default = r.written_at_default;
     row.stored = false;
+    row.choices = r.choices;
     rows.push_back(std::move(row));
   }
   return rows;

@@ -336,15 +336,19 @@ void Trainer::resume(const std::string& path, GptCheckpoint c) {
 }
 
 void Trainer::init_from(const GptCheckpoint& c, const std::string& path) {
+  // Every row of the model's config must agree but the dropout (a finetune's own, as in shape_flags) and block_size,
+  // which may shrink (the position table cropped below).
   const nn::GPTConfig& have = c.model;
   const nn::GPTConfig& want = model().config();
-  const auto shape = [](const nn::GPTConfig& m) {
-    return fmt::format("{} layers, {} heads, {} wide, context {}, vocabulary {}", m.n_layer, m.n_head, m.n_embd,
-                       m.block_size, m.vocab_size);
-  };
-  if (have.n_layer != want.n_layer || have.n_head != want.n_head || have.n_embd != want.n_embd ||
-      have.block_size < want.block_size || have.vocab_size != want.vocab_size)
-    throw std::runtime_error(fmt::format("--init {}: its model has {}, this run's {}", path, shape(have), shape(want)));
+  for (const auto& row : nn::gpt_config_table().rows()) {
+    if (row.name == "dropout" || row.name == "dropout_seed" || row.name == "block_size") continue;
+    if (row.get(have) != row.get(want))
+      throw std::runtime_error(fmt::format("--init {}: its model has {} {}, this run's {}", path, row.name,
+                                           config_text(row.get(have)), config_text(row.get(want))));
+  }
+  if (have.block_size < want.block_size)
+    throw std::runtime_error(fmt::format("--init {}: its model reads a context of {}, this run's {}", path,
+                                         have.block_size, want.block_size));
   check_same_tokenizer(path, c);
   nn::StateDict state = c.state.model;
   if (want.block_size < have.block_size)  // a shorter --context: the first rows of the position table (crop_block_size)

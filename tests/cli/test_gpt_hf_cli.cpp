@@ -259,7 +259,7 @@ TEST_F(GptHfCli, MisfitsAreRefusedWithOneLine) {
   // Text whose characters are not the model's vocabulary.
   write("other.txt", text_of_97_characters(4000, 3) + "\xc3\xa9");  // one more character: é
   expect_usage_error(cli({"train", "--init", path("ck.safetensors"), "--data", path("other.txt"), "--steps", "1"}),
-                     "vocabulary");
+                     "its model has vocab_size 97, this run's 98");
 }
 
 TEST_F(GptHfCli, PresetsSetGpt2sShapesAndRefuseFlagsThatDisagree) {

@@ -29,6 +29,17 @@ TEST(StateDictNumel, IsTheBuiltGptsStateDict) {
     SCOPED_TRACE(model.extra_repr());
     EXPECT_EQ(state_dict_numel(c), held(model));
   }
+  // Every value of every choice row of GPTConfig's table (a field added as a choice, a norm say, is built here at each
+  // of its values without this test changing).
+  for (const auto& row : gpt_config_table().rows())
+    for (const std::string& name : row.choices) {
+      GPTConfig c{.block_size = 5, .vocab_size = 7, .n_layer = 2, .n_head = 2, .n_embd = 8};
+      row.set(c, name);
+      Generator gen(0);
+      const GPT model(c, gen);
+      SCOPED_TRACE(row.name + " " + name);
+      EXPECT_EQ(state_dict_numel(c), held(model));
+    }
   // nanoGPT's parameter count (1856 for the small config) and the tied head counted once more.
   EXPECT_EQ(state_dict_numel({.block_size = 5, .vocab_size = 7, .n_layer = 2, .n_head = 2, .n_embd = 8}), 1856 + 7 * 8);
 }
@@ -41,6 +52,12 @@ TEST(StateDictNumel, IsTheBuiltSeq2SeqsStateDict) {
         cases.push_back({.src_vocab = 5, .tgt_vocab = 7, .out_vocab = 6, .d_model = 8, .n_heads = 2,
                          .n_encoder_layers = encoders, .n_decoder_layers = 3, .d_ff = 12, .max_len = 9,
                          .dropout = 0.1, .cross_attention = cross, .positional = positional});
+  for (const auto& row : seq2seq_options_table().rows())  // every value of every choice row, as for the GPT
+    for (const std::string& name : row.choices) {
+      Seq2SeqOptions o{.src_vocab = 5, .tgt_vocab = 7, .out_vocab = 6, .d_model = 8, .n_heads = 2, .d_ff = 12, .max_len = 9};
+      row.set(o, name);
+      cases.push_back(o);
+    }
   for (const Seq2SeqOptions& o : cases) {
     Generator gen(0);
     const Seq2SeqTransformer model(o, gen);
