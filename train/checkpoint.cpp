@@ -56,9 +56,9 @@ std::int64_t metadata_count(const std::map<std::string, std::string>& metadata, 
   if (!metadata.count(key)) throw std::invalid_argument("metadata has no '" + key + "'");
   const auto v = parse_int(metadata.at(key));
   if (!v || *v < 0) {
-    const std::string& got = metadata.at(key);  // shown short: a hostile file's value may be megabytes long
-    throw std::invalid_argument("metadata '" + key + "' must be a whole number >= 0, got '" + got.substr(0, 40) +
-                                (got.size() > 40 ? "...'" : "'"));
+    // Shown short and escaped: a hostile file's value may be megabytes long.
+    throw std::invalid_argument("metadata '" + key + "' must be a whole number >= 0, got " +
+                                quoted_text(metadata.at(key), 40));
   }
   return *v;
 }

@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "core/atomic_file.h"
+#include "core/message_text.h"
 #include "data/tokenizer.h"
 #include "data/utf8.h"
 #include "models/gpt/trainer.h"
@@ -247,15 +248,6 @@ std::string ids_text(std::span<const std::int64_t> ids) {
   return out;
 }
 
-namespace {
-// A word of the user's file as an error message shows it: its first 40 bytes, each byte outside printable ASCII as '?'.
-std::string shown(std::string_view word) {
-  std::string out(word.substr(0, 40));
-  for (char& c : out)
-    if (c < 0x20 || c > 0x7e) c = '?';
-  return out + (word.size() > 40 ? "..." : "");
-}
-}  // namespace
 
 std::vector<std::int64_t> parse_ids(std::string_view text, std::int64_t vocab_size, const std::string& source) {
   std::vector<std::int64_t> ids;
@@ -268,8 +260,8 @@ std::vector<std::int64_t> parse_ids(std::string_view text, std::int64_t vocab_si
     std::int64_t id = -1;
     const auto [ptr, ec] = std::from_chars(word.data(), word.data() + word.size(), id);
     if (ec != std::errc() || ptr != word.data() + word.size() || id < 0 || id >= vocab_size)
-      throw std::invalid_argument(fmt::format("{}: id {} is '{}', not a token id of this tokenizer (0..{})", source,
-                                              ids.size() + 1, shown(word), vocab_size - 1));
+      throw std::invalid_argument(fmt::format("{}: id {} is {}, not a token id of this tokenizer (0..{})", source,
+                                              ids.size() + 1, quoted_text(word, 40), vocab_size - 1));
     ids.push_back(id);
     i = end;
   }
