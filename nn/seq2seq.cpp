@@ -1,5 +1,7 @@
 #include "nn/seq2seq.h"
 
+#include "core/autograd.h"
+
 #include <fmt/format.h>
 
 #include <stdexcept>
@@ -148,13 +150,22 @@ Tensor Seq2SeqTransformer::decode_step(DecodeState& state, const Tensor& tokens)
   return out_->forward(y).squeeze(1);  // [B, out_vocab]
 }
 
-std::vector<NamedAttention> Seq2SeqTransformer::attention_maps() const {
+std::vector<NamedAttention> Seq2SeqTransformer::attention(const Tensor& src, const Tensor& dec_in,
+                                                          const Tensor& src_mask) const {
+  NoGradGuard no_grad;
   std::vector<NamedAttention> maps;
-  for (std::size_t i = 0; i < encoder_->size(); ++i)
-    maps.push_back({fmt::format("encoder.{}.self_attn", i), (*encoder_)[i].last_self_attention()});
+  Tensor x = embed(*src_embed_, src_pos_.get(), src);  // encode, keeping each layer's weights
+  for (std::size_t i = 0; i < encoder_->size(); ++i) {
+    AttentionResult r = (*encoder_)[i].forward_with_attention(x, src_mask);
+    x = r.output;
+    maps.push_back({fmt::format("encoder.{}.self_attn", i), r.weights});
+  }
+  Tensor y = embed(*tgt_embed_, tgt_pos_.get(), dec_in);  // decode, the same
   for (std::size_t i = 0; i < decoder_->size(); ++i) {
-    maps.push_back({fmt::format("decoder.{}.self_attn", i), (*decoder_)[i].last_self_attention()});
-    maps.push_back({fmt::format("decoder.{}.cross_attn", i), (*decoder_)[i].last_cross_attention()});
+    TransformerDecoderLayer::Attended r = (*decoder_)[i].forward_with_attention(y, x, Tensor(), src_mask);
+    y = r.output;
+    maps.push_back({fmt::format("decoder.{}.self_attn", i), r.self_weights});
+    maps.push_back({fmt::format("decoder.{}.cross_attn", i), r.cross_weights});
   }
   return maps;
 }

@@ -96,8 +96,9 @@ class Seq2SeqTransformer : public Module {
   // tokens: [B] int64, the decoder input at position state.position -> logits [B, out_vocab]
   Tensor decode_step(DecodeState& state, const Tensor& tokens) const;
 
-  // The weights of every attention layer from the latest forward (detached).
-  std::vector<NamedAttention> attention_maps() const;
+  // forward()'s inputs -> the weights of every attention layer (detached), in order: encoder.i.self_attn, then
+  // decoder.i.self_attn and decoder.i.cross_attn. Its own forward, under no grad: the model keeps nothing.
+  std::vector<NamedAttention> attention(const Tensor& src, const Tensor& dec_in, const Tensor& src_mask = Tensor()) const;
   // Dropout draws from this generator; exposed so checkpoints can save and restore its state.
   Generator& dropout_generator() const { return *dropout_gen_; }
 

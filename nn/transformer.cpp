@@ -59,10 +59,11 @@ TransformerEncoderLayer::TransformerEncoderLayer(const TransformerLayerOptions& 
 
 std::string TransformerEncoderLayer::extra_repr() const { return layer_repr(options_); }
 
-Tensor TransformerEncoderLayer::forward(const Tensor& x, const Tensor& src_mask) const {
+AttentionResult TransformerEncoderLayer::forward_with_attention(const Tensor& x, const Tensor& src_mask) const {
+  Tensor weights;
   auto attend = [&](const Tensor& h) {
     AttentionResult r = self_attn_->attend(h, h, h, src_mask);  // [B, S, D], weights [B, H, S, S]
-    last_self_weights_ = r.weights.detach();
+    weights = r.weights.detach();
     return residual_dropout(r.output);
   };
   Tensor y;
@@ -73,7 +74,7 @@ Tensor TransformerEncoderLayer::forward(const Tensor& x, const Tensor& src_mask)
     y = norm1_->forward(add(x, attend(x)));
     y = norm2_->forward(add(y, residual_dropout(ffn_->forward(y))));
   }
-  return y;
+  return {y, weights};
 }
 
 // ------------------------------------------------------------------------------------------- decoder
@@ -124,20 +125,23 @@ Tensor TransformerDecoderLayer::sublayers(const Tensor& x, const SublayerFn& sel
   return y;
 }
 
-Tensor TransformerDecoderLayer::forward(const Tensor& x, const Tensor& memory, const Tensor& self_mask,
-                                        const Tensor& memory_mask) const {
+TransformerDecoderLayer::Attended TransformerDecoderLayer::forward_with_attention(const Tensor& x, const Tensor& memory,
+                                                                                 const Tensor& self_mask,
+                                                                                 const Tensor& memory_mask) const {
   const Tensor causal = self_mask.defined() ? self_mask : causal_mask(x.shape()[1]);  // [T, T]
+  Attended out;
   auto self_block = [&](const Tensor& h) {
     AttentionResult r = self_attn_->attend(h, h, h, causal);  // [B, T, D]
-    last_self_weights_ = r.weights.detach();
+    out.self_weights = r.weights.detach();
     return residual_dropout(r.output);
   };
   auto cross_block = [&](const Tensor& h) {
     AttentionResult r = cross_attn_->attend(h, memory, memory, memory_mask);  // [B, T, D]
-    last_cross_weights_ = r.weights.detach();
+    out.cross_weights = r.weights.detach();
     return residual_dropout(r.output);
   };
-  return sublayers(x, self_block, cross_block);
+  out.output = sublayers(x, self_block, cross_block);
+  return out;
 }
 
 TransformerDecoderLayer::StepCache TransformerDecoderLayer::start_decoding(const Tensor& memory) const {
@@ -153,14 +157,12 @@ Tensor TransformerDecoderLayer::forward_step(const Tensor& x_t, const Tensor& me
   auto self_block = [&](const Tensor& h) {
     cache.self = MultiHeadAttention::append(cache.self, self_attn_->project_key_values(h, h));
     AttentionResult r = self_attn_->attend_projected(h, cache.self);  // [B, 1, D], weights [B, H, 1, t+1]
-    last_self_weights_ = r.weights.detach();
     return residual_dropout(r.output);
   };
   auto cross_block = [&](const Tensor& h) {
     const auto* mha = dynamic_cast<const MultiHeadAttention*>(cross_attn_.get());
     AttentionResult r = mha ? mha->attend_projected(h, cache.cross, memory_mask)
                             : cross_attn_->attend(h, memory, memory, memory_mask);  // [B, 1, D]
-    last_cross_weights_ = r.weights.detach();
     return residual_dropout(r.output);
   };
   return sublayers(x_t, self_block, cross_block);

@@ -39,9 +39,9 @@ class TransformerEncoderLayer : public Module {
   std::string extra_repr() const override;
 
   // x: [B, S, D]  src_mask: broadcastable to [B, H, S, S] (e.g. key padding [B, 1, 1, S]) -> [B, S, D]
-  Tensor forward(const Tensor& x, const Tensor& src_mask = Tensor()) const;
-  // The self-attention weights [B, H, S, S] of the latest forward (detached), for plots.
-  const Tensor& last_self_attention() const { return last_self_weights_; }
+  Tensor forward(const Tensor& x, const Tensor& src_mask = Tensor()) const { return forward_with_attention(x, src_mask).output; }
+  // The same, with the self-attention weights [B, H, S, S] (detached), for plots: returned when asked, never kept.
+  AttentionResult forward_with_attention(const Tensor& x, const Tensor& src_mask = Tensor()) const;
 
  private:
   Tensor residual_dropout(const Tensor& x) const { return dropout_ ? dropout_->forward(x) : x; }
@@ -51,7 +51,6 @@ class TransformerEncoderLayer : public Module {
   std::shared_ptr<FeedForward> ffn_;
   std::shared_ptr<LayerNorm> norm1_, norm2_;
   std::shared_ptr<Dropout> dropout_;
-  mutable Tensor last_self_weights_;
 };
 
 class TransformerDecoderLayer : public Module {
@@ -64,9 +63,17 @@ class TransformerDecoderLayer : public Module {
   // x: [B, T, D]  memory: [B, S, D]  self_mask: broadcastable to [B, H, T, T] (undefined = causal)
   // memory_mask: key padding over S, e.g. [B, 1, 1, S] -> [B, T, D]
   Tensor forward(const Tensor& x, const Tensor& memory, const Tensor& self_mask = Tensor(),
-                 const Tensor& memory_mask = Tensor()) const;
-  const Tensor& last_self_attention() const { return last_self_weights_; }    // [B, H, T, T]
-  const Tensor& last_cross_attention() const { return last_cross_weights_; }  // [B, H, T, S] or [B, T, S]
+                 const Tensor& memory_mask = Tensor()) const {
+    return forward_with_attention(x, memory, self_mask, memory_mask).output;
+  }
+  // The same, with both attentions' weights (detached), for plots: returned when asked, never kept.
+  struct Attended {
+    Tensor output;         // [B, T, D]
+    Tensor self_weights;   // [B, H, T, T]
+    Tensor cross_weights;  // [B, H, T, S], or [B, T, S] for the single-head kinds
+  };
+  Attended forward_with_attention(const Tensor& x, const Tensor& memory, const Tensor& self_mask = Tensor(),
+                                  const Tensor& memory_mask = Tensor()) const;
 
   // Incremental decoding, one position at a time. The cache holds the keys and values of every position
   // decoded so far (self-attention) and the projected memory (multi-head cross-attention), so each step costs
@@ -104,7 +111,6 @@ class TransformerDecoderLayer : public Module {
   std::shared_ptr<FeedForward> ffn_;
   std::shared_ptr<LayerNorm> norm1_, norm2_, norm3_;
   std::shared_ptr<Dropout> dropout_;
-  mutable Tensor last_self_weights_, last_cross_weights_;
 };
 
 }  // namespace cppgrad::nn

@@ -10,17 +10,13 @@ namespace cppgrad::reverse {
 AttentionView attention_view(nn::Seq2SeqTransformer& model, const Prediction& prediction,
                              const data::ReversalConfig& config) {
   const Tensor& pred = prediction.predictions;
-  {
-    NoGradGuard no_grad;
-    Tensor dec_in = Tensor::full({1, pred.shape()[1]}, static_cast<double>(config.bos()), DType::Int64);
-    dec_in.slice(1, 1, pred.shape()[1]).copy_(pred.slice(1, 0, pred.shape()[1] - 1));
-    model.forward(prediction.batch.src, dec_in, prediction.batch.src_mask);
-  }
+  Tensor dec_in = Tensor::full({1, pred.shape()[1]}, static_cast<double>(config.bos()), DType::Int64);
+  dec_in.slice(1, 1, pred.shape()[1]).copy_(pred.slice(1, 0, pred.shape()[1] - 1));
   AttentionView view;
   const std::vector<std::int64_t>& tokens = prediction.tokens;
   for (std::int64_t i = 0; i < config.max_len; ++i)
     view.cols.push_back(i < std::ssize(tokens) ? std::to_string(tokens[i]) : "_");
-  view.maps = model.attention_maps();
+  view.maps = model.attention(prediction.batch.src, dec_in, prediction.batch.src_mask);
   const Tensor last = view.maps.back().weights;  // decoder.N.cross_attn
   const std::int64_t T = last.shape()[last.dim() - 2];
   for (std::int64_t t = 0; t < T; ++t)

@@ -335,17 +335,23 @@ TEST(Seq2Seq, DecoderIsCausal) {
   }
 }
 
-TEST(Seq2Seq, AttentionMapsOfEveryLayerAreKept) {
+// Every layer's weights, returned by the call that asks: the model keeps none between calls.
+TEST(Seq2Seq, AttentionMapsOfEveryLayerAreReturnedWhenAsked) {
   Generator gen(10);
   Seq2SeqTransformer model(small_options(), gen);
-  NoGradGuard no_grad;
-  model.forward(random_ids({2, 6}, 1, 10, 5), random_ids({2, 4}, 1, 11, 6));
-  const auto maps = model.attention_maps();
+  const Tensor src = random_ids({2, 6}, 1, 10, 5), dec_in = random_ids({2, 4}, 1, 11, 6);
+  const auto maps = model.attention(src, dec_in);
   ASSERT_EQ(maps.size(), 2u + 2u * 2u);
   EXPECT_EQ(maps[0].name, "encoder.0.self_attn");
   EXPECT_EQ(maps[0].weights.shape(), (Shape{2, 2, 6, 6}));
   EXPECT_EQ(maps.back().name, "decoder.1.cross_attn");
   EXPECT_EQ(maps.back().weights.shape(), (Shape{2, 2, 4, 6}));
+  // The layers' weights are a forward's: the last cross-attention's rows sum to 1 over the source.
+  const Tensor sums = sum(maps.back().weights, {-1});
+  for (const double v : sums.to_double_vector()) EXPECT_NEAR(v, 1.0, 1e-5);
+  // Another input gives other weights (the comparison can fail).
+  const auto other = model.attention(random_ids({2, 6}, 1, 10, 7), dec_in);
+  EXPECT_NE(other.back().weights.to_double_vector(), maps.back().weights.to_double_vector());
 }
 
 // The summary needs no forward: each layer's shapes are its own parameters'.
