@@ -20,7 +20,7 @@ file(GLOB_RECURSE CPPGRAD_TEST_SOURCES CONFIGURE_DEPENDS ${tests}/core/test_*.cp
                                                          ${tests}/optim/test_*.cpp ${tests}/data/test_*.cpp
                                                          ${tests}/train/test_*.cpp)
 list(FILTER CPPGRAD_TEST_SOURCES EXCLUDE REGEX
-     "/test_parity_[^/]*$|/test_thread_pool\\.cpp$|/train/test_(stop|step_loop|run_file)\\.cpp$|/data/test_text_split_window\\.cpp$")
+     "/test_parity_[^/]*$|/test_thread_pool\\.cpp$|/test_execution_context\\.cpp$|/train/test_(stop|step_loop|run_file)\\.cpp$|/data/test_text_split_window\\.cpp$")
 
 add_executable(cppgrad_tests ${CPPGRAD_TEST_SOURCES})
 target_link_libraries(cppgrad_tests PRIVATE cppgrad cppgrad_checks cppgrad_train gtest gmock gtest_main)

@@ -10,7 +10,9 @@
 // and its backward rule, through ops that know nothing of steps; handing a cache down through every module and op
 // would put a kernel's detail into every signature. So the guard installs its store for its lifetime and puts back
 // the one before it; the store and every panel in it go with the guard, nothing outlives it, and a thread without a
-// guard packs as it always did.
+// guard packs as it always did. Unlike the no-grad switch it is not part of the execution context the thread pool
+// carries into its workers (core/execution_context.h): a store is one thread's, searched and appended without a
+// lock, so each thread that wants one opens its own.
 //
 // A kept packing is found by the weight's first element's address, its strides and sizes and the panel width, and it
 // holds the weight's storage (so that address cannot come back holding other values) and the storage's version when
