@@ -16,9 +16,10 @@
 //
 // A kept packing is found by the weight's first element's address, its strides and sizes and the panel width, and it
 // holds the weight's storage (so that address cannot come back holding other values) and the storage's version when
-// packed (core/storage.h): a change through Tensor's in-place methods (fill_, copy_, add_, set) is packed again. A raw
-// write through data<T>() is not seen: nothing may write a weight that way while the guard is alive (an optimizer's
-// step comes after the shards' passes, outside it).
+// packed (core/storage.h): a weight changed since is packed again. Every write moves the version on, whether through
+// Tensor's in-place methods (fill_, copy_, add_, set) or through the raw pointer mutable_data<T>() gives (an
+// optimizer's update): data<T>() gives a const pointer, for reading, which does not, so the products of a step's
+// forward and backward, which only read the weights, find their packings kept.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
