@@ -66,7 +66,8 @@ else()
   list(APPEND CPPGRAD_LEFT_OUT_TEST_SOURCES data/test_text_split_window.cpp)  # it calls PCRE2
 endif()
 if(NOT CPPGRAD_WITH_THREADS)
-  list(APPEND CPPGRAD_LEFT_OUT_TEST_SOURCES core/test_thread_pool.cpp)
+  # (test_execution_context: its workers are threads; a thread-less build runs every piece on the caller)
+  list(APPEND CPPGRAD_LEFT_OUT_TEST_SOURCES core/test_thread_pool.cpp core/test_execution_context.cpp)
   list(APPEND CPPGRAD_LEFT_OUT_TESTS BpeTokenizer.CopiesShareTheCompiledPatternAndEncodeFromManyThreads)  # four threads
 endif()
 if(NOT CPPGRAD_WITH_PROCESSES)

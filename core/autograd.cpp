@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/execution_context.h"
 #include "core/kernels/strided.h"
 #include "core/ops/elementwise.h"
 #include "core/ops/reduce.h"
@@ -14,10 +15,12 @@
 namespace cppgrad {
 
 namespace {
-thread_local bool g_grad_enabled = true;
-thread_local bool g_detect_anomaly = false;
+// The no-grad and anomaly switches are fields of this thread's execution context (core/execution_context.h), which
+// the thread pool carries into its workers.
+ExecutionContext& context() { return detail::this_thread_context(); }
 // True while a backward pass runs its rules: their intermediate results are checked as the gradient of the op
-// whose rule made them ("backward of 'sqrt'"), not each as a forward of its own.
+// whose rule made them ("backward of 'sqrt'"), not each as a forward of its own. Not part of the execution context:
+// it says what this thread's own stack is doing, not how work handed to another thread should run.
 thread_local bool g_in_backward = false;
 
 // Counts of NaN and infinite values of a floating tensor, and its finite range.
@@ -70,15 +73,15 @@ std::string inputs_report(const TensorList& inputs) {
 
 }  // namespace
 
-bool grad_enabled() { return g_grad_enabled; }
-NoGradGuard::NoGradGuard() : previous_(g_grad_enabled) { g_grad_enabled = false; }
-NoGradGuard::~NoGradGuard() { g_grad_enabled = previous_; }
-GradModeGuard::GradModeGuard(bool enabled) : previous_(g_grad_enabled) { g_grad_enabled = enabled; }
-GradModeGuard::~GradModeGuard() { g_grad_enabled = previous_; }
+bool grad_enabled() { return context().grad_enabled; }
+NoGradGuard::NoGradGuard() : previous_(std::exchange(context().grad_enabled, false)) {}
+NoGradGuard::~NoGradGuard() { context().grad_enabled = previous_; }
+GradModeGuard::GradModeGuard(bool enabled) : previous_(std::exchange(context().grad_enabled, enabled)) {}
+GradModeGuard::~GradModeGuard() { context().grad_enabled = previous_; }
 
-bool anomaly_detection_enabled() { return g_detect_anomaly; }
-DetectAnomalyGuard::DetectAnomalyGuard() : previous_(g_detect_anomaly) { g_detect_anomaly = true; }
-DetectAnomalyGuard::~DetectAnomalyGuard() { g_detect_anomaly = previous_; }
+bool anomaly_detection_enabled() { return context().detect_anomaly; }
+DetectAnomalyGuard::DetectAnomalyGuard() : previous_(std::exchange(context().detect_anomaly, true)) {}
+DetectAnomalyGuard::~DetectAnomalyGuard() { context().detect_anomaly = previous_; }
 
 namespace {
 
@@ -128,18 +131,18 @@ Node::~Node() {
 }
 
 bool needs_graph(std::initializer_list<const Tensor*> inputs) {
-  if (!g_grad_enabled) return false;
+  if (!context().grad_enabled) return false;
   for (const Tensor* t : inputs)
     if (t->defined() && t->requires_grad()) return true;
   return false;
 }
 
 bool records_nothing(std::initializer_list<const Tensor*> inputs) {
-  return !g_detect_anomaly && !needs_graph(inputs);
+  return !context().detect_anomaly && !needs_graph(inputs);
 }
 
 bool needs_graph(const TensorList& inputs) {
-  if (!g_grad_enabled) return false;
+  if (!context().grad_enabled) return false;
   for (const Tensor& t : inputs)
     if (t.defined() && t.requires_grad()) return true;
   return false;
@@ -154,7 +157,7 @@ Tensor record_op(Tensor out, const char* name, TensorList inputs, BackwardFn bac
       if (in.defined() && in.impl().storage == out.impl().storage) return true;
     return false;
   };
-  if (g_detect_anomaly && !g_in_backward && !is_view()) {
+  if (context().detect_anomaly && !g_in_backward && !is_view()) {
     // NaN is always an anomaly; an infinity only when no input was infinite (masking with -inf is legitimate).
     const ValueSummary s = summarize(out);
     bool inputs_infinite = false;
@@ -340,7 +343,7 @@ void propagate(const Tensor& t, const Tensor& g, const ImplIndex& position, std:
   if (grads.size() != node.inputs.size())
     throw std::logic_error("backward of '" + node.name + "' returned " + std::to_string(grads.size()) +
                            " gradients for " + std::to_string(node.inputs.size()) + " inputs");
-  if (g_detect_anomaly) check_anomalies(node, grads, g);
+  if (context().detect_anomaly) check_anomalies(node, grads, g);
   for (std::size_t i = 0; i < grads.size(); ++i) {
     const Tensor& in = node.inputs[i];
     if (!in.defined() || !in.requires_grad() || !grads[i].defined()) continue;

@@ -74,7 +74,7 @@ struct Node {
   ~Node();
 };
 
-// --- the no-grad switch: the only global state, thread-local and scoped ---
+// --- the no-grad switch: thread-local and scoped, a field of the execution context (core/execution_context.h) ---
 bool grad_enabled();
 
 class NoGradGuard {

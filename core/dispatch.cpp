@@ -1,21 +1,16 @@
 #include "core/dispatch.h"
 
-#include <cstdlib>
-#include <cstring>
+#include <utility>
+
+#include "core/execution_context.h"
 
 namespace cppgrad {
 
-namespace {
-// Each thread starts from the environment: CPPGRAD_REFERENCE set to anything but "" or "0" turns the shortcuts off.
-bool reference_from_environment() {
-  const char* v = std::getenv("CPPGRAD_REFERENCE");
-  return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
-}
-thread_local bool g_reference_mode = reference_from_environment();
-}  // namespace
-
-bool reference_mode() { return g_reference_mode; }
-ReferenceModeGuard::ReferenceModeGuard(bool on) : previous_(g_reference_mode) { g_reference_mode = on; }
-ReferenceModeGuard::~ReferenceModeGuard() { g_reference_mode = previous_; }
+// A field of this thread's execution context (core/execution_context.h): each thread starts from the environment
+// (CPPGRAD_REFERENCE), and the thread pool carries the caller's setting into its workers.
+bool reference_mode() { return detail::this_thread_context().reference_mode; }
+ReferenceModeGuard::ReferenceModeGuard(bool on)
+    : previous_(std::exchange(detail::this_thread_context().reference_mode, on)) {}
+ReferenceModeGuard::~ReferenceModeGuard() { detail::this_thread_context().reference_mode = previous_; }
 
 }  // namespace cppgrad

@@ -6,7 +6,8 @@
 //
 // Reference mode turns every shortcut off, so a whole program (the trainer too) runs on the definitions alone:
 // set CPPGRAD_REFERENCE=1 in the environment, or hold a ReferenceModeGuard. Like the no-grad switch it is
-// thread-local and scoped (run_in_parallel carries it into its workers).
+// thread-local and scoped, a field of the thread's execution context (core/execution_context.h), which the thread
+// pool carries into its workers with the other switches.
 #include "core/tensor.h"
 
 namespace cppgrad {

@@ -1,22 +1,8 @@
 #include "core/parallel.h"
 
-#include <optional>
-
-#include "core/autograd.h"
-#include "core/dispatch.h"
-
 namespace cppgrad {
 
-void run_in_parallel(int n, const std::function<void(int)>& work) {
-  const bool grad_on = grad_enabled(), anomaly_on = anomaly_detection_enabled(), reference_on = reference_mode();
-  parallel_pieces(n, [&](int i) {
-    std::optional<NoGradGuard> no_grad;
-    std::optional<DetectAnomalyGuard> anomaly;
-    if (!grad_on) no_grad.emplace();
-    if (anomaly_on) anomaly.emplace();
-    ReferenceModeGuard reference(reference_on);
-    work(i);
-  });
-}
+// The pool installs the caller's execution context in every piece (core/thread_pool.cpp): nothing to copy here.
+void run_in_parallel(int n, const std::function<void(int)>& work) { parallel_pieces(n, work); }
 
 }  // namespace cppgrad

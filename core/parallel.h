@@ -11,8 +11,8 @@
 namespace cppgrad {
 
 // Runs work(i) for every i in [0, n), each on its own thread (piece 0 on the calling thread). The caller's
-// thread-local switches (no-grad, anomaly detection, reference mode) hold inside every piece. Once all pieces have finished,
-// the first exception thrown (by lowest i) is rethrown here.
+// execution context (no-grad, anomaly detection, reference mode: core/execution_context.h) holds inside every
+// piece. Once all pieces have finished, the first exception thrown (by lowest i) is rethrown here.
 void run_in_parallel(int n, const std::function<void(int)>& work);
 
 }  // namespace cppgrad

@@ -145,7 +145,7 @@ Tensor SafetensorsReader::read(const SafetensorsEntry& e) const {
   const std::uint64_t nbytes = e.end - e.begin;
   const std::uint64_t at = header_.data_start + e.begin;
   Tensor t = Tensor::empty(e.shape, loaded_dtype(e.dtype));  // fresh, contiguous, offset 0
-  std::byte* data = t.impl().storage->data();
+  std::byte* data = t.impl().storage->mutable_data();
   if (e.dtype == StoredDType::F16 || e.dtype == StoredDType::BF16) {
     // Widened a chunk at a time, so the half-precision bytes never need a second tensor-sized buffer.
     const bool f16 = e.dtype == StoredDType::F16;

@@ -115,7 +115,7 @@ Tensor Tensor::arange(std::int64_t start, std::int64_t end, DType dtype) {
   Tensor t = empty({std::max<std::int64_t>(0, end - start)}, dtype);
   dispatch_all(dtype, [&](auto tag) {
     using T = decltype(tag);
-    T* p = t.data<T>();
+    T* p = t.mutable_data<T>();
     for (std::int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<T>(start + i);
   });
   return t;
@@ -132,7 +132,7 @@ static Tensor empty_for_values(std::size_t count, const Shape& shape, DType dtyp
 template <typename T>
 Tensor Tensor::from_vector(const std::vector<T>& values, const Shape& shape) {
   Tensor t = empty_for_values(values.size(), shape, dtype_of<T>());
-  T* p = t.data<T>();
+  T* p = t.mutable_data<T>();
   for (std::size_t i = 0; i < values.size(); ++i) p[i] = values[i];
   return t;
 }
@@ -145,7 +145,7 @@ Tensor Tensor::from_vector(const std::vector<double>& values, const Shape& shape
   Tensor t = empty_for_values(values.size(), shape, dtype);
   dispatch_all(dtype, [&](auto tag) {
     using T = decltype(tag);
-    T* p = t.data<T>();
+    T* p = t.mutable_data<T>();
     for (std::size_t i = 0; i < values.size(); ++i) p[i] = value_as<T>(values[i], "from_vector");
   });
   return t;
@@ -155,7 +155,7 @@ Tensor Tensor::randn(const Shape& shape, Generator& gen, DType dtype) {
   Tensor t = empty(shape, dtype);
   dispatch_floating(dtype, "randn", [&](auto tag) {
     using T = decltype(tag);
-    T* p = t.data<T>();
+    T* p = t.mutable_data<T>();
     for (std::int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<T>(gen.normal());
   });
   return t;
@@ -165,7 +165,7 @@ Tensor Tensor::rand(const Shape& shape, Generator& gen, DType dtype) {
   Tensor t = empty(shape, dtype);
   dispatch_floating(dtype, "rand", [&](auto tag) {
     using T = decltype(tag);
-    T* p = t.data<T>();
+    T* p = t.mutable_data<T>();
     for (std::int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<T>(gen.uniform());
   });
   return t;
@@ -173,21 +173,31 @@ Tensor Tensor::rand(const Shape& shape, Generator& gen, DType dtype) {
 
 Tensor Tensor::randint(std::int64_t low, std::int64_t high, const Shape& shape, Generator& gen) {
   Tensor t = empty(shape, DType::Int64);
-  auto* p = t.data<std::int64_t>();
+  auto* p = t.mutable_data<std::int64_t>();
   for (std::int64_t i = 0; i < t.numel(); ++i) p[i] = gen.randint(low, high);
   return t;
 }
 
 // ------------------------------------------------------------------------------------------- element access
 template <typename T>
-T* Tensor::data() const {
+const T* Tensor::data() const {
   check_dtype(dtype(), dtype_of<T>(), "data");
-  return reinterpret_cast<T*>(impl().storage->data()) + offset();
+  return reinterpret_cast<const T*>(impl().storage->data()) + offset();
 }
-template float* Tensor::data<float>() const;
-template double* Tensor::data<double>() const;
-template std::int64_t* Tensor::data<std::int64_t>() const;
-template bool* Tensor::data<bool>() const;
+template const float* Tensor::data<float>() const;
+template const double* Tensor::data<double>() const;
+template const std::int64_t* Tensor::data<std::int64_t>() const;
+template const bool* Tensor::data<bool>() const;
+
+template <typename T>
+T* Tensor::mutable_data() const {
+  check_dtype(dtype(), dtype_of<T>(), "mutable_data");
+  return reinterpret_cast<T*>(impl().storage->mutable_data()) + offset();
+}
+template float* Tensor::mutable_data<float>() const;
+template double* Tensor::mutable_data<double>() const;
+template std::int64_t* Tensor::mutable_data<std::int64_t>() const;
+template bool* Tensor::mutable_data<bool>() const;
 
 template <typename T>
 T Tensor::item() const {
@@ -218,10 +228,9 @@ double Tensor::at(const std::vector<std::int64_t>& index) const {
 
 void Tensor::set(const std::vector<std::int64_t>& index, double value) const {
   const std::int64_t off = element_offset(*this, index);
-  impl().storage->bump_version();
   dispatch_all(dtype(), [&](auto tag) {
     using T = decltype(tag);
-    reinterpret_cast<T*>(impl().storage->data())[off] = value_as<T>(value, "set");
+    reinterpret_cast<T*>(impl().storage->mutable_data())[off] = value_as<T>(value, "set");
   });
 }
 
@@ -273,7 +282,7 @@ Tensor Tensor::to(DType target) const {
     dispatch_all(target, [&](auto dtag) {
       using D = decltype(dtag);
       const S* s = src.data<S>();
-      D* d = out.data<D>();
+      D* d = out.mutable_data<D>();
       for (std::int64_t i = 0; i < out.numel(); ++i) d[i] = static_cast<D>(s[i]);
     });
   });
@@ -386,11 +395,10 @@ bool Tensor::all_finite() const {
 }
 
 void Tensor::fill_(double value) const {
-  impl().storage->bump_version();
   dispatch_all(dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T v = value_as<T>(value, "fill_");
-    T* base = reinterpret_cast<T*>(impl().storage->data());
+    T* base = reinterpret_cast<T*>(impl().storage->mutable_data());
     kernels::for_each_row<1>(shape(), {strides()}, [&](const std::array<std::int64_t, 1>& off, std::int64_t n,
                                                       const std::array<std::int64_t, 1>& inner) {
       for (std::int64_t i = 0; i < n; ++i) base[offset() + off[0] + i * inner[0]] = v;
@@ -404,7 +412,7 @@ namespace {
 // share. d and r point at the row's first elements; each row runs n elements, d_step and r_step apart.
 template <typename T, typename Row>
 void for_each_row_pair(const Tensor& dst, const Tensor& src, Row row) {
-  T* d0 = reinterpret_cast<T*>(dst.impl().storage->data()) + dst.offset();
+  T* d0 = reinterpret_cast<T*>(dst.impl().storage->mutable_data()) + dst.offset();
   const T* r0 = reinterpret_cast<const T*>(src.impl().storage->data()) + src.offset();
   kernels::for_each_row<2>(dst.shape(), {dst.strides(), src.strides()},
                            [&](const std::array<std::int64_t, 2>& off, std::int64_t n,
@@ -422,7 +430,6 @@ void Tensor::copy_(const Tensor& src) const {
   if (src.dtype() != dtype())
     throw std::invalid_argument(std::string("copy_: source dtype ") + dtype_name(src.dtype()) + " vs destination " +
                                 dtype_name(dtype()));
-  impl().storage->bump_version();
   dispatch_all(dtype(), [&](auto tag) {
     using T = decltype(tag);
     for_each_row_pair<T>(*this, src, [](T* d, const T* r, std::int64_t n, std::int64_t d_step, std::int64_t r_step) {
@@ -443,7 +450,6 @@ void Tensor::add_(const Tensor& src) const {
   if (src.shape() != shape() || src.dtype() != dtype())
     throw std::invalid_argument("add_: source " + shape_str(src.shape()) + " " + dtype_name(src.dtype()) +
                                 " vs destination " + shape_str(shape()) + " " + dtype_name(dtype()));
-  impl().storage->bump_version();
   dispatch_floating(dtype(), "add_", [&](auto tag) {
     using T = decltype(tag);
     for_each_row_pair<T>(*this, src, [](T* d, const T* r, std::int64_t n, std::int64_t d_step, std::int64_t r_step) {

@@ -63,8 +63,14 @@ class Tensor {
   std::string str() const;  // values, for printing and debugging
 
   // --- raw element access (contiguous kernels use data<T>(); tests use at/item/to_vector) ---
+  // Pointers to element [0, 0, ...]; both check that T matches the dtype. data<T>() is for reading; writing goes
+  // through mutable_data<T>(), which counts a change of the storage (core/storage.h), so that a kept packing of a
+  // weight (core/kernels/packed_weights.h) is made again after an optimizer's step. Reads must not take it: a weight
+  // read that way in a step's forward would be packed again at every product.
   template <typename T>
-  T* data() const;  // pointer to element [0, 0, ...]; checks that T matches the dtype
+  const T* data() const;
+  template <typename T>
+  T* mutable_data() const;
   template <typename T>
   T item() const;  // the single value of a one-element tensor
   double item() const;

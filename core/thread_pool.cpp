@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/execution_context.h"
 #include "core/kernels/contention.h"
 
 #if CPPGRAD_HAS_THREADS
@@ -74,6 +75,7 @@ class Pool {
     const std::lock_guard<std::mutex> one_caller(caller_);  // two threads outside the pool take turns
     errors_.assign(static_cast<std::size_t>(n), nullptr);
     piece_ = &piece;
+    context_ = ExecutionContext::current();  // the caller's switches, for every piece of this job
     if (contention_.solo_now()) {  // the workers' cores are taken: every piece here, in order
       for (int i = 0; i < n; ++i) run_piece(i);
       rethrow_first_error();
@@ -116,6 +118,7 @@ class Pool {
   void run_piece(int i) {
     g_in_piece = true;
     try {
+      const ExecutionContextGuard callers(context_);  // on a worker the caller's switches; on the caller, its own
       (*piece_)(i);
     } catch (...) {
       errors_[static_cast<std::size_t>(i)] = std::current_exception();  // an exception must not leave a worker
@@ -162,6 +165,7 @@ class Pool {
   std::atomic<std::uint64_t> claims_{0};  // generation << kCountBits | the next piece to claim
   std::atomic<int> finished_{0};          // pieces 1..n-1 finished, by whichever thread
   const std::function<void(int)>* piece_ = nullptr;
+  ExecutionContext context_;  // the caller's, set before the job is published
   std::vector<std::exception_ptr> errors_;
 };
 

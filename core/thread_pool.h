@@ -33,7 +33,9 @@ namespace cppgrad {
 // first needed), or on the caller when it is free before a worker has taken them (a worker whose core is busy with
 // another process is not waited for). Returns once every piece has finished; then the first exception a piece threw
 // (by lowest i) is rethrown here. A piece that calls parallel_pieces again runs that call's pieces one
-// after another on its own thread (in_parallel_pieces() is true inside a piece).
+// after another on its own thread (in_parallel_pieces() is true inside a piece). Every piece runs under the caller's
+// execution context (core/execution_context.h: no-grad, anomaly detection, reference mode), captured once when the
+// job starts and installed around the piece on whichever thread runs it; a worker is back to its own afterwards.
 void parallel_pieces(int n, const std::function<void(int)>& piece);
 bool in_parallel_pieces();
 

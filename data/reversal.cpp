@@ -79,9 +79,9 @@ ReversalSet make_set(const ReversalConfig& c, std::vector<std::vector<std::int64
   set.src = Tensor::zeros({N, S}, DType::Int64);  // zeros = PAD
   set.target = Tensor::zeros({N, T}, DType::Int64);
   set.dec_in = Tensor::zeros({N, T}, DType::Int64);
-  auto* src = set.src.data<std::int64_t>();
-  auto* tgt = set.target.data<std::int64_t>();
-  auto* dec = set.dec_in.data<std::int64_t>();
+  auto* src = set.src.mutable_data<std::int64_t>();
+  auto* tgt = set.target.mutable_data<std::int64_t>();
+  auto* dec = set.dec_in.mutable_data<std::int64_t>();
   for (std::int64_t i = 0; i < N; ++i) {
     const auto& s = sequences[i];
     const std::int64_t L = static_cast<std::int64_t>(s.size());
@@ -129,7 +129,7 @@ Batch gather_batch(const ReversalSet& set, const std::vector<std::int64_t>& rows
     const std::int64_t B = b.src.shape()[0], S = b.src.shape()[1];
     b.src_mask = Tensor::zeros({B, 1, 1, S}, DType::Bool);
     const auto* s = b.src.data<std::int64_t>();
-    bool* m = b.src_mask.data<bool>();
+    bool* m = b.src_mask.mutable_data<bool>();
     for (std::int64_t i = 0; i < B * S; ++i) m[i] = s[i] != kPad;
   }
   return b;

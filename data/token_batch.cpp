@@ -23,8 +23,8 @@ TokenBatch lines_batch(const std::vector<std::vector<std::int64_t>>& lines, cons
                        std::int64_t context) {
   const std::int64_t T = context;
   TokenBatch b{batch_tensor(rows.size(), T, "lines_batch"), batch_tensor(rows.size(), T, "lines_batch"), 0};
-  auto* idx = b.idx.data<std::int64_t>();  // zeros: <b> at position 0 and the padding after the line
-  auto* tgt = b.targets.data<std::int64_t>();
+  auto* idx = b.idx.mutable_data<std::int64_t>();  // zeros: <b> at position 0 and the padding after the line
+  auto* tgt = b.targets.mutable_data<std::int64_t>();
   for (std::size_t r = 0; r < rows.size(); ++r) {
     const std::int64_t row = rows[r];
     if (row < 0 || row >= static_cast<std::int64_t>(lines.size()))
@@ -50,8 +50,8 @@ TokenBatch text_batch(const std::vector<std::int64_t>& tokens, const std::vector
                       std::int64_t context) {
   const std::int64_t T = context, size = static_cast<std::int64_t>(tokens.size());
   TokenBatch b{batch_tensor(starts.size(), T, "text_batch"), batch_tensor(starts.size(), T, "text_batch"), 0};
-  auto* idx = b.idx.data<std::int64_t>();
-  auto* tgt = b.targets.data<std::int64_t>();
+  auto* idx = b.idx.mutable_data<std::int64_t>();
+  auto* tgt = b.targets.mutable_data<std::int64_t>();
   for (std::size_t r = 0; r < starts.size(); ++r) {
     const std::int64_t s = starts[r];
     if (s < 0 || s > size - T - 1)

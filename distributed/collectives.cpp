@@ -15,7 +15,7 @@ void all_reduce(const ProcessGroup& group, const Tensor& tensor, ReduceOp op) {
   check_offers_agree(group, "all_reduce", offer);
   dispatch_floating(tensor.dtype(), "all_reduce", [&](auto zero) {
     using T = decltype(zero);
-    T* data = tensor.data<T>();
+    T* data = tensor.mutable_data<T>();
     for_each_mpi_piece(tensor.numel(), [&](std::int64_t offset, int count) {
       check_mpi(MPI_Allreduce(MPI_IN_PLACE, data + offset, count, mpi_floating_type(tensor.dtype()), MPI_SUM,
                               comm_of(group)),

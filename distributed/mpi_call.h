@@ -36,7 +36,7 @@ void for_each_mpi_piece(std::int64_t n, Piece&& piece) {
 // MPI_Bcast of a contiguous tensor's bytes from rank src, in place (any dtype arrives exactly as src holds it).
 inline void broadcast_bytes(const ProcessGroup& group, const Tensor& tensor, int src, const char* fn) {
   const auto element = static_cast<std::int64_t>(dtype_size(tensor.dtype()));
-  char* bytes = reinterpret_cast<char*>(tensor.impl().storage->data()) + tensor.offset() * element;
+  char* bytes = reinterpret_cast<char*>(tensor.impl().storage->mutable_data()) + tensor.offset() * element;
   for_each_mpi_piece(tensor.numel() * element, [&](std::int64_t offset, int count) {
     check_mpi(MPI_Bcast(bytes + offset, count, MPI_BYTE, src, comm_of(group)), fn, "MPI_Bcast");
   });

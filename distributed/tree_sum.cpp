@@ -39,7 +39,7 @@ template <typename T>
 void unpack(const Part<T>& part, std::vector<std::byte>& buffer) {
   const T* at = part.in(buffer);
   for (const Tensor& t : part.tensors) {
-    std::copy(at, at + t.numel(), t.data<T>());
+    std::copy(at, at + t.numel(), t.mutable_data<T>());
     at += t.numel();
   }
 }

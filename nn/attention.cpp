@@ -52,7 +52,7 @@ Tensor without_head_dim(const Tensor& mask) {
 
 Tensor causal_mask(std::int64_t L) {
   Tensor m = Tensor::zeros({L, L}, DType::Bool);
-  bool* p = m.data<bool>();
+  bool* p = m.mutable_data<bool>();
   for (std::int64_t i = 0; i < L; ++i)
     for (std::int64_t j = 0; j <= i; ++j) p[i * L + j] = true;
   return m;
@@ -65,7 +65,7 @@ Tensor key_padding_mask_from_lengths(const Tensor& lengths, std::int64_t Lk) {
   const auto len = lengths.to_vector<std::int64_t>();
   const std::int64_t B = static_cast<std::int64_t>(len.size());
   Tensor m = Tensor::zeros({B, 1, 1, Lk}, DType::Bool);
-  bool* p = m.data<bool>();
+  bool* p = m.mutable_data<bool>();
   for (std::int64_t b = 0; b < B; ++b)
     for (std::int64_t j = 0; j < Lk; ++j) p[b * Lk + j] = j < len[b];
   return m;
@@ -78,7 +78,7 @@ Tensor key_padding_mask_from_ids(const Tensor& ids, std::int64_t pad_id) {
   const std::int64_t B = ids.shape()[0], Lk = ids.shape()[1];
   const auto v = ids.to_vector<std::int64_t>();
   Tensor m = Tensor::zeros({B, 1, 1, Lk}, DType::Bool);
-  bool* p = m.data<bool>();
+  bool* p = m.mutable_data<bool>();
   for (std::int64_t i = 0; i < B * Lk; ++i) p[i] = v[i] != pad_id;
   return m;
 }

@@ -12,7 +12,7 @@ inline Tensor uniform(const Shape& shape, double low, double high, Generator& ge
   Tensor t = Tensor::empty(shape, dtype);
   dispatch_floating(dtype, "init::uniform", [&](auto tag) {
     using T = decltype(tag);
-    T* p = t.data<T>();
+    T* p = t.mutable_data<T>();
     for (std::int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<T>(low + (high - low) * gen.uniform());
   });
   return t;

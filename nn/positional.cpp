@@ -9,7 +9,7 @@ namespace cppgrad::nn {
 
 SinusoidalPositionalEncoding::SinusoidalPositionalEncoding(std::int64_t max_len, std::int64_t d_model)
     : max_len_(max_len), d_model_(d_model), table_(Tensor::zeros({max_len, d_model}, DType::Float64)) {
-  double* p = table_.data<double>();
+  double* p = table_.mutable_data<double>();
   for (std::int64_t pos = 0; pos < max_len; ++pos)
     for (std::int64_t i = 0; i < d_model; ++i) {
       const double angle = pos / std::pow(10000.0, static_cast<double>(i - i % 2) / d_model);

@@ -30,9 +30,9 @@ void Adam::step() {
     dispatch_floating(p.dtype(), "Adam", [&](auto tag) {
       using T = decltype(tag);
       // Four distinct buffers: __restrict lets the compiler vectorise the loop (sqrt and divide included).
-      T* __restrict w = p.data<T>();
-      T* __restrict pm = m.data<T>();
-      T* __restrict pv = v.data<T>();
+      T* __restrict w = p.mutable_data<T>();
+      T* __restrict pm = m.mutable_data<T>();
+      T* __restrict pv = v.mutable_data<T>();
       const T* __restrict gr = g.data<T>();
       const T b1 = static_cast<T>(options_.beta1), b2 = static_cast<T>(options_.beta2);
       const T eps = static_cast<T>(options_.eps), ss = static_cast<T>(step_size), sb2 = static_cast<T>(sqrt_bc2);

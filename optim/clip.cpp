@@ -27,7 +27,7 @@ double clip_grad_norm(const std::vector<Tensor>& params, double max_norm) {
       dispatch_floating(g.dtype(), "clip_grad_norm", [&](auto tag) {
         using T = decltype(tag);
         Tensor c = g.contiguous();
-        T* d = c.data<T>();
+        T* d = c.mutable_data<T>();
         for (std::int64_t i = 0; i < c.numel(); ++i) d[i] *= static_cast<T>(coef);
         if (!c.same(g)) g.copy_(c);
       });

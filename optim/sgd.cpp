@@ -22,9 +22,9 @@ void SGD::step() {
     Tensor g = grad.contiguous();
     dispatch_floating(p.dtype(), "SGD", [&](auto tag) {
       using T = decltype(tag);
-      T* w = p.data<T>();
+      T* w = p.mutable_data<T>();
       const T* gr = g.data<T>();
-      T* b = buf.defined() ? buf.data<T>() : nullptr;
+      T* b = buf.defined() ? buf.mutable_data<T>() : nullptr;
       const T lr = static_cast<T>(lr_), wd = static_cast<T>(options_.weight_decay);
       const T mom = static_cast<T>(options_.momentum), damp = static_cast<T>(1 - options_.dampening);
       for (std::int64_t i = 0; i < p.numel(); ++i) {

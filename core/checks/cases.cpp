@@ -18,7 +18,7 @@ Tensor leaf(const Shape& shape, std::uint64_t seed, double lo, double hi) {
 Tensor leaf_away_from_zero(const Shape& shape, std::uint64_t seed, double gap) {
   Generator gen(seed);
   Tensor t = Tensor::rand(shape, gen, DType::Float64);
-  double* p = t.data<double>();
+  double* p = t.mutable_data<double>();
   for (std::int64_t i = 0; i < t.numel(); ++i) p[i] = (p[i] < 0.5 ? -1.0 : 1.0) * (gap + p[i]);
   t.set_requires_grad(true);
   return t;

@@ -85,9 +85,15 @@ struct HeadRows {
 
   HeadRows() = default;
   HeadRows(const Tensor& t, const Strides& strides, std::size_t r)
-      : base(const_cast<T*>(t.data<std::remove_const_t<T>>())), lead_strides(strides.data()), rs(strides[r]),
-        cs(strides[r + 1]) {}
+      : base(pointer(t)), lead_strides(strides.data()), rs(strides[r]), cs(strides[r + 1]) {}
   HeadRows(const Tensor& t, std::size_t r) : HeadRows(t, t.strides(), r) {}
+
+ private:
+  // An operand's rows to read, or a result's to write (which counts as a change of its storage: core/storage.h).
+  static T* pointer(const Tensor& t) {
+    if constexpr (std::is_const_v<T>) return t.data<std::remove_const_t<T>>();
+    else return t.mutable_data<T>();
+  }
 };
 
 // q, k, v and the mask of every head, as the kernels take them: operands 0-3 of a cursor. A mask every head shares
@@ -155,7 +161,7 @@ std::array<Tensor, 2> attention_forward_batch(const Tensor& q, const Tensor& k, 
   Tensor out = empty_like_layout_of(plan.with_last_two(dims.Lq, dims.dv), vs);
   Tensor weights = Tensor::empty(plan.scores_shape(), DType::Float32);
   const Heads<float> heads(qs, ks, vs, ms, plan.mask_strides, plan.r, dims);
-  float* const w0 = weights.data<float>();
+  float* const w0 = weights.mutable_data<float>();
   const HeadRows<float> o(out, plan.r);
   // A decoding step (one query per head) runs eight heads at a time, one per lane; other heads one by one.
   const bool grouped = one_query_group_applies(dims);

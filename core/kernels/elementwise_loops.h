@@ -20,7 +20,7 @@ Tensor map_unary(const Tensor& x, F f) {
   Tensor xc = x.detach().contiguous();
   Tensor out = Tensor::empty(x.shape(), x.dtype());
   const T* px = xc.data<T>();
-  T* po = out.data<T>();
+  T* po = out.mutable_data<T>();
   const std::int64_t n = out.numel();
   parallel_for_simd(n, n > kParallelGrain, [&](std::int64_t i) { po[i] = f(px[i]); });
   return out;
@@ -30,7 +30,7 @@ Tensor map_unary(const Tensor& x, F f) {
 template <typename T, typename Out, typename F>
 Tensor map_binary(const Tensor& a, const Tensor& b, const Shape& out_shape, F f) {
   Tensor out = Tensor::empty(out_shape, dtype_of<Out>());
-  Out* po = out.data<Out>();
+  Out* po = out.mutable_data<Out>();
   const std::int64_t n = out.numel();
   if (a.shape() == out_shape && b.shape() == out_shape && a.is_contiguous() && b.is_contiguous()) {
     const T* pa = a.data<T>();

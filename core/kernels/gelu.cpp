@@ -33,7 +33,7 @@ Tensor gelu_tanh_forward(const Tensor& x) {
   const Tensor xs = contiguous_values(x);
   Tensor y = Tensor::empty(x.shape(), DType::Float32);
   const float* px = xs.data<float>();
-  float* py = y.data<float>();
+  float* py = y.mutable_data<float>();
   const SimdLevel level = simd_level();
   for_each_chunk(y.numel(), [&](std::int64_t b, std::int64_t e) { gelu_tanh_forward_at(level, px + b, py + b, e - b); });
   return y;
@@ -43,7 +43,7 @@ Tensor gelu_tanh_backward(const Tensor& g, const Tensor& x) {
   const Tensor gs = contiguous_values(g), xs = contiguous_values(x);
   Tensor dx = Tensor::empty(x.shape(), DType::Float32);
   const float *pg = gs.data<float>(), *px = xs.data<float>();
-  float* pd = dx.data<float>();
+  float* pd = dx.mutable_data<float>();
   const SimdLevel level = simd_level();
   for_each_chunk(dx.numel(), [&](std::int64_t b, std::int64_t e) {
     gelu_tanh_backward_at(level, pg + b, px + b, pd + b, e - b);

@@ -107,8 +107,8 @@ Tensor layer_norm_forward(const Tensor& x, const Tensor& w, const Tensor& b, dou
   Tensor y = Tensor::empty(x.shape(), DType::Float32);
   if (saved) *saved = {Tensor::empty({N, D}, DType::Float32), Tensor::empty({N}, DType::Float32)};
   const FloatRows rows{xc.data<float>(), wc.defined() ? wc.data<float>() : nullptr,
-                       bc.defined() ? bc.data<float>() : nullptr, D, static_cast<float>(eps), y.data<float>(),
-                       saved ? saved->xhat.data<float>() : nullptr, saved ? saved->rstd.data<float>() : nullptr};
+                       bc.defined() ? bc.data<float>() : nullptr, D, static_cast<float>(eps), y.mutable_data<float>(),
+                       saved ? saved->xhat.mutable_data<float>() : nullptr, saved ? saved->rstd.mutable_data<float>() : nullptr};
   // Groups of 8 rows, split across threads when worth it; rows of whole vectors take the register path.
   parallel_for((N + 7) / 8, N * D > (1 << 15), [&](std::int64_t group) {
     const FloatRows p = rows;  // a local copy: the compiler may keep its fields in registers across the stores to y
@@ -127,7 +127,7 @@ std::array<Tensor, 3> layer_norm_backward(const Tensor& g, const LayerNormSaved&
   Tensor dw = Tensor::zeros({D}, DType::Float32), db = Tensor::zeros({D}, DType::Float32);
   const float *pg = gc.data<float>(), *ph = saved.xhat.data<float>(), *pr = saved.rstd.data<float>();
   const float* pw = wc.defined() ? wc.data<float>() : nullptr;
-  float *pdw = dw.data<float>(), *pdb = db.data<float>(), *pdx = need_x ? dx.data<float>() : nullptr;
+  float *pdw = dw.mutable_data<float>(), *pdb = db.mutable_data<float>(), *pdx = need_x ? dx.mutable_data<float>() : nullptr;
   // dh is recomputed where needed rather than kept in a buffer (one multiply against a heap block per call).
   auto dh = [pw](const float* gi, std::int64_t j) { return gi[j] * (pw ? pw[j] : 1.0f); };
   for (std::int64_t i = 0; i < N; ++i) {

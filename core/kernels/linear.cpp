@@ -26,7 +26,7 @@ Tensor linear_forward(const Tensor& x, const Tensor& w, const Tensor& b, bool re
   out_shape.back() = out;
   Tensor y = Tensor::empty(out_shape, DType::Float32);
   const std::int64_t zero = 0;
-  float* py = y.data<float>();
+  float* py = y.mutable_data<float>();
   if (in == 0) {
     std::fill(py, py + y.numel(), 0.0f);
   } else if (rows > 0 && out > 0) {
@@ -59,19 +59,19 @@ std::array<Tensor, 3> linear_backward(const Tensor& g, const Tensor& x, const Te
   const float* pg = gs.data<float>();
   const std::int64_t zero = 0;
   if (need_x && dx.numel() > 0) {
-    if (out == 0) std::fill(dx.data<float>(), dx.data<float>() + dx.numel(), 0.0f);
+    if (out == 0) std::fill_n(dx.mutable_data<float>(), dx.numel(), 0.0f);
     else  // dx [rows, in] = g [rows, out] @ W [out, in]
       batched_gemm<float>(1, rows, in, out, {pg, out, 1}, &zero, {ws.data<float>(), ws.strides()[0], ws.strides()[1]},
-                          &zero, dx.data<float>(), &zero, in, kept_weight(ws));
+                          &zero, dx.mutable_data<float>(), &zero, in, kept_weight(ws));
   }
   if (need_w && dw.numel() > 0) {
-    if (rows == 0) std::fill(dw.data<float>(), dw.data<float>() + dw.numel(), 0.0f);
+    if (rows == 0) std::fill_n(dw.mutable_data<float>(), dw.numel(), 0.0f);
     else  // dW [out, in] = g^T [out, rows] @ x [rows, in]
-      batched_gemm<float>(1, out, in, rows, {pg, 1, out}, &zero, {xs.data<float>(), in, 1}, &zero, dw.data<float>(),
+      batched_gemm<float>(1, out, in, rows, {pg, 1, out}, &zero, {xs.data<float>(), in, 1}, &zero, dw.mutable_data<float>(),
                           &zero, in);
   }
   if (need_b) {  // column sums, row after row (a fixed order), each row a vector loop
-    float* pdb = db.data<float>();
+    float* pdb = db.mutable_data<float>();
     for (std::int64_t i = 0; i < rows; ++i)
       for (std::int64_t j = 0; j < out; ++j) pdb[j] += pg[i * out + j];
   }

@@ -10,13 +10,16 @@
 // and its backward rule, through ops that know nothing of steps; handing a cache down through every module and op
 // would put a kernel's detail into every signature. So the guard installs its store for its lifetime and puts back
 // the one before it; the store and every panel in it go with the guard, nothing outlives it, and a thread without a
-// guard packs as it always did.
+// guard packs as it always did. Unlike the no-grad switch it is not part of the execution context the thread pool
+// carries into its workers (core/execution_context.h): a store is one thread's, searched and appended without a
+// lock, so each thread that wants one opens its own.
 //
 // A kept packing is found by the weight's first element's address, its strides and sizes and the panel width, and it
 // holds the weight's storage (so that address cannot come back holding other values) and the storage's version when
-// packed (core/storage.h): a change through Tensor's in-place methods (fill_, copy_, add_, set) is packed again. A raw
-// write through data<T>() is not seen: nothing may write a weight that way while the guard is alive (an optimizer's
-// step comes after the shards' passes, outside it).
+// packed (core/storage.h): a weight changed since is packed again. Every write moves the version on, whether through
+// Tensor's in-place methods (fill_, copy_, add_, set) or through the raw pointer mutable_data<T>() gives (an
+// optimizer's update): data<T>() gives a const pointer, for reading, which does not, so the products of a step's
+// forward and backward, which only read the weights, find their packings kept.
 #include <cstddef>
 #include <cstdint>
 #include <memory>

@@ -64,7 +64,7 @@ Tensor cross_entropy_forward(const Tensor& logits, const Tensor& target, std::in
   const float* px = logits.data<float>();
   const std::int64_t* pt = target.data<std::int64_t>();
   probs = Tensor::empty({N, C}, DType::Float32);
-  float* pp = probs.data<float>();
+  float* pp = probs.mutable_data<float>();
   double total = 0;
   for (std::int64_t i = 0; i < N; ++i) {
     const float* xi = px + i * C;
@@ -99,7 +99,7 @@ Tensor cross_entropy_backward(const Tensor& g, const Tensor& probs, const Tensor
   const float scale = static_cast<float>(g.item() / static_cast<double>(valid));
   const float* pp = probs.data<float>();
   const std::int64_t* pt = target.data<std::int64_t>();
-  float* po = dx.data<float>();
+  float* po = dx.mutable_data<float>();
   for (std::int64_t i = 0; i < N; ++i) {
     if (pt[i] == ignore_index) continue;
     for (std::int64_t j = 0; j < C; ++j) po[i * C + j] = scale * pp[i * C + j];

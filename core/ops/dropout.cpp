@@ -18,7 +18,7 @@ Tensor dropout(const Tensor& x, double p, bool training, Generator& gen, std::so
   Tensor keep = Tensor::empty(x.shape(), x.dtype());  // holds mask * scale, reused by backward
   dispatch_floating(x.dtype(), "dropout", [&](auto tag) {
     using T = decltype(tag);
-    T* pk = keep.data<T>();
+    T* pk = keep.mutable_data<T>();
     for (std::int64_t i = 0; i < keep.numel(); ++i) pk[i] = gen.uniform() >= p ? static_cast<T>(scale) : T(0);
   });
   Tensor out = mul(x.detach(), keep);

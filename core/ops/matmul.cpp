@@ -83,7 +83,7 @@ Tensor batched_matmul_forward(const Tensor& a, const Tensor& b) {
       out.fill_(0.0);
       return;
     }
-    kernels::batched_gemm<T>(batch, M, N, K, A.matrix, a_off.data(), B.matrix, b_off.data(), out.data<T>(),
+    kernels::batched_gemm<T>(batch, M, N, K, A.matrix, a_off.data(), B.matrix, b_off.data(), out.mutable_data<T>(),
                              c_off.data(), out.strides()[out.dim() - 2]);
   });
   return out;

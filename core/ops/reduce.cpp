@@ -94,7 +94,7 @@ Tensor sum(const Tensor& x, const Dims& dims, bool keepdim, std::source_location
     Tensor out = Tensor::empty(out_shape, x.dtype());
     dispatch_floating(x.dtype(), "sum", [&](auto tag) {
       using T = decltype(tag);
-      column_sums(x.data<T>(), rows, x.numel() / std::max<std::int64_t>(rows, 1), out.data<T>());
+      column_sums(x.data<T>(), rows, x.numel() / std::max<std::int64_t>(rows, 1), out.mutable_data<T>());
     });
     const Shape in_shape = x.shape();
     return record_op(out, "sum", {x}, [keep, in_shape](const Tensor& g) {
@@ -106,7 +106,7 @@ Tensor sum(const Tensor& x, const Dims& dims, bool keepdim, std::source_location
   dispatch_floating(x.dtype(), "sum", [&](auto tag) {
     using T = decltype(tag);
     const T* in = p.rows.data<T>();
-    T* o = out.data<T>();
+    T* o = out.mutable_data<T>();
     kernels::parallel_for(p.outer, p.outer * p.inner > (1 << 16), [&](std::int64_t i) {
       // Four partial sums let the loop vectorise without reassociating across the whole row.
       T acc[4] = {0, 0, 0, 0};
@@ -137,11 +137,11 @@ Tensor max(const Tensor& x, std::int64_t dim, bool keepdim, std::source_location
   if (p.inner == 0) throw std::invalid_argument("max: cannot reduce an empty dim of shape " + shape_str(x.shape()));
   Tensor out = Tensor::empty(p.out_shape, x.dtype());
   Tensor index = Tensor::empty(p.keep_shape, DType::Int64);  // where each maximum was, for backward
-  std::int64_t* pi = index.data<std::int64_t>();  // [outer] in the kept dims' order, as keep_shape
+  std::int64_t* pi = index.mutable_data<std::int64_t>();  // [outer] in the kept dims' order, as keep_shape
   dispatch_floating(x.dtype(), "max", [&](auto tag) {
     using T = decltype(tag);
     const T* in = p.rows.data<T>();
-    T* o = out.data<T>();
+    T* o = out.mutable_data<T>();
     for (std::int64_t i = 0; i < p.outer; ++i) {
       const T* row = in + i * p.inner;
       std::int64_t best = 0;
@@ -189,7 +189,7 @@ Tensor argmax(const Tensor& x, std::int64_t dim, bool keepdim, [[maybe_unused]] 
   ReducePlan p = plan_reduce(x, {dim}, keepdim, "argmax");
   if (p.inner == 0) throw std::invalid_argument("argmax: cannot reduce an empty dim of shape " + shape_str(x.shape()));
   Tensor out = Tensor::empty(p.out_shape, DType::Int64);
-  std::int64_t* o = out.data<std::int64_t>();
+  std::int64_t* o = out.mutable_data<std::int64_t>();
   dispatch_all(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T* in = p.rows.template data<T>();

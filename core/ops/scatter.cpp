@@ -51,7 +51,7 @@ Tensor index_add_rows(const Tensor& x, std::int64_t dim, const Tensor& index, co
   dispatch_floating(x.dtype(), "index_add", [&](auto tag) {
     using T = decltype(tag);
     const T* ps = src.data<T>();
-    T* po = out.data<T>();
+    T* po = out.mutable_data<T>();
     // Serial on purpose: a repeated index adds into the same row, and a fixed order keeps results reproducible.
     for (std::int64_t o = 0; o < outer; ++o)
       for (std::int64_t i = 0; i < I; ++i) {
@@ -100,7 +100,7 @@ Tensor scatter_add(const Tensor& x, std::int64_t dim, const Tensor& index, const
   dispatch_floating(x.dtype(), "scatter_add", [&](auto tag) {
     using T = decltype(tag);
     const T* ps = s.data<T>();
-    T* po = out.data<T>();
+    T* po = out.mutable_data<T>();
     for (std::size_t e = 0; e < offsets.size(); ++e) po[offsets[e]] += ps[e];  // serial: a fixed order
   });
   return record_op(out, "scatter_add", {x, part}, [d, index](const Tensor& g) {

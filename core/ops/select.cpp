@@ -32,7 +32,7 @@ Tensor select_kernel(const Tensor& cond, const Tensor& a, const Tensor& b, const
     const bool* pc = cond.data<bool>();
     const T* pa = a.data<T>();
     const T* pb = b.data<T>();
-    T* po = out.data<T>();
+    T* po = out.mutable_data<T>();
     std::int64_t o = 0;
     kernels::for_each_row<3>(out_shape,
                              {broadcast_strides(cond.shape(), cond.strides(), out_shape),
@@ -172,7 +172,7 @@ Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index, std:
   dispatch_all(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T* px = xc.data<T>();
-    T* po = out.data<T>();
+    T* po = out.mutable_data<T>();
     for (std::int64_t o = 0; o < outer; ++o)
       for (std::int64_t i = 0; i < I; ++i) {
         const T* src = px + (o * S + pi[i]) * inner;
@@ -212,7 +212,7 @@ Tensor gather(const Tensor& x, std::int64_t dim, const Tensor& index, std::sourc
   dispatch_all(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T* px = xc.data<T>();
-    T* po = out.data<T>();
+    T* po = out.mutable_data<T>();
     for (std::size_t e = 0; e < offsets.size(); ++e) po[e] = px[offsets[e]];
   });
   const Shape in_shape = x.shape();

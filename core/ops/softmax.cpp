@@ -58,7 +58,7 @@ Tensor map_rows(const Tensor& in, std::int64_t outer, std::int64_t n, const char
   dispatch_floating(in.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     const T* pin = in.data<T>();
-    T* pout = out.data<T>();
+    T* pout = out.mutable_data<T>();
     kernels::parallel_for(outer, outer * n > (1 << 15), [&](std::int64_t i) { row(pin + i * n, pout + i * n, n); });
   });
   return out;

@@ -17,6 +17,7 @@
 #include "core/config_table.h"
 #include "core/dispatch.h"
 #include "core/dtype.h"
+#include "core/execution_context.h"
 #include "core/functional.h"
 #include "core/generator.h"
 #include "core/gradcheck.h"

@@ -18,7 +18,7 @@ Tensor greedy_loop(std::int64_t B, const data::ReversalConfig& config, NextLogit
   Tensor predictions = Tensor::zeros({B, T}, DType::Int64);  // PAD
   Tensor token = Tensor::full({B}, static_cast<double>(config.bos()), DType::Int64);  // [B] = BOS
   std::vector<bool> stopped(static_cast<std::size_t>(B), false);
-  auto* pred = predictions.data<std::int64_t>();
+  auto* pred = predictions.mutable_data<std::int64_t>();
   for (std::int64_t t = 0; t < T; ++t) {
     token = argmax(next_logits(t, token), -1);  // [B]
     const auto* nx = token.data<std::int64_t>();

@@ -21,6 +21,7 @@
 #include "core/ops/select.h"
 #include "core/ops/softmax.h"
 #include "core/ops/unary.h"
+#include "optim/adam.h"
 #include "test_util.h"
 
 namespace cppgrad {
@@ -346,16 +347,47 @@ TEST(KernelsMatchDefinitions, AWeightChangedInPlaceInsideTheScopeIsPackedAgain) 
   test::expect_all_close(linear(x, w, Tensor()), want_after, 0);
   EXPECT_EQ(scope.store().packed(), 2);
 
-  // Planted wrong: the same change written through the raw pointer, which the version does not see. The kept panels
-  // are then stale and the product is the old weight's: the comparison above would catch a cache that missed a change.
+  // A write through the raw pointer, as an optimizer's: mutable_data<T>() moves the version on too.
   const Tensor third = Tensor::randn({40, 150}, gen);
-  std::copy_n(third.data<float>(), third.numel(), w.data<float>());
+  std::copy_n(third.data<float>(), third.numel(), w.mutable_data<float>());
+  test::expect_all_close(linear(x, w, Tensor()), linear(x, third, Tensor()), 0);
+  EXPECT_EQ(scope.store().packed(), 4) << "w after the write, and third";
+
+  // Planted wrong: a change written where the version cannot see it (a const pointer's constness cast away, which
+  // nothing in the library does). The kept panels are then stale and the product is the old weight's: the
+  // comparisons above would catch a cache that missed a change.
+  const Tensor fourth = Tensor::randn({40, 150}, gen);
+  std::copy_n(fourth.data<float>(), fourth.numel(), const_cast<float*>(w.data<float>()));
   const Tensor stale = linear(x, w, Tensor());
-  test::expect_all_close(stale, want_after, 0);
+  test::expect_all_close(stale, linear(x, third, Tensor()), 0);
   double gap = 0;
-  const auto got = stale.to_vector<float>(), fresh = linear(x, third, Tensor()).to_vector<float>();
+  const auto got = stale.to_vector<float>(), fresh = linear(x, fourth, Tensor()).to_vector<float>();
   for (std::size_t i = 0; i < got.size(); ++i) gap = std::max(gap, static_cast<double>(std::abs(got[i] - fresh[i])));
   EXPECT_GT(gap, 0.1) << "the stale product must differ from the changed weight's";
+}
+
+TEST(KernelsMatchDefinitions, AnAdamWStepInsideTheScopeIsSeenByTheNextProduct) {
+  // AdamW writes the weight through its raw pointer (optim/adam.cpp), not through an in-place method: that write
+  // must move the storage's version on too, or the next product reads the panels packed before the step.
+  Generator gen(79);
+  const Tensor x = Tensor::randn({30, 150}, gen);
+  Tensor w = Tensor::randn({40, 150}, gen);
+  w.set_requires_grad();
+  const kernels::ReusePackedWeights scope;
+  const NoGradGuard no_grad;  // products only: no graph
+  const Tensor before = linear(x, w, Tensor());  // packs w
+  w.set_grad(Tensor::randn({40, 150}, gen));
+  optim::Adam adamw({{"w", w}}, {.lr = 0.1, .weight_decay = 0.1, .decoupled_weight_decay = true});
+  adamw.step();
+  const Tensor after = linear(x, w, Tensor());
+  test::expect_all_close(after, linear(x, w.clone(), Tensor()), 0);  // a fresh storage: packed from the new values
+  EXPECT_EQ(scope.store().packed(), 3) << "w before the step, w after it, and the clone";
+  EXPECT_EQ(scope.store().reused(), 0);
+  // The step moved the weight far enough for the products to differ: the comparison above is not vacuous.
+  double gap = 0;
+  const auto a = after.to_vector<float>(), b = before.to_vector<float>();
+  for (std::size_t i = 0; i < a.size(); ++i) gap = std::max(gap, static_cast<double>(std::abs(a[i] - b[i])));
+  EXPECT_GT(gap, 0.1);
 }
 
 TEST(KernelsMatchDefinitions, TheComparisonCatchesAWrongKernel) {

@@ -85,7 +85,7 @@ TEST_F(CheckpointHostile, AWeightOrAMomentThatIsNotFiniteIsRefused) {
     for (const float value : bad) {
       SafetensorsFile f = checkpoint;
       f.tensors[name] = f.tensors[name].clone();
-      f.tensors[name].data<float>()[f.tensors[name].numel() - 1] = value;
+      f.tensors[name].mutable_data<float>()[f.tensors[name].numel() - 1] = value;
       const std::string path = (dir.path / "not_finite.safetensors").string();
       write_safetensors(path, f.tensors, f.metadata);
       const auto before = fresh_parameters();

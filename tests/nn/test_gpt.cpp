@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/autograd.h"
+#include "core/kernels/packed_weights.h"
 #include "core/ops/elementwise.h"
 #include "core/ops/reduce.h"
 #include "core/ops/softmax.h"
@@ -224,6 +225,22 @@ TEST(GPTAttention, TheFusedOpEqualsTheAttentionWrittenInOps) {
   const AttentionResult fused = attn.forward(x);
   test::expect_all_close(ops.output, fused.output, 1e-5);
   test::expect_all_close(ops.weights, fused.weights, 1e-5);
+}
+
+TEST(GPT, ASecondShardOfAStepPacksNoWeightTheFirstPacked) {
+  // Inside a ReusePackedWeights scope (how a thread runs several shards of a data-parallel step), a step's forward
+  // and backward only read the weights: a second shard through the same model finds every packing kept. A read that
+  // counted as a write (through mutable_data<T>(), core/storage.h) would make every product pack again.
+  Generator gen(3);
+  const GPT model(GPTConfig{.block_size = 16, .vocab_size = 50, .n_layer = 2, .n_head = 2, .n_embd = 64}, gen);
+  const Tensor idx = Tensor::randint(0, 50, {4, 16}, gen), targets = Tensor::randint(0, 50, {4, 16}, gen);
+  const kernels::ReusePackedWeights scope;
+  model.forward(idx, targets).loss.backward();
+  const std::int64_t packed = scope.store().packed(), reused = scope.store().reused();
+  ASSERT_GT(packed, 0) << "no product kept a packing: the test does not reach the cache";
+  model.forward(idx, targets).loss.backward();
+  EXPECT_EQ(scope.store().packed(), packed);
+  EXPECT_GE(scope.store().reused() - reused, packed);
 }
 
 }  // namespace
