@@ -38,6 +38,16 @@ void apply_config_flags(const cxxopts::ParseResult& r, const ConfigTable<Config>
   }
 }
 
+// The flags of `table`'s rows the user typed ("heads", "context", ...): what a shape fixed elsewhere (a preset, a
+// checkpoint) must agree with.
+template <typename Config>
+std::set<std::string> typed_config_flags(const cxxopts::ParseResult& r, const ConfigTable<Config>& table) {
+  std::set<std::string> typed;
+  for (const auto& row : table.rows())
+    if (r.count(row.flag)) typed.insert(row.flag);
+  return typed;
+}
+
 // A `train` command's config: the defaults, or with --resume the checkpoint's (read as `format`), then the flags the
 // user typed, then every bound checked. A resumed run must keep every row that is OnResume::must_match: a flag that
 // changes one is a usage error naming it.

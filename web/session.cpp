@@ -15,8 +15,8 @@
 #include "models/gpt/attention.h"
 #include "models/gpt/checkpoint.h"
 #include "models/gpt/config.h"
-#include "models/gpt/framing.h"
 #include "models/gpt/prompt.h"
+#include "models/gpt/sample_session.h"
 #include "nn/generate.h"
 #include "train/data_parallel.h"
 #include "train/diverged.h"
@@ -191,33 +191,28 @@ std::vector<Sample> Session::samples(const SampleRequest& r) {
     throw std::invalid_argument(fmt::format("samples: num must be in 1..{}", kMaxSamples));
   nn::check_sampling(r.sampling);
   const data::Tokenizer& tok = trainer_->corpus().tokenizer;
-  const std::int64_t context = trainer_->corpus().context;
-  nn::GPT& model = trainer_->model();
-  nn::EvalModeGuard eval(model);  // generation reads the model without dropout; its mode is back after
-  Generator gen(r.seed);
+  // The model in evaluation mode while the session lasts (no dropout); the prompt refused as the program refuses it.
+  const gpt::SampleSettings settings{.prompt = r.prompt, .max_new_tokens = std::nullopt, .sampling = r.sampling,
+                                     .seed = r.seed};
+  gpt::SampleSession session(trainer_->model(), tok, trainer_->corpus().context, settings, "the prompt");
   std::vector<Sample> out;
-  const std::vector<std::int64_t> start = gpt::sample_start(tok, r.prompt, context, "the prompt");
-  std::visit([&](const auto& framing) {
-    const nn::GenerateOptions options{.max_new_tokens = framing.default_room(context, std::ssize(start)),
-                                      .sampling = r.sampling, .stop_token = framing.stop_token()};
-    for (std::int64_t i = 0; i < r.num; ++i) {
-      Sample s;
-      const auto on_step = [&](const nn::GenerateStep& g) {
-        s.steps.push_back(
-            {data::token_label(tok, g.token), g.prob, labelled(tok, g.raw_top), labelled(tok, g.filtered_top)});
-      };
-      try {
-        s.text = r.prompt + data::token_text(tok, nn::generate(model, start, options, gen, on_step));
-      } catch (const std::invalid_argument& e) {
-        // nn::next_token_probs refuses logits that are not finite, naming its own function; the page says what
-        // that means for the run.
-        if (std::string_view(e.what()).find("logit") == std::string_view::npos) throw;
-        throw std::runtime_error("the model's logits are not finite numbers: its weights overflow (a run that "
-                                 "diverges). Press Reset to start a new run");
-      }
-      out.push_back(std::move(s));
+  for (std::int64_t i = 0; i < r.num; ++i) {
+    Sample s;
+    const auto on_step = [&](const nn::GenerateStep& g) {
+      s.steps.push_back(
+          {data::token_label(tok, g.token), g.prob, labelled(tok, g.raw_top), labelled(tok, g.filtered_top)});
+    };
+    try {
+      s.text = session.next(on_step);
+    } catch (const std::invalid_argument& e) {
+      // nn::next_token_probs refuses logits that are not finite, naming its own function; the page says what
+      // that means for the run.
+      if (std::string_view(e.what()).find("logit") == std::string_view::npos) throw;
+      throw std::runtime_error("the model's logits are not finite numbers: its weights overflow (a run that "
+                               "diverges). Press Reset to start a new run");
     }
-  }, gpt::framing_of(tok));
+    out.push_back(std::move(s));
+  }
   return out;
 }
 

@@ -118,6 +118,8 @@ class Session {
   // Throws std::invalid_argument naming a character the vocabulary lacks, or a word longer than the context, and
   // std::runtime_error if the maps are not finite (weights that overflow).
   AttentionView attention(const std::string& word);
+  // Drawn by gpt::SampleSession (models/gpt/sample_session.h), as `cppgrad-gpt sample` draws them: the same text at the
+  // same prompt, settings and seed.
   std::vector<Sample> samples(const SampleRequest& request);
 
   // Trainer::save's bytes at `path` (atomically), to resume natively or in the page, with the step losses under

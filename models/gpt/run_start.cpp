@@ -1,0 +1,46 @@
+#include "models/gpt/run_start.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "models/gpt/train_checks.h"
+
+namespace cppgrad::gpt {
+
+GptCheckpoint read_init_checkpoint(const std::string& path) {
+  try {
+    return read_gpt_checkpoint(path);
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    if (what.find("not a cppgrad-gpt checkpoint") == std::string::npos) throw;
+    throw std::runtime_error(fmt::format("--init {}: not a cppgrad-gpt checkpoint (a Hugging Face model.safetensors "
+                                         "becomes one with: cppgrad-gpt import --hf {} --out CKPT)", path, path));
+  }
+}
+
+std::optional<data::Tokenizer> stored_bpe(const TrainConfig& config, const std::string& resume, bool tokenizer_given,
+                                          const GptCheckpoint* init) {
+  std::optional<data::Tokenizer> bpe;
+  if (!resume.empty() && !tokenizer_given && config.tokenizer.kind == data::TokenizerName::Kind::bpe_file)
+    bpe = read_gpt_checkpoint(resume).tokenizer;
+  if (init && init->tokenizer.bpe()) bpe = init->tokenizer;
+  return bpe;
+}
+
+std::unique_ptr<Trainer> start_run(const TrainConfig& config, train::ProcessLink* processes, RunStart start) {
+  check_default_data(config);
+  const std::optional<data::Tokenizer> bpe =
+      stored_bpe(config, start.resume, start.tokenizer_given, start.init ? &*start.init : nullptr);
+  auto t = std::make_unique<Trainer>(config, processes, bpe ? &*bpe : nullptr,
+                                     !start.resume.empty() && !start.data_given ? kCheckpointData : kDataFlag);
+  if (!start.resume.empty()) t->load(start.resume);
+  if (start.init) {
+    t->init_from(*start.init, start.init_path);
+    start.init.reset();  // its tensors are the model's now
+  }
+  check_steps_left(config, t->step(), start.resume);
+  return t;
+}
+
+}  // namespace cppgrad::gpt
