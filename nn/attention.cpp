@@ -83,4 +83,11 @@ Tensor key_padding_mask_from_ids(const Tensor& ids, std::int64_t pad_id) {
   return m;
 }
 
+void check_heads_divide(std::int64_t heads, std::int64_t width, const std::string& heads_name,
+                        const std::string& width_name) {
+  if (heads < 1 || width % heads != 0)
+    throw std::invalid_argument(heads_name + " " + std::to_string(heads) + " does not divide " + width_name + " " +
+                                std::to_string(width) + ": each head gets " + width_name + " / " + heads_name + " dims");
+}
+
 }  // namespace cppgrad::nn

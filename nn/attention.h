@@ -13,6 +13,9 @@
 //
 // Masks are bool with true = "may attend" (the golden cases' and PyTorch's boolean attn_mask convention),
 // broadcast against the scores [.., Lq, Lk]: causal [L, L], key padding [B, 1, Lk] or [B, 1, 1, Lk].
+#include <cstdint>
+#include <string>
+
 #include "core/tensor.h"
 
 namespace cppgrad::nn {
@@ -40,5 +43,11 @@ Tensor causal_mask(std::int64_t L);
 Tensor key_padding_mask_from_lengths(const Tensor& lengths, std::int64_t Lk);
 // [B, 1, 1, Lk] bool, true where ids[b, j] != pad_id (ids: [B, Lk] int64).
 Tensor key_padding_mask_from_ids(const Tensor& ids, std::int64_t pad_id);
+
+// Multi-head attention splits a width into `heads` heads of width / heads dims: std::invalid_argument unless heads
+// divides width, naming both as the config calls them ("--heads 3 does not divide --d-model 16: ..."). The one check
+// of it every config makes (the GPT's and the reversal model's, from flags or a checkpoint).
+void check_heads_divide(std::int64_t heads, std::int64_t width, const std::string& heads_name,
+                        const std::string& width_name);
 
 }  // namespace cppgrad::nn

@@ -1,6 +1,7 @@
 #include "nn/seq2seq.h"
 
 #include "core/autograd.h"
+#include "nn/attention.h"
 
 #include <fmt/format.h>
 
@@ -82,8 +83,7 @@ std::string Seq2SeqOptions::to_json() const { return seq2seq_options_table().to_
 Seq2SeqOptions Seq2SeqOptions::from_json(const std::string& json) {
   const Seq2SeqOptions o = seq2seq_options_table().from_json(json, ConfigTable<Seq2SeqOptions>::Keys::stored, "model");
   seq2seq_options_table().check(o);
-  if (o.d_model % o.n_heads != 0)
-    throw std::invalid_argument(fmt::format("model: n_heads {} does not divide d_model {}", o.n_heads, o.d_model));
+  check_heads_divide(o.n_heads, o.d_model, "n_heads", "d_model");
   return o;
 }
 

@@ -114,9 +114,7 @@ void TrainConfig::validate() const {
                                             min_lr, lr));
   if (min_lr > 0 && schedule != optim::Schedule::Kind::WarmupCosine)
     throw std::invalid_argument(fmt::format("--min-lr {:g} needs --schedule cosine (a constant rate has no floor)", min_lr));
-  if (model.n_embd % model.n_head != 0)
-    throw std::invalid_argument(fmt::format("--heads {} does not divide --d-model {}: each head gets d_model / heads dims",
-                                            model.n_head, model.n_embd));
+  nn::check_heads_divide(model.n_head, model.n_embd, "--heads", "--d-model");
 }
 
 std::int64_t TrainConfig::estimated_parameters(std::int64_t vocab, std::int64_t context_size) const {

@@ -112,9 +112,7 @@ void TrainConfig::validate() const {
     throw std::invalid_argument(fmt::format("one training step would hold about {} activations, more than the limit {}: "
                                             "lower --batch-size ({}), the length, --d-model or the layers", a,
                                             kMaxActivations, batch_size));
-  if (model.d_model % model.n_heads != 0)
-    throw std::invalid_argument(fmt::format("--heads {} does not divide --d-model {}: each head gets d_model / heads dims",
-                                            model.n_heads, model.d_model));
+  nn::check_heads_divide(model.n_heads, model.d_model, "--heads", "--d-model");
   if ((min_len > 0) != (max_len > 0))
     throw std::invalid_argument("--min-len and --max-len go together (variable lengths), or neither (--seq-len)");
   const data::ReversalConfig d = data_config();
