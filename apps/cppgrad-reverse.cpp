@@ -210,7 +210,7 @@ int cmd_sweep(int argc, char** argv) {
       ("heads", "comma-separated head counts to compare, e.g. 1,2,4,8",
        cxxopts::value<std::string>()->default_value(std::to_string(TrainConfig{}.model.n_heads)))
       ("attention", "comma-separated cross-attention kinds to compare (scaled_dot,additive,multiplicative)",
-       cxxopts::value<std::string>()->default_value(choice_name(kAttentions, TrainConfig{}.model.cross_attention)))
+       cxxopts::value<std::string>()->default_value(choice_name(nn::kCrossAttentionChoices, TrainConfig{}.model.cross_attention)))
       ("plot", "SVG of every run's loss curve", cxxopts::value<std::string>()->default_value("sweep.svg"))
       ("h,help", "this help");
   const auto r = train::parse_flags(o, argc, argv);

@@ -34,9 +34,6 @@ enum class OptimizerKind { adam, adamw, sgd };
 
 // The names the flags take, and the values they stand for.
 inline const Choices<Arch> kArchs = {{"transformer", Arch::transformer}, {"tutorial", Arch::tutorial}};
-inline const Choices<nn::CrossAttentionKind> kAttentions = {{"scaled_dot", nn::CrossAttentionKind::ScaledDot},
-                                                                   {"additive", nn::CrossAttentionKind::Additive},
-                                                                   {"multiplicative", nn::CrossAttentionKind::Multiplicative}};
 inline const Choices<OptimizerKind> kOptimizers = {{"adam", OptimizerKind::adam}, {"adamw", OptimizerKind::adamw},
                                                           {"sgd", OptimizerKind::sgd}};
 inline const Choices<optim::Schedule::Kind> kSchedules = {{"constant", optim::Schedule::Kind::Constant},

@@ -79,7 +79,7 @@ std::string sweep_header() {
 std::string sweep_row(const TrainConfig& config, const SettingResult& result) {
   const FinalSummary& s = result.summary;
   return fmt::format("{:>5}  {:<15}  {:>7}  {:>10.4f}  {:>9}  {:>10}  {:>7.1f}s\n", config.model.n_heads,
-                     choice_name(kAttentions, config.model.cross_attention), s.params, result.final_loss,
+                     choice_name(nn::kCrossAttentionChoices, config.model.cross_attention), s.params, result.final_loss,
                      percent(s.test_seq_acc), s.epoch_99 > 0 ? std::to_string(s.epoch_99) : "-", s.train_wall_s);
 }
 

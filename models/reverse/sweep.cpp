@@ -29,7 +29,7 @@ std::vector<TrainConfig> sweep_runs(const std::string& heads, const std::string&
       c.validate();
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument(fmt::format("setting heads={} attention={}: {}", c.model.n_heads,
-                                              choice_name(kAttentions, c.model.cross_attention), e.what()));
+                                              choice_name(nn::kCrossAttentionChoices, c.model.cross_attention), e.what()));
     }
   }
   return runs;
@@ -37,7 +37,7 @@ std::vector<TrainConfig> sweep_runs(const std::string& heads, const std::string&
 
 SettingResult train_setting(const TrainConfig& config, std::FILE* progress, const std::string& label) {
   Trainer trainer(config);
-  const std::string& attention = choice_name(kAttentions, config.model.cross_attention);
+  const std::string& attention = choice_name(nn::kCrossAttentionChoices, config.model.cross_attention);
   {
     train::ProgressBar bar(progress, fmt::format("{} heads={} {}", label, config.model.n_heads, attention),
                            trainer.steps_per_epoch() * config.epochs);

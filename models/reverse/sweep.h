@@ -12,7 +12,7 @@
 
 namespace cppgrad::reverse {
 
-// heads: "1,2,4,8"; attentions: "scaled_dot,additive" (kAttentions' names). One config per (head count, kind), heads
+// heads: "1,2,4,8"; attentions: "scaled_dot,additive" (nn::kCrossAttentionChoices' names). One config per (head count, kind), heads
 // outer, each `base` with those two fields, validated. Throws std::invalid_argument with a one-line reason: a head
 // count that is not a number, an unknown kind, empty lists, or a setting validate() refuses (naming the setting).
 std::vector<TrainConfig> sweep_runs(const std::string& heads, const std::string& attentions, const TrainConfig& base);
