@@ -194,17 +194,20 @@ int cmd_sample(int argc, char** argv) {
   return 0;
 }
 
-const char* kUsage =
+// A function, not a global: its default run is read from TrainConfig when main runs.
+std::string usage() {
+  return
     "usage: cppgrad-gpt <command> [flags]   (cppgrad-gpt <command> --help for its flags)\n"
     "       cppgrad-gpt --version\n\n"
-    "  train      train a GPT on characters or BPE tokens (default: the characters of Debian's word list\n"
-    "             /usr/share/dict/american-english, d_model 64, 4 layers, 4 heads, batch 32, AdamW 5e-4, 2000 steps)\n"
+    "  train      train a GPT on characters or BPE tokens; with no flags, on Debian's word list:\n"
+    "             " + default_run_text() + "\n"
     "  sample     invent text with a trained model (--temperature, --top-k, --top-p, --explain)\n"
     "  eval       loss, perplexity and bits per byte on the validation split or a file\n"
     "  attention  every layer's and head's causal attention map over a prompt (terminal; --svg FILE also)\n"
     "  tokenize   encode a file to token ids, decode ids to bytes, train a BPE (gpt2 or bpe:FILE tokenizers)\n"
     "  import     a GPT-2 model.safetensors (Hugging Face's layout) to a checkpoint: sample, eval, train --init\n"
     "  export     a checkpoint's model as Hugging Face's GPT-2 model.safetensors (--config-json: config.json too)\n";
+}
 
 // Each command's remedy when memory runs out, in its own flags.
 const std::map<std::string, std::string> kOutOfMemoryHints = {
@@ -219,7 +222,7 @@ const std::map<std::string, std::string> kOutOfMemoryHints = {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return train::run_program("cppgrad-gpt", argc, argv, kUsage,
+  return train::run_program("cppgrad-gpt", argc, argv, usage(),
                           {{"train", cmd_train}, {"sample", cmd_sample}, {"eval", cmd_eval}, {"attention", cmd_attention},
                            {"tokenize", cmd_tokenize}, {"import", cmd_import}, {"export", cmd_export}},
                           kOutOfMemoryHints);

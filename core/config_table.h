@@ -127,6 +127,16 @@ auto at(Members... members) {
 // --- a row
 enum class OnResume { must_match, may_change };
 
+// What a field of a model's config is to the model's weights, for the rules that take a model from a file (a run's
+// own rows keep the default, which nothing reads for them):
+//   size          shapes the weights, and any value is still the same architecture (n_embd, n_layer): a finetune
+//                 (--init) takes the file's; another model of the family (GPT-2's files) may have any
+//   architecture  what the model computes (which norm, which attention): a finetune takes the file's, and a format
+//                 made for one architecture (GPT-2's files) holds only its value. The default, so a field added
+//                 later is pinned by --init and refused by export until someone says otherwise
+//   training      how the model trains, not what it is (dropout, its masks' seed): a finetune may change it
+enum class FieldRole { size, architecture, training };
+
 template <typename Config>
 struct ConfigRow {
   std::string name;   // the JSON key, and what the field is called: "n_embd", "batch_size"
@@ -145,6 +155,7 @@ struct ConfigRow {
   // false: the row is another table's, taken in by nested(); this config's JSON leaves it to that table's.
   bool stored = true;
   std::vector<std::string> choices = {};  // a choice row's names, in order (a test can build every one)
+  FieldRole role = FieldRole::architecture;
 
   std::string label() const { return flag.empty() ? name : "--" + flag; }  // how refusals name it
   void check(const Config& c) const { check_value(c, label()); }
@@ -241,6 +252,13 @@ ConfigRow<Config> named(std::string name, ConfigRow<Config> row) {
   return row;
 }
 
+// The row with its role in the model (FieldRole; architecture when not given).
+template <typename Config>
+ConfigRow<Config> with_role(FieldRole role, ConfigRow<Config> row) {
+  row.role = role;
+  return row;
+}
+
 template <typename Config>
 class ConfigTable;
 
@@ -259,6 +277,7 @@ std::vector<ConfigRow<Outer>> nested(const ConfigTable<Inner>& inner, Inner Oute
     row.written_at_default = r.written_at_default;
     row.stored = false;
     row.choices = r.choices;
+    row.role = r.role;
     rows.push_back(std::move(row));
   }
   return rows;

@@ -20,18 +20,31 @@ namespace cppgrad::nn {
 // ------------------------------------------------------------------------------------------- GPTConfig
 const ConfigTable<GPTConfig>& gpt_config_table() {
   using C = GPTConfig;
+  constexpr FieldRole size = FieldRole::size, training = FieldRole::training;
   static const ConfigTable<C> table = {
-      named("n_embd", field<C>("d-model", "model", "width of the residual stream", at(&C::n_embd), in_range(1, kMaxWidth))),
-      named("n_head", field<C>("heads", "model", "attention heads (must divide --d-model)", at(&C::n_head),
-                               in_range(1, kMaxHeads))),
-      named("n_layer", field<C>("layers", "model", "transformer blocks", at(&C::n_layer), in_range(1, kMaxLayers))),
-      field<C>("dropout", "model", "dropout probability", at(&C::dropout), in_interval(0, 1, true)),
-      named("block_size", field<C>("", "model", "positions the model reads (wpe's rows)", at(&C::block_size),
-                                   in_range(1, kMaxContext))),
-      named("vocab_size", field<C>("", "model", "tokens (wte's rows)", at(&C::vocab_size), in_range(1, kMaxVocab))),
-      named("dropout_seed", field<C>("", "model", "the dropout masks' generator's seed", at(&C::dropout_seed))),
+      with_role(size, named("n_embd", field<C>("d-model", "model", "width of the residual stream", at(&C::n_embd),
+                                               in_range(1, kMaxWidth)))),
+      with_role(size, named("n_head", field<C>("heads", "model", "attention heads (must divide --d-model)",
+                                               at(&C::n_head), in_range(1, kMaxHeads)))),
+      with_role(size, named("n_layer", field<C>("layers", "model", "transformer blocks", at(&C::n_layer),
+                                                in_range(1, kMaxLayers)))),
+      with_role(training, field<C>("dropout", "model", "dropout probability", at(&C::dropout), in_interval(0, 1, true))),
+      with_role(size, named("block_size", field<C>("", "model", "positions the model reads (wpe's rows)",
+                                                   at(&C::block_size), in_range(1, kMaxContext)))),
+      with_role(size, named("vocab_size", field<C>("", "model", "tokens (wte's rows)", at(&C::vocab_size),
+                                                   in_range(1, kMaxVocab)))),
+      with_role(training, named("dropout_seed", field<C>("", "model", "the dropout masks' generator's seed",
+                                                         at(&C::dropout_seed)))),
   };
   return table;
+}
+
+std::vector<const ConfigRow<GPTConfig>*> architecture_changes(const GPTConfig& config) {
+  const GPTConfig gpt2;
+  std::vector<const ConfigRow<GPTConfig>*> changed;
+  for (const auto& row : gpt_config_table().rows())
+    if (row.role == FieldRole::architecture && row.get(config) != row.get(gpt2)) changed.push_back(&row);
+  return changed;
 }
 
 std::string GPTConfig::to_json() const { return gpt_config_table().to_json(*this); }

@@ -40,7 +40,8 @@ inline constexpr std::int64_t kMaxWidth = 8'192;
 
 // The sizes of a GPT (nanoGPT's GPTConfig; its defaults are GPT-2 small's). Every Linear and LayerNorm has a bias,
 // as GPT-2's (nanoGPT's `bias = True`). Each field is declared once more, as a row of gpt_config_table() (nn/gpt.cpp):
-// its name in a checkpoint, the flag that sets it, its bound.
+// its name in a checkpoint, the flag that sets it, its bound, its role (a size, the architecture, or training's: what
+// `train --init` pins and `export` refuses follow from it; core/config_table.h's FieldRole).
 struct GPTConfig {
   std::int64_t block_size = 1024;  // the context: the longest sequence the model reads (wpe's rows)
   std::int64_t vocab_size = 50304;
@@ -61,6 +62,11 @@ struct GPTConfig {
 // GPTConfig's rows: the JSON's keys (nanoGPT's names), the flags `cppgrad-gpt train` sets them by (--d-model sets
 // n_embd; block_size and vocab_size have none, the data sets them), the bounds.
 const ConfigTable<GPTConfig>& gpt_config_table();
+
+// The rows of gpt_config_table() where `config` is not GPT-2's architecture: its architecture rows
+// (FieldRole::architecture) whose value is not GPTConfig's default. Empty for a GPT-2 of any size; what `export`
+// refuses and the run's header names.
+std::vector<const ConfigRow<GPTConfig>*> architecture_changes(const GPTConfig& config);
 
 // Throws std::invalid_argument naming the first size out of range (n_embd must be a multiple of n_head).
 void check_config(const GPTConfig& config);

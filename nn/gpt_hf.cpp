@@ -333,15 +333,12 @@ namespace {
 // to GPTConfig, an RMSNorm say, at its default), and its parameters exactly GPT-2's.
 void check_gpt2_architecture(const GPT& model, const std::map<std::string, bool>& layout) {
   const GPTConfig& c = model.config();
-  GPTConfig gpt2;  // GPT-2's architecture; the sizes and the dropout are this model's
-  gpt2.block_size = c.block_size, gpt2.vocab_size = c.vocab_size, gpt2.n_layer = c.n_layer, gpt2.n_head = c.n_head;
-  gpt2.n_embd = c.n_embd, gpt2.dropout = c.dropout, gpt2.dropout_seed = c.dropout_seed;
-  for (const auto& row : gpt_config_table().rows())
-    if (row.get(c) != row.get(gpt2))
-      throw std::invalid_argument(fmt::format("gpt2_to_hf: this model's {} is {}; GPT-2's is {}, and Hugging Face's "
-                                              "GPT2LMHeadModel reads no other", row.name, config_text(row.get(c)),
-                                              config_text(row.get(gpt2))));
-  if (!(c == gpt2)) throw std::invalid_argument("gpt2_to_hf: this model's config is not GPT-2's architecture");
+  if (const auto changed = architecture_changes(c); !changed.empty()) {
+    const auto& row = *changed.front();
+    throw std::invalid_argument(fmt::format("gpt2_to_hf: this model's {} is {}; GPT-2's is {}, and Hugging Face's "
+                                            "GPT2LMHeadModel reads no other", row.name, config_text(row.get(c)),
+                                            config_text(row.get(GPTConfig{}))));
+  }
   std::size_t count = 0;
   for (const auto& [name, p] : model.named_parameters()) {
     if (!layout.count(name))

@@ -22,11 +22,6 @@ namespace cppgrad::nn {
 
 enum class PositionalKind { Learned, Sinusoidal };
 
-// The cross-attention kinds by the names a config and a flag give them (--attention scaled_dot).
-inline const Choices<CrossAttentionKind> kCrossAttentionChoices = {{"scaled_dot", CrossAttentionKind::ScaledDot},
-                                                                   {"additive", CrossAttentionKind::Additive},
-                                                                   {"multiplicative", CrossAttentionKind::Multiplicative}};
-
 // The model's options. Each field is declared once more, as a row of seq2seq_options_table() (nn/seq2seq.cpp): its
 // name in a checkpoint, the flag `cppgrad-reverse train` sets it by, its bound.
 struct Seq2SeqOptions {

@@ -11,22 +11,6 @@
 
 namespace cppgrad::nn {
 
-CrossAttentionKind parse_cross_attention(const std::string& name) {
-  if (name == "scaled_dot") return CrossAttentionKind::ScaledDot;
-  if (name == "additive") return CrossAttentionKind::Additive;
-  if (name == "multiplicative") return CrossAttentionKind::Multiplicative;
-  throw std::invalid_argument("attention must be scaled_dot, additive or multiplicative, got '" + name + "'");
-}
-
-const char* cross_attention_name(CrossAttentionKind kind) {
-  switch (kind) {
-    case CrossAttentionKind::ScaledDot: return "scaled_dot";
-    case CrossAttentionKind::Additive: return "additive";
-    case CrossAttentionKind::Multiplicative: return "multiplicative";
-  }
-  return "?";
-}
-
 namespace {
 
 std::shared_ptr<Dropout> make_dropout(double p, const std::shared_ptr<Generator>& gen, const char* who) {

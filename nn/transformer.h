@@ -8,6 +8,7 @@
 //   pre-LN replaces each  x = norm(x + f(x))  by  x = x + f(norm(x)).
 #include <memory>
 
+#include "core/config_table.h"
 #include "nn/attention_module.h"
 #include "nn/dropout.h"
 #include "nn/feed_forward.h"
@@ -17,8 +18,14 @@
 namespace cppgrad::nn {
 
 enum class CrossAttentionKind { ScaledDot, Additive, Multiplicative };
-CrossAttentionKind parse_cross_attention(const std::string& name);  // "scaled_dot" | "additive" | "multiplicative"
-const char* cross_attention_name(CrossAttentionKind kind);
+// The cross-attention kinds by the one name each has, in a config, on a flag (--attention scaled_dot) and in a
+// module's repr.
+inline const Choices<CrossAttentionKind> kCrossAttentionChoices = {{"scaled_dot", CrossAttentionKind::ScaledDot},
+                                                                   {"additive", CrossAttentionKind::Additive},
+                                                                   {"multiplicative", CrossAttentionKind::Multiplicative}};
+inline const std::string& cross_attention_name(CrossAttentionKind kind) {
+  return choice_name(kCrossAttentionChoices, kind);
+}
 
 struct TransformerLayerOptions {
   std::int64_t d_model = 0;

@@ -26,6 +26,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "models/gpt/config.h"
 #include "web/graph_json.h"
 #include "web/session.h"
 
@@ -213,6 +214,10 @@ class PageSession {
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(cppgrad_web) {
+  // Where the page puts the word list (cppgrad-gpt's default --data, so a checkpoint names the same file on both
+  // sides) and a dropped text: the worker reads them here rather than spelling them again.
+  emscripten::constant("defaultData", std::string(gpt::kDefaultData));
+  emscripten::constant("droppedDir", std::string(web::kDroppedDir));
   emscripten::class_<PageSession>("PageSession")
       .constructor<>()
       .function("init", &PageSession::init)

@@ -23,8 +23,7 @@
 
 importScripts('cppgrad_web.js');
 
-const kWordsPath = '/usr/share/dict/american-english';  // cppgrad-gpt's default --data: a checkpoint names it
-const kDroppedDir = '/dropped/';                        // web/session.h's kDroppedDir
+let droppedDir = null;  // the module's, once it is loaded
 const kLoadedDir = '/loaded/';
 const kSavePath = '/tmp/page.ckpt';
 const kChunkMs = 60;
@@ -64,9 +63,12 @@ async function loadModule(reference) {
   });
   const response = await fetch('words.txt');
   if (!response.ok) throw new PageError(`words.txt: HTTP ${response.status} (build web_dist again: docs/browser.md)`);
-  module.FS.mkdirTree('/usr/share/dict');
-  module.FS.writeFile(kWordsPath, new Uint8Array(await response.arrayBuffer()));
-  for (const dir of [kDroppedDir, kLoadedDir, '/tmp/']) module.FS.mkdirTree(dir);
+  // The module says where the word list goes (cppgrad-gpt's default --data: a checkpoint names it) and where a
+  // dropped text goes (web/session.h's kDroppedDir).
+  droppedDir = module.droppedDir;
+  module.FS.mkdirTree(module.defaultData.slice(0, module.defaultData.lastIndexOf('/')));
+  module.FS.writeFile(module.defaultData, new Uint8Array(await response.arrayBuffer()));
+  for (const dir of [droppedDir, kLoadedDir, '/tmp/']) module.FS.mkdirTree(dir);
   state.page = new module.PageSession();
   state.module = module;
   return module;
@@ -99,14 +101,14 @@ function ready(info) {
 function start(config, data = state.text === null ? null : {text: state.text, name: state.name}) {
   const c = Object.assign({}, config || {});
   if (data !== null) {
-    c.data = kDroppedDir + data.name;
+    c.data = droppedDir + data.name;
     state.module.FS.writeFile(c.data, data.text);
   }
   const info = state.page.init(JSON.stringify(c));
   if (info.error !== undefined) {
     // The refused text removed (a checkpoint's data is looked for there), the kept one back if it had the same name.
     if (data !== null && data.name !== state.name) state.module.FS.unlink(c.data);
-    if (state.text !== null) state.module.FS.writeFile(kDroppedDir + state.name, state.text);
+    if (state.text !== null) state.module.FS.writeFile(droppedDir + state.name, state.text);
     throw new PageError(info.error);
   }
   [state.text, state.name] = data === null ? [null, null] : [data.text, data.name];
@@ -214,8 +216,8 @@ const handlers = {
     // The loaded run's data is what its config names: the word list, or a dropped text (read back, so a Reset
     // trains on it again).
     const data = String(info.config.data);
-    if (data.startsWith(kDroppedDir)) {
-      state.name = data.slice(kDroppedDir.length);
+    if (data.startsWith(droppedDir)) {
+      state.name = data.slice(droppedDir.length);
       state.text = state.module.FS.readFile(data, {encoding: 'utf8'});
     } else {
       state.text = null;

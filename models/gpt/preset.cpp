@@ -46,7 +46,7 @@ std::string presets_help() {
 std::vector<std::string> shape_flags() {
   std::vector<std::string> flags;
   for (const auto& row : nn::gpt_config_table().rows())
-    if (!row.flag.empty() && row.flag != "dropout") flags.push_back(row.flag);
+    if (!row.flag.empty() && row.role != FieldRole::training) flags.push_back(row.flag);
   for (const char* flag : {"context", "tokenizer", "format"}) flags.push_back(flag);
   return flags;
 }

@@ -14,9 +14,10 @@
 
 namespace cppgrad::gpt {
 
-// The flags a preset or an --init file fixes: every flag of the model's own rows (nn::gpt_config_table) but --dropout,
-// which a finetune may set (as nanoGPT's from_pretrained lets it alone be overridden), and the run's that shape what
-// the model reads: --context, --tokenizer, --format. A field added to nn::GPTConfig with a flag is among them.
+// The flags a preset or an --init file fixes: every flag of the model's own rows (nn::gpt_config_table) but training's
+// (FieldRole::training: --dropout, which a finetune may set, as nanoGPT's from_pretrained lets it alone be
+// overridden), and the run's that shape what the model reads: --context, --tokenizer, --format. A field added to
+// nn::GPTConfig with a flag is among them unless its row says it is training's.
 std::vector<std::string> shape_flags();
 
 // The TrainConfig fields of one of GPT-2's sizes: d_model, heads, layers, context 1024, --tokenizer gpt2, --format

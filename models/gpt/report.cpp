@@ -33,9 +33,25 @@ std::string samples_text(const data::RunningText&, const std::vector<std::string
   return s;
 }
 
+// ", norm rms" for each architecture row (core/config_table.h's FieldRole) not at GPT-2's value: a model option added
+// to nn::GPTConfig shows in the header with no line written for it.
+std::string architecture_note(const nn::GPTConfig& m) {
+  std::string s;
+  for (const auto* row : nn::architecture_changes(m)) s += fmt::format(", {} {}", row->name, config_text(row->get(m)));
+  return s;
+}
+
 }  // namespace
 
 std::string perplexity(double loss) { return fmt::format("{:.2f}", std::exp(loss)); }
+
+std::string default_run_text() {
+  const TrainConfig c;
+  const bool chars = c.tokenizer.kind == data::TokenizerName::Kind::chars;
+  return fmt::format("the {} of {}, d_model {}, {} layers, {} heads, batch {}, AdamW {:g}, {} steps",
+                     chars ? "characters" : "tokens", c.data, c.model.n_embd, c.model.n_layer, c.model.n_head,
+                     c.batch_size, c.lr, c.steps);
+}
 
 std::string run_header(Trainer& t) {
   const data::TextCorpus& c = t.corpus();
@@ -51,9 +67,9 @@ std::string run_header(Trainer& t) {
       "cppgrad-gpt: {} ({}): {} (seed {}); vocab {}{}; context {}; {} threads\n", t.config().data,
       choice_name(kFormats, t.config().format), splits, t.config().seed, vocab,
       std::visit([](const auto& f) { return f.vocab_note(); }, framing_of(c.tokenizer)), c.context, t.workers());
-  s += fmt::format("model: GPT, {} parameters (d_model {}, {} layers, {} heads); {} tokens per step\n",
+  s += fmt::format("model: GPT, {} parameters (d_model {}, {} layers, {} heads{}); {} tokens per step\n",
                    t.model().num_parameters(), t.config().model.n_embd, t.config().model.n_layer,
-                   t.config().model.n_head, t.tokens_per_step());
+                   t.config().model.n_head, architecture_note(t.config().model), t.tokens_per_step());
   s += fmt::format("bigram baseline (counts, add-one smoothing): validation loss {:.4f} nats/token (perplexity {})\n",
                    t.bigram_val_loss(), perplexity(t.bigram_val_loss()));
   if (t.step() > 0) s += fmt::format("resumed at step {} of {}\n", t.step(), t.config().steps);

@@ -16,6 +16,10 @@ namespace cppgrad::gpt {
 // exp(loss) with two decimals: 0 -> "1.00".
 std::string perplexity(double loss);
 
+// What `train` with no flags runs, from TrainConfig's defaults (the usage text's line): "the characters of
+// /usr/share/dict/american-english, d_model 64, 4 layers, 4 heads, batch 32, AdamW 0.0005, 2000 steps".
+std::string default_run_text();
+
 // What a run is before its first step, ending with '\n': the data, its splits, seed, vocabulary, context and
 // threads; the model's size; the bigram baseline's validation loss; and "resumed at step N of M" when it goes on.
 std::string run_header(Trainer& trainer);

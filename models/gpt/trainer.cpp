@@ -336,12 +336,12 @@ void Trainer::resume(const std::string& path, GptCheckpoint c) {
 }
 
 void Trainer::init_from(const GptCheckpoint& c, const std::string& path) {
-  // Every row of the model's config must agree but the dropout (a finetune's own, as in shape_flags) and block_size,
-  // which may shrink (the position table cropped below).
+  // Every row of the model's config must agree but training's (dropout and its seed: a finetune's own, as in
+  // shape_flags) and block_size, which may shrink (the position table cropped below).
   const nn::GPTConfig& have = c.model;
   const nn::GPTConfig& want = model().config();
   for (const auto& row : nn::gpt_config_table().rows()) {
-    if (row.name == "dropout" || row.name == "dropout_seed" || row.name == "block_size") continue;
+    if (row.role == FieldRole::training || row.name == "block_size") continue;
     if (row.get(have) != row.get(want))
       throw std::runtime_error(fmt::format("--init {}: its model has {} {}, this run's {}", path, row.name,
                                            config_text(row.get(have)), config_text(row.get(want))));

@@ -141,7 +141,8 @@ struct Part {
 
 const ConfigTable<Part>& part_table() {
   static const ConfigTable<Part> table = {
-      named("n_width", field<Part>("width", "model", "a width", at(&Part::n_width), in_range(1, 64))),
+      with_role(FieldRole::size,
+                named("n_width", field<Part>("width", "model", "a width", at(&Part::n_width), in_range(1, 64)))),
       named("rows", field<Part>("", "model", "rows", at(&Part::rows), in_range(1, 100))),
   };
   return table;
@@ -183,6 +184,16 @@ TEST(ConfigTable, ANestedTablesFlagsAreTheRunsAndItsJsonItsOwn) {
                    "config gives both 'n_width' and 'width': give one");
   EXPECT_THROW_MSG(part_table().from_json(R"({"n_width":"wide"})", ConfigTable<Part>::Keys::stored, "model"),
                    std::invalid_argument, "model 'n_width' must be an integer in range, got \"wide\"");
+}
+
+// A row is the model's architecture unless it says otherwise: a field added later is then pinned by a finetune and
+// refused by a format made for one architecture, the safe side; a nested row keeps its role.
+TEST(ConfigTable, ARowIsArchitectureUnlessItSaysOtherwise) {
+  EXPECT_EQ(part_table().rows()[1].role, FieldRole::architecture);  // rows: no role given
+  EXPECT_EQ(part_table().rows()[0].role, FieldRole::size);
+  EXPECT_EQ(run_table().row("width").role, FieldRole::size);
+  EXPECT_EQ(with_role(FieldRole::training, field<Part>("width", "model", "w", at(&Part::n_width))).role,
+            FieldRole::training);
 }
 
 // A row may not go by another's name or flag: the run's max_len beside a nested max_len would read each other's keys.

@@ -8,6 +8,12 @@
 namespace cppgrad {
 namespace {
 
+// The usage text's line for `train` with no flags, read from TrainConfig's defaults (not written again beside them).
+TEST(GptReport, TheDefaultRunIsReadFromTheConfigsDefaults) {
+  EXPECT_EQ(gpt::default_run_text(), "the characters of /usr/share/dict/american-english, d_model 64, 4 layers, "
+                                     "4 heads, batch 32, AdamW 0.0005, 2000 steps");
+}
+
 TEST(GptReport, EvaluationDoneAndEvalLines) {
   EXPECT_EQ(gpt::perplexity(0), "1.00");
   EXPECT_EQ(gpt::perplexity(std::log(9.026)), "9.03");

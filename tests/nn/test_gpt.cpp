@@ -3,6 +3,7 @@
 // PyTorch parity of values, gradients and AdamW steps: tests/parity (gpt.safetensors); gradient checks: the
 // registry (GPTBlock, GPTPaddedBatch, GPTAttention).
 #include <cmath>
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -75,6 +76,25 @@ TEST(GPT, StateDictHasNanoGPTsNamesAndShapes) {
   for (const auto& [name, _] : model.named_parameters()) got.push_back(name);
   EXPECT_EQ(got, expected);
   EXPECT_EQ(model.num_parameters(), 1856);  // PyTorch: sum(p.numel() for p in model.parameters())
+}
+
+// What `train --init` pins and `export` refuses follows from each row's role: the sizes and dropout of any GPT-2 are
+// no change of architecture, and a row that says nothing is architecture (tests/core/test_config_table.cpp).
+TEST(GPTConfig, RowsSayWhatTheyAreToTheWeights) {
+  std::map<std::string, FieldRole> roles;
+  for (const auto& row : gpt_config_table().rows()) roles[row.name] = row.role;
+  const std::map<std::string, FieldRole> want = {
+      {"n_embd", FieldRole::size},         {"n_head", FieldRole::size},         {"n_layer", FieldRole::size},
+      {"block_size", FieldRole::size},     {"vocab_size", FieldRole::size},     {"dropout", FieldRole::training},
+      {"dropout_seed", FieldRole::training}};
+  for (const auto& [name, role] : want) {
+    ASSERT_TRUE(roles.count(name)) << name;
+    EXPECT_EQ(roles.at(name), role) << name;
+  }
+  EXPECT_TRUE(architecture_changes(small_config()).empty());
+  GPTConfig c = small_config();
+  c.dropout = 0.1, c.dropout_seed = 7;
+  EXPECT_TRUE(architecture_changes(c).empty());
 }
 
 TEST(GPT, LmHeadIsTheTokenEmbedding) {

@@ -17,7 +17,6 @@ const path = require('path');
 const {failer, loadModule, nativeProgram} = require('./native_side.js');
 
 const [moduleJs, nativeBin, wordsFile, scratch] = process.argv.slice(2);
-const kWordsPath = '/usr/share/dict/american-english';  // the page's path for the word list: cppgrad-gpt's default
 const kSeed = 5, kSteps = 50, kEvery = 10, kFewLines = 2000;
 // The bound, relative: 1e-6, about eight float32 ulps (2^-23 each). Not bit for bit: the first step's loss already
 // differs in its last bit, from the same initial weights. The builds run the same reference loops but not the same C
@@ -73,8 +72,8 @@ function differences(page, nat) {
 
 async function main() {
   const module = await loadModule(moduleJs, {preRun: [(m) => { m.ENV.CPPGRAD_REFERENCE = '1'; }]});
-  module.FS.mkdirTree(path.dirname(kWordsPath));
-  module.FS.writeFile(kWordsPath, fs.readFileSync(wordsFile));
+  module.FS.mkdirTree(path.dirname(module.defaultData));  // the page's path for the word list: cppgrad-gpt's default
+  module.FS.writeFile(module.defaultData, fs.readFileSync(wordsFile));
   const page = new module.PageSession();
   const check = (r) => {
     if (r && r.error !== undefined) fail(`the module refused: ${r.error}`);
@@ -96,10 +95,10 @@ async function main() {
   const fewText = fs.readFileSync(wordsFile, 'utf8').split('\n').slice(0, kFewLines).join('\n') + '\n';
   const fewFile = path.join(scratch, 'few_words.txt');
   fs.writeFileSync(fewFile, fewText);
-  module.FS.mkdirTree('/dropped');
-  module.FS.writeFile('/dropped/few_words.txt', fewText);
+  module.FS.mkdirTree(module.droppedDir);
+  module.FS.writeFile(module.droppedDir + 'few_words.txt', fewText);
   const few = new module.PageSession();
-  check(few.init(JSON.stringify({seed: kSeed, steps: kSteps, eval_every: 1, data: '/dropped/few_words.txt'})));
+  check(few.init(JSON.stringify({seed: kSeed, steps: kSteps, eval_every: 1, data: module.droppedDir + 'few_words.txt'})));
   const fewLosses = [];
   for (let done = false; !done;) {
     const r = check(few.train(7));
