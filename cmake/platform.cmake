@@ -28,11 +28,11 @@ option(CPPGRAD_WITH_PCRE2 "The BPE split on PCRE2 (OFF: on JavaScript's regex, d
 # MPI is found. A page runs one process.
 option(CPPGRAD_WITH_MPI "Look for MPI and build the distributed layer where it is found" ${CPPGRAD_NATIVE_DEFAULT})
 
-# Signals and processes: the step loop stopped by Ctrl-C (train/step_loop.cpp, on train/stop.cpp's handler) and a
-# program's run file (train/run_file.cpp). The page pauses between chunks instead; train/stop.cpp itself stays, for the
-# exception a stopped run throws (its handler is never installed there, and emscripten's sigaction is a stub that
-# compiles).
-option(CPPGRAD_WITH_PROCESSES "Signals, process ids and a program's run (OFF: the step loop and run file are left out)"
+# Signals and processes: a program's run file (train/run_file.cpp). The page pauses between chunks instead of taking
+# Ctrl-C; train/stop.cpp itself stays, for the exception a stopped run throws (its handler is never installed there,
+# and emscripten's sigaction is a stub that compiles), and so does the step loop (train/step_loop.cpp: its stop is the
+# caller's check).
+option(CPPGRAD_WITH_PROCESSES "Signals, process ids and a program's run (OFF: the run file is left out)"
        ${CPPGRAD_NATIVE_DEFAULT})
 
 # The programs (apps/), and what only they need: the reversal model's library (models/reverse: the page trains the
@@ -71,8 +71,8 @@ if(NOT CPPGRAD_WITH_THREADS)
   list(APPEND CPPGRAD_LEFT_OUT_TESTS BpeTokenizer.CopiesShareTheCompiledPatternAndEncodeFromManyThreads)  # four threads
 endif()
 if(NOT CPPGRAD_WITH_PROCESSES)
-  list(APPEND CPPGRAD_LEFT_OUT_SOURCES train/step_loop.cpp train/run_file.cpp)
-  list(APPEND CPPGRAD_LEFT_OUT_TEST_SOURCES train/test_stop.cpp train/test_step_loop.cpp train/test_run_file.cpp)
+  list(APPEND CPPGRAD_LEFT_OUT_SOURCES train/run_file.cpp)
+  list(APPEND CPPGRAD_LEFT_OUT_TEST_SOURCES train/test_stop.cpp train/test_run_file.cpp)
   list(APPEND CPPGRAD_LEFT_OUT_TESTS
     AtomicFile.RemovesTemporariesOfDeadWritersButNotOfLiveOnes)  # it asks whether other processes are alive
 endif()

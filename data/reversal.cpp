@@ -150,4 +150,25 @@ std::vector<std::vector<std::int64_t>> batch_rows(const std::vector<std::int64_t
   return out;
 }
 
+AccuracyCounts count_correct(const Tensor& predictions, const Tensor& target) {
+  const std::int64_t B = target.shape()[0], T = target.shape()[1];
+  const Tensor p = predictions.contiguous(), y = target.contiguous();
+  const auto* pp = p.data<std::int64_t>();
+  const auto* py = y.data<std::int64_t>();
+  AccuracyCounts c;
+  c.rows = B;
+  for (std::int64_t b = 0; b < B; ++b) {
+    bool row_ok = true;
+    for (std::int64_t t = 0; t < T; ++t) {
+      const bool same = pp[b * T + t] == py[b * T + t];
+      row_ok = row_ok && same;
+      if (py[b * T + t] == data::kPad) continue;
+      ++c.tokens;
+      c.right_tokens += same;
+    }
+    c.right_rows += row_ok;
+  }
+  return c;
+}
+
 }  // namespace cppgrad::data

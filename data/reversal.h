@@ -69,6 +69,22 @@ struct Batch {
 
 Batch gather_batch(const ReversalSet& set, const std::vector<std::int64_t>& rows, bool with_mask);
 
+// Predictions scored against their targets, as counts to add up over batches (the teacher-forced counts a training
+// step reports, train/reversal_step.h, and greedy decoding's, models/reverse/greedy.h).
+struct AccuracyCounts {
+  std::int64_t right_rows = 0, rows = 0;
+  std::int64_t right_tokens = 0, tokens = 0;
+  AccuracyCounts& operator+=(const AccuracyCounts& o) {
+    right_rows += o.right_rows, rows += o.rows;
+    right_tokens += o.right_tokens, tokens += o.tokens;
+    return *this;
+  }
+};
+
+// predictions, target: [B, T]; PAD positions of the target are not counted as tokens, but a sequence is only
+// right when the prediction also stops where the target does.
+AccuracyCounts count_correct(const Tensor& predictions, const Tensor& target);
+
 // The row order of an epoch: a shuffle that depends only on (seed, epoch), so a resumed run replays it exactly.
 std::vector<std::int64_t> epoch_order(std::int64_t n, std::uint64_t seed, std::int64_t epoch);
 

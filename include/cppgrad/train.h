@@ -9,8 +9,9 @@
 //              auto r = train::parse_flags(o, argc, argv); train::open_train_outputs(r, true, outputs);
 //   train::check_outputs({{"--save", path}});   before any work: no flag destroys a user's file
 //   train::catch_stop_signals();                from here Ctrl-C / SIGTERM ask to stop at a step boundary
-//   ... each step: if (train::stop_requested()) save and return train::stop_status();
-//                  train::check_loss_finite(loss, epoch, step, steps);
+//   train::StepLoop loop({.steps = steps, .eval_every = every, .stop = train::stop_requested});
+//   while (loop.next(step)) { ... the step; if (loop.stepped(step, loss)) evaluate, write }   (train/step_loop.h)
+//   if (loop.stopped()) save and return train::stop_status();
 //   ... each epoch: metrics.write(lines); train::save_checkpoint(path, format, model, optimizer, meta);
 //   write_file_atomically("loss.svg", train::loss_curves_svg(curves, "loss"));
 //
@@ -20,8 +21,8 @@
 
 // a program's command line (run_program, strict flags, usage errors; the config table's and the outputs' flags), its
 // config table (flags, bounds, JSON), checkpoints and resume (a step-based run's in one call), the metrics history,
-// the metrics stream, output paths, the diverged-run guard, stopping on a signal, a step-based run's loop, flag
-// values, the data-parallel step (its tree and its shards' numbers) and the GPT's step
+// the metrics stream, output paths, the diverged-run guard, stopping on a signal, the step loop every trainer runs,
+// flag values, the data-parallel step (its tree and its shards' numbers), the GPT's step and the reversal model's
 #include "train/checkpoint.h"
 #include "train/cli.h"
 #include "train/cli_flags.h"
@@ -33,6 +34,7 @@
 #include "train/history.h"
 #include "train/lines_output.h"
 #include "train/outputs.h"
+#include "train/reversal_step.h"
 #include "train/run_config.h"
 #include "train/run_file.h"
 #include "train/shard_sums.h"

@@ -21,6 +21,7 @@
 #include "train/data_parallel.h"
 #include "train/diverged.h"
 #include "train/gpt_step.h"
+#include "train/step_loop.h"
 #include "train/stop.h"
 
 namespace cppgrad::gpt {
@@ -251,23 +252,27 @@ void Trainer::run(const StepCallback& on_step, const EvalCallback& on_eval, cons
   run_until(config_.steps, on_step, on_eval, stop);
 }
 
+// The loop: train::StepLoop says when (the last step, a chunk's end, a stop asked for, an evaluation due) and guards
+// against a diverged loss; the step, its timing and the evaluation are the trainer's, what is shown the caller's.
 void Trainer::run_until(std::int64_t last, const StepCallback& on_step, const EvalCallback& on_eval,
                         const StopCheck& stop) {
-  const std::int64_t first = step_, end = std::min(last, config_.steps);
+  const std::int64_t first = step_;
   double session_s = 0;
-  while (step_ < end) {
-    if (stop && stop()) throw train::TrainingStopped(/*epoch=*/0, step_, config_.steps);
+  train::StepLoop loop({.steps = config_.steps, .eval_every = config_.eval_every, .until = last, .stop = stop});
+  while (loop.next(step_)) {
     const auto t0 = std::chrono::steady_clock::now();
     const double loss = train_step();
     const double dt = seconds_since(t0);
     interval_s_ += dt, session_s += dt;
     loss_sum_ += loss, ++steps_since_eval_;
+    const bool evaluation_due = loop.stepped(step_, loss);
     if (on_step) on_step(step_, loss, static_cast<double>((step_ - first) * tokens_per_step()) / std::max(session_s, 1e-9));
-    if (step_ % config_.eval_every == 0 || step_ == config_.steps) {
+    if (evaluation_due) {
       const Evaluation e = evaluate();
       if (on_eval) on_eval(e);
     }
   }
+  if (loop.stopped()) throw train::TrainingStopped(/*epoch=*/0, step_, config_.steps);
 }
 
 void Trainer::grow_steps(std::int64_t steps) {

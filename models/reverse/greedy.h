@@ -20,20 +20,10 @@ struct Accuracy {
   double token = 0;     // fraction of target tokens (non-PAD, EOS included) predicted correctly
 };
 
-// The counts behind Accuracy, to add up over batches.
-struct AccuracyCounts {
-  std::int64_t right_rows = 0, rows = 0;
-  std::int64_t right_tokens = 0, tokens = 0;
-  AccuracyCounts& operator+=(const AccuracyCounts& o) {
-    right_rows += o.right_rows, rows += o.rows;
-    right_tokens += o.right_tokens, tokens += o.tokens;
-    return *this;
-  }
-};
+// The counts behind Accuracy, to add up over batches, and how a batch's are counted: the task's (data/reversal.h).
+using data::AccuracyCounts;
+using data::count_correct;
 
-// predictions, target: [B, T]; PAD positions of the target are not counted as tokens, but a sequence is only
-// right when the prediction also stops where the target does.
-AccuracyCounts count_correct(const Tensor& predictions, const Tensor& target);
 Accuracy accuracy(const Tensor& predictions, const Tensor& target);
 Accuracy accuracy(const AccuracyCounts& counts);
 

@@ -5,29 +5,25 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <stdexcept>
 
-#include "core/atomic_file.h"
 #include "core/autograd.h"
-#include "core/graph_dot.h"
 #include "core/json_bounded.h"
 #include "core/ops/elementwise.h"
 #include "core/ops/reduce.h"
-#include "core/ops/softmax.h"
 #include "core/ops/views.h"
 #include "core/thread_pool.h"  // max_parallel_workers
 #include "nn/seq2seq.h"
 #include "train/run_config.h"
 #include "optim/adam.h"
-#include "optim/clip.h"
 #include "optim/sgd.h"
 #include "train/checkpoint.h"
 #include "train/data_parallel.h"
 #include "train/diverged.h"
 #include "train/history.h"
+#include "train/reversal_step.h"
+#include "train/step_loop.h"
 #include "train/stop.h"
 
 namespace cppgrad::reverse {
@@ -115,17 +111,19 @@ EpochMetrics Trainer::run_epoch(const StepCallback& on_step, const StopCheck& st
   const auto steps = static_cast<std::int64_t>(batches.size());
   model().train();
   if (progress_.steps == 0) grad_norms_.clear();
-  for (std::int64_t b = progress_.steps; b < steps; ++b) {
-    if (stop && stop()) {
-      progress_.elapsed_s = seconds();
-      throw train::TrainingStopped(epoch, progress_.steps, steps);
-    }
-    const StepResult r = train_step(batches[b]);
-    train::check_loss_finite(r.loss, epoch, b + 1, steps);
+  // The loop every trainer runs (train/step_loop.h), over the epoch's batches: its evaluation is the epoch's, after it.
+  train::StepLoop loop({.steps = steps, .eval_every = steps, .epoch = epoch, .stop = stop});
+  while (loop.next(progress_.steps)) {
+    const StepResult r = train_step(batches[static_cast<std::size_t>(progress_.steps)]);
+    loop.stepped(progress_.steps + 1, r.loss);  // the diverged guard (the evaluation is the epoch's, after the loop)
     progress_.loss_sum += r.loss;
     progress_.teacher_forced += r.teacher_forced;
     ++progress_.steps;
     if (on_step) on_step(progress_.steps, steps, r.loss);
+  }
+  if (loop.stopped()) {
+    progress_.elapsed_s = seconds();
+    throw train::TrainingStopped(epoch, progress_.steps, steps);
   }
   EpochMetrics m;
   m.epoch = epoch;
@@ -142,100 +140,26 @@ EpochMetrics Trainer::run_epoch(const StepCallback& on_step, const StopCheck& st
 }
 
 // ------------------------------------------------------------------------------------------- the training step
-// The step a learner reads first: forward, loss, backward, optimizer step, on the whole batch with one model.
-// train_step takes it whenever one worker runs; the data-parallel step below does the same on slices.
-Trainer::StepResult Trainer::plain_step(const data::Batch& batch) {
-  begin_step();                                                         // this step's lr, zeroed gradients
-  const StepResult r = forward_backward(model(), batch, std::nullopt, /*trace=*/true);  // forward, loss, backward
-  update();                                                             // clip, optimizer step, gradient log
-  return r;
-}
-
-void Trainer::begin_step() {
+// The step itself is the training layer's (train/reversal_step.h: plain_step, and sharded_step on --shards shards of
+// the batch); the trainer sets its rate and keeps what the learning tools ask for: the gradients' norms for the
+// sparkline, the --grad-log line (the weights before the step against those after it), the --trace-graph file.
+Trainer::StepResult Trainer::train_step(const std::vector<std::int64_t>& rows) {
+  const bool variable = config_.data_config().variable_length();
   optimizer_->set_lr(schedule_.lr_at(global_step_));
-  optimizer_->zero_grad();
-}
-
-// One model's forward and backward on a batch. `weight` scales the loss's gradient (none: 1, the whole batch);
-// a worker of the data-parallel step passes its share of the batch's target tokens.
-Trainer::StepResult Trainer::forward_backward(nn::Seq2SeqTransformer& m, const data::Batch& b,
-                                              std::optional<double> weight, bool trace) {
-  Tensor logits = m.forward(b.src, b.dec_in, b.src_mask);                   // [B, T, V]
-  Tensor loss = cross_entropy(logits, b.target, /*ignore_index=*/data::kPad);  // mean over the target tokens
-  const Tensor seed = weight ? Tensor::scalar(*weight, loss.dtype()) : Tensor();  // d(weight * loss) / d loss
-  if (trace && !trace_graph_path_.empty()) {
-    run_backward(loss, seed, /*retain_graph=*/true, /*record_grad_norms=*/true);  // keep the graph to draw it
-    write_traced_graph(loss, m);
-  } else {
-    loss.backward(seed);
-  }
-  return {loss.item(), count_correct(argmax(logits.detach(), -1), b.target)};
-}
-
-void Trainer::write_traced_graph(const Tensor& loss, const nn::Seq2SeqTransformer& m) {
-  std::map<const TensorImpl*, std::string> names;
-  for (const auto& [name, p] : m.named_parameters())  // the replica's, when a shard ran this pass
-    names[p.impl_ptr().get()] = name;
-  std::ostringstream dot;
-  write_graph_dot(loss, dot, names);
-  write_file_atomically(trace_graph_path_, dot.str());
-  trace_graph_path_.clear();
-}
-
-// The optimizer's half of a step: the gradient norm (clipping it with --clip-grad), the update, the gradient log.
-void Trainer::update() {
-  // clip_grad_norm returns the norm before clipping (as PyTorch's): one pass over the gradients, not two.
-  grad_norms_.push_back(config_.clip_grad > 0 ? optim::clip_grad_norm(parallel_.parameters(), config_.clip_grad)
-                                              : optim::grad_norm(parallel_.parameters()));
   const bool log_now = grad_log_every_ > 0 && global_step_ % grad_log_every_ == 0;
   std::vector<std::pair<std::string, Tensor>> before;
   if (log_now)
     for (const auto& [name, p] : model().named_parameters()) before.emplace_back(name, p.detach().clone());
-  optimizer_->step();
+  const train::ReversalStep s =
+      config_.shards == 1
+          ? train::plain_step(model(), data::gather_batch(data_.train, rows, variable), *optimizer_, config_.clip_grad,
+                              &trace_graph_path_)
+          : train::sharded_step(parallel_, data_.train, rows, variable, *optimizer_, config_.clip_grad,
+                                &trace_graph_path_);
+  grad_norms_.push_back(s.grad_norm);
   if (log_now) append_grad_log(epochs_done() + 1, before);
   ++global_step_;
-}
-
-namespace {
-
-// What a shard of the batch reports, summed over the shards in the gradients' tree (train/shard_sums.h).
-struct ReversalSums {
-  double loss = 0;        // share * the shard's mean loss: summed, the batch's mean loss
-  AccuracyCounts counts;  // teacher-forced right and all tokens and rows: summed, the batch's
-  auto fields() { return std::tie(loss, counts.tokens, counts.right_tokens, counts.rows, counts.right_rows); }
-};
-
-}  // namespace
-
-Trainer::StepResult Trainer::train_step(const std::vector<std::int64_t>& rows) {
-  const bool variable = config_.data_config().variable_length();
-  if (config_.shards == 1) return plain_step(data::gather_batch(data_.train, rows, variable));
-
-  // The data-parallel step (train/data_parallel.h). The rows are cut into --shards contiguous shards, each run on a
-  // replica. A shard's loss is the mean over its target tokens, so it is weighted by its share of the batch's
-  // tokens: the summed gradients are then those of the batch's mean loss. Dropout: one draw per step from the
-  // model's generator, each shard's masks from it and the shard's index (not from the thread that runs it).
-  const Tensor& y = data_.train.target;  // [N, T], contiguous
-  const std::int64_t T = y.shape()[1];
-  auto target_tokens = [&](const std::vector<std::int64_t>& slice) {
-    std::int64_t tokens = 0;
-    for (const std::int64_t r : slice)
-      tokens += std::count_if(y.data<std::int64_t>() + r * T, y.data<std::int64_t>() + (r + 1) * T,
-                              [](std::int64_t v) { return v != data::kPad; });
-    return tokens;
-  };
-  begin_step();
-  const std::uint64_t step_seed = config_.model.dropout > 0 ? model().dropout_generator().next_u64() : 0;
-  const ReversalSums sums = parallel_.step(
-      rows, target_tokens, [&](nn::Seq2SeqTransformer& m, const train::Shard& shard) {
-        if (config_.model.dropout > 0) m.dropout_generator().manual_seed(train::shard_seed(step_seed, shard.index));
-        const StepResult r = forward_backward(m, data::gather_batch(data_.train, shard.rows, variable), shard.share,
-                                              /*trace=*/shard.index == 0);
-        return ReversalSums{.loss = shard.share * r.loss, .counts = r.teacher_forced};
-      });
-  update();
-
-  return {.loss = sums.loss, .teacher_forced = sums.counts};
+  return {.loss = s.loss, .teacher_forced = s.teacher_forced};
 }
 
 Accuracy Trainer::evaluate() {

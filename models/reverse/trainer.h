@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <vector>
 
 #include "optim/optimizer.h"
@@ -57,13 +56,11 @@ class Trainer {
     double loss = 0;
     AccuracyCounts teacher_forced;
   };
-  // One optimisation step on these rows of the training set: forward and backward of the batch's --shards shards
-  // (contiguous, each on its own replica, shared among the threads: train/data_parallel.h), their gradients summed
-  // into the model in a fixed tree, then clipping and the optimizer step. The same seed and shard count give
-  // bit-identical results on any number of threads. --shards 1 takes plain_step.
+  // One optimisation step on these rows of the training set (train/reversal_step.h): at --shards 1 plain_step on the
+  // whole batch; else sharded_step, the batch's shards each on its own replica (shared among the threads), their
+  // gradients summed into the model in a fixed tree, so the same seed and shard count give bit-identical results on
+  // any number of threads. Then clipping and the optimizer step.
   StepResult train_step(const std::vector<std::int64_t>& rows);
-  // The same step on one model and the whole batch: forward, loss, backward, optimizer step.
-  StepResult plain_step(const data::Batch& batch);
   // Greedy accuracy on the test set, its rows split across the threads' models.
   Accuracy evaluate();
 
@@ -96,12 +93,6 @@ class Trainer {
   void load(const std::string& path);
 
  private:
-  void begin_step();
-  // trace: this pass may write the --trace-graph file (the plain step's, or the first shard's).
-  StepResult forward_backward(nn::Seq2SeqTransformer& m, const data::Batch& b, std::optional<double> weight,
-                              bool trace);
-  void write_traced_graph(const Tensor& loss, const nn::Seq2SeqTransformer& m);  // names m's parameters
-  void update();
   void append_grad_log(std::int64_t epoch, const std::vector<std::pair<std::string, Tensor>>& before) const;
 
   TrainConfig config_;

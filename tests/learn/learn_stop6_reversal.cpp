@@ -1,5 +1,5 @@
 // Stop 6 (docs/learn.md): the reversal model. Read nn/seq2seq.h (encode, decode) and data/reversal.h (src, target,
-// dec_in), then the reversal trainer's plain_step (models/reverse/trainer.cpp).
+// dec_in), then the reversal model's plain_step (train/reversal_step.cpp).
 //
 // Question: the decoder is trained on the target itself (teacher forcing). Why can it not simply copy it? Because
 // its input is the target shifted right, [BOS] + target[:-1], and its self-attention is causal: the logits at
