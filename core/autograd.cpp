@@ -137,11 +137,11 @@ bool needs_graph(std::initializer_list<const Tensor*> inputs) {
   return false;
 }
 
-bool records_nothing(std::initializer_list<const Tensor*> inputs) {
+bool records_nothing(std::span<const Tensor> inputs) {
   return !context().detect_anomaly && !needs_graph(inputs);
 }
 
-bool needs_graph(const TensorList& inputs) {
+bool needs_graph(std::span<const Tensor> inputs) {
   if (!context().grad_enabled) return false;
   for (const Tensor& t : inputs)
     if (t.defined() && t.requires_grad()) return true;

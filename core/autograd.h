@@ -4,8 +4,11 @@
 // (undefined where that input needs none). Tensor::backward() walks the nodes in reverse topological order.
 #include <stdexcept>
 #include <functional>
+#include <iterator>
+#include <array>
 #include <memory>
 #include <optional>
+#include <span>
 #include "core/source_location.h"
 #include <string>
 #include <type_traits>
@@ -124,12 +127,12 @@ struct AnomalyError : std::runtime_error {
 
 // True when grad mode is on and any of the inputs requires grad: the op must then record itself.
 bool needs_graph(std::initializer_list<const Tensor*> inputs);
-bool needs_graph(const TensorList& inputs);
+bool needs_graph(std::span<const Tensor> inputs);  // a TensorList, or an op's inputs as an array
 
-// True when record_op would return an op's result untouched: no node is needed and anomaly detection is off. The
-// fused ops check it before calling record_op, so that under no_grad (a decoding step) they do not build its
-// arguments at all: the list of inputs, and the rule with the tensors it captures.
-bool records_nothing(std::initializer_list<const Tensor*> inputs);
+// True when record_op would return an op's result untouched: no node is needed and anomaly detection is off.
+// record_fused checks it before building record_op's arguments, so that under no_grad (a decoding step) a fused op
+// builds none of them: not the list of inputs, not the closure with the tensors its rule captures.
+bool records_nothing(std::span<const Tensor> inputs);
 
 // Attaches a node to `out` when grad mode is on and an input requires grad; returns `out`.
 // The backward function must not capture `out` itself (that would be a reference cycle): capture
@@ -177,5 +180,33 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
 // one gradient per input (undefined where that input does not require grad).
 using Definition = std::function<Tensor(const TensorList&)>;
 TensorList differentiate_definition(const Definition& definition, const TensorList& inputs, const Tensor& g);
+
+// The node of a fused op, written once for all of them (layer_norm, gelu_tanh, linear, attention, cross_entropy).
+// A fused op then declares only its three parts:
+//   if (!fast_path(x)) return x_definition(x, ...);              // the truth, in ops (float64, reference mode)
+//   Tensor y = kernels::x_forward(x, ...);                       // the shortcut
+//   return record_fused(y, "x", {x, ...}, definition, kernel_backward, where);
+// The node's rule is the kernel's closed-form backward, kernel_backward(g) or kernel_backward(g, out) (one gradient
+// per input, as record_op's rule), except under create_graph (grad mode is on while the rule runs): a closed form on
+// raw buffers records nothing, so its gradient could not be differentiated again, and the rule returns the gradient
+// of `definition` (TensorList in -> the op's output, in ops) re-run on the same inputs instead.
+// Under no_grad with anomaly detection off (records_nothing), `out` comes back before anything is built: no list of
+// inputs and no closure, so a decoding step's fused ops allocate nothing for the graph.
+// inputs: the op's differentiable inputs, in the definition's order (undefined for an absent bias).
+template <std::size_t N, typename Def, typename KernelBackward>
+Tensor record_fused(Tensor out, const char* name, const Tensor (&inputs)[N], Def definition,
+                    KernelBackward kernel_backward, std::source_location where) {
+  if (records_nothing(inputs)) return out;
+  auto rule = [in = std::to_array(inputs), definition = std::move(definition),
+               kernel_backward = std::move(kernel_backward)](const Tensor& g, const Tensor& result) -> TensorList {
+    if (grad_enabled())  // create_graph: the definition's own graph, differentiable again
+      return differentiate_definition(definition, TensorList(in.begin(), in.end()), g);
+    if constexpr (std::is_invocable_v<const KernelBackward&, const Tensor&, const Tensor&>)
+      return kernel_backward(g, result);
+    else
+      return kernel_backward(g);
+  };
+  return record_op(std::move(out), name, TensorList(std::begin(inputs), std::end(inputs)), std::move(rule), where);
+}
 
 }  // namespace cppgrad

@@ -1,33 +1,11 @@
 #include "nn/attention.h"
 
-#include <cmath>
-#include <limits>
 #include <stdexcept>
 
-#include "core/ops/elementwise.h"
+#include "core/ops/attention.h"
 #include "core/ops/matmul.h"
-#include "core/ops/select.h"
-#include "core/ops/softmax.h"
 
 namespace cppgrad::nn {
-
-Tensor apply_attention_mask(const Tensor& scores, const Tensor& mask, const char* who) {
-  if (!mask.defined()) return scores;
-  if (mask.dtype() != DType::Bool)
-    throw std::invalid_argument(std::string(who) + ": mask must be bool (true = may attend), got " +
-                                dtype_name(mask.dtype()));
-  Shape combined;
-  try {
-    combined = broadcast_shapes(scores.shape(), mask.shape(), who);
-  } catch (const std::invalid_argument&) {
-    combined.clear();
-  }
-  if (combined != scores.shape())
-    throw std::invalid_argument(std::string(who) + ": mask " + shape_str(mask.shape()) +
-                                " does not broadcast to the attention scores " + shape_str(scores.shape()));
-  const Tensor minus_inf = Tensor::full({}, -std::numeric_limits<double>::infinity(), scores.dtype());
-  return where(mask, scores, minus_inf);
-}
 
 AttentionResult scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask) {
   if (q.dim() < 2 || k.dim() < 2 || v.dim() < 2)
@@ -39,11 +17,8 @@ AttentionResult scaled_dot_product_attention(const Tensor& q, const Tensor& k, c
   if (k.shape()[k.dim() - 2] != v.shape()[v.dim() - 2])
     throw std::invalid_argument("scaled_dot_product_attention: k and v must have the same length Lk: k " +
                                 shape_str(k.shape()) + " vs v " + shape_str(v.shape()));
-  const double scale = 1.0 / std::sqrt(static_cast<double>(q.shape().back()));
-  Tensor scores = mul(matmul(q, k.transpose(-2, -1)), scale);  // [.., Lq, Lk]
-  scores = apply_attention_mask(scores, mask, "scaled_dot_product_attention");
-  Tensor weights = softmax(scores, -1);  // [.., Lq, Lk]
-  return {matmul(weights, v), weights};  // [.., Lq, dv]
+  const Tensor weights = attention_weights(q, k, mask, "scaled_dot_product_attention");  // [.., Lq, Lk]
+  return {matmul(weights, v), weights};                                                    // [.., Lq, dv]
 }
 
 Tensor without_head_dim(const Tensor& mask) {

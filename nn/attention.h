@@ -6,10 +6,12 @@
 //   weights = softmax(scores, over Lk)                [.., Lq, Lk]   each row sums to 1 (or is all 0 if fully blocked)
 //   output  = weights v                               [.., Lq, dv]   a weighted average of the values
 //
-// scaled_dot_product_attention below composes these steps from core ops (six graph nodes), so every step can be
-// read and differentiated, the weights included. The attention modules run the same computation as one op,
-// core's fused_attention: faster, and equal to this within rounding (tests hold them equal), but their weights are
-// for reading (attention maps) and pass no gradient back.
+// The first three lines are core's attention_weights (core/ops/attention.h), written once in ops (six graph nodes
+// with the last), so every step can be read and differentiated, the weights included; the masking is core's
+// apply_attention_mask, which every attention variant calls. scaled_dot_product_attention below is that composition
+// with nn's argument checks. The attention modules run the same computation as one op, core's fused_attention, whose
+// definition is this composition: faster, and equal to it within rounding (tests hold them equal), but its weights
+// are for reading (attention maps) and pass no gradient back.
 //
 // Masks are bool with true = "may attend" (the golden cases' and PyTorch's boolean attn_mask convention),
 // broadcast against the scores [.., Lq, Lk]: causal [L, L], key padding [B, 1, Lk] or [B, 1, 1, Lk].
@@ -28,10 +30,6 @@ struct AttentionResult {
 // q: [.., Lq, dk]  k: [.., Lk, dk]  v: [.., Lk, dv]  mask: bool broadcastable to [.., Lq, Lk], or undefined.
 AttentionResult scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                                              const Tensor& mask = Tensor());
-
-// Applies a "may attend" mask to scores: blocked entries become -inf. Shared by every attention variant.
-// scores: [.., Lq, Lk]; the mask must broadcast to the scores' shape. `who` names the caller in errors.
-Tensor apply_attention_mask(const Tensor& scores, const Tensor& mask, const char* who);
 
 // A multi-head key-padding mask [B, 1, 1, Lk] without its head dim, [B, 1, Lk], for the single-head variants
 // (additive, multiplicative) whose scores are [B, Lq, Lk]; any other mask is returned as it is.

@@ -115,19 +115,19 @@ AttentionResult GPTAttention::forward(const Tensor& x) const {
 //                                                      position t sees positions 0..t only; e^-inf = 0 exactly
 //   att = softmax(att, over the keys)                  each row sums to 1
 //   y = dropout(att) v                  [B, nh, T, hs] a weighted average of the values
-// Written in ops below when training with dropout (dropout needs att in the graph). Otherwise exactly this math runs
-// as one op, fused_attention_stacked (core/ops/attention.cpp; faster, no [B, nh, T, T] graph nodes; no need to open
-// it to follow the model), which GPTAttention.TheFusedOpEqualsTheAttentionWrittenInOps holds equal to the ops.
+// The first three lines are core's attention_weights (core/ops/attention.h), called below when training with dropout
+// (dropout needs att in the graph). Otherwise the four lines run as one op, fused_attention_stacked (faster, no
+// [B, nh, T, T] graph nodes; its definition is the same attention_weights, then @ v), which
+// GPTAttention.TheFusedOpEqualsTheAttentionWrittenInOps holds equal to the ops.
 AttentionResult GPTAttention::attend(const Tensor& qkv) const {
-  const std::int64_t T = qkv.shape()[3], hs = qkv.shape()[4];
+  const std::int64_t T = qkv.shape()[3];
   if (!(attn_dropout_ && is_training())) {
     const FusedAttention f = fused_attention_stacked(qkv, causal_mask(T));  // the same four lines, fused
     return {f.output, f.weights};
   }
   const Tensor q = qkv.select(0, 0), k = qkv.select(0, 1), v = qkv.select(0, 2);  // [B, nh, T, hs]
-  Tensor att = mul(matmul(q, k.transpose(-2, -1)), 1.0 / std::sqrt(static_cast<double>(hs)));  // [B, nh, T, T]
-  att = softmax(apply_attention_mask(att, causal_mask(T), "GPTAttention"), -1);
-  return {matmul(attn_dropout_->forward(att), v), att.detach()};  // [B, nh, T, hs]
+  const Tensor att = attention_weights(q, k, causal_mask(T), "GPTAttention");     // [B, nh, T, T]
+  return {matmul(attn_dropout_->forward(att), v), att.detach()};                  // [B, nh, T, hs]
 }
 
 // The new positions' q, k, v [B, nh, t, hs] as forward() computes them; k and v go into the caches, and q attends to

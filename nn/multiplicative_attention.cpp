@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 
+#include "core/ops/attention.h"
 #include "core/ops/matmul.h"
 #include "core/ops/softmax.h"
 

@@ -1,9 +1,10 @@
-// Scaled dot-product attention as one op:
-//   weights = softmax(q k^T / sqrt(dk), keys the mask blocks set to -inf)    [.., Lq, Lk]
+// Scaled dot-product attention, written once:
+//   weights = softmax(q k^T / sqrt(dk), keys the mask blocks set to -inf)    [.., Lq, Lk]   attention_weights
 //   output  = weights v                                                       [.., Lq, dv]
-// The definition below is that formula in ops. float32 takes the fused kernel (core/kernels/attention_batch.h):
-// head by head in L1, one graph node and one kept tensor (the weights) where the definition records six nodes and
-// five intermediate tensors per call.
+// attention_weights is the readable composition every attention in the library runs (nn's
+// scaled_dot_product_attention, GPTAttention with dropout), and with `@ v` it is the definition of the fused op,
+// fused_attention: float32 takes its kernel (core/kernels/attention_batch.h), head by head in L1, one graph node and
+// one kept tensor (the weights) where the definition records six nodes and five intermediate tensors per call.
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -14,7 +15,6 @@
 #include "core/kernels/attention_batch.h"
 #include "core/kernels/layout.h"
 #include "core/ops/attention.h"
-#include "core/ops/compare.h"
 #include "core/ops/elementwise.h"
 #include "core/ops/matmul.h"
 #include "core/ops/select.h"
@@ -24,7 +24,7 @@ namespace cppgrad {
 
 namespace {
 
-void check_attention_inputs(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask) {
+void check_attention_inputs(const Tensor& q, const Tensor& k, const Tensor& v) {
   auto shapes = [&] {
     return "q " + shape_str(q.shape()) + ", k " + shape_str(k.shape()) + ", v " + shape_str(v.shape());
   };
@@ -42,55 +42,72 @@ void check_attention_inputs(const Tensor& q, const Tensor& k, const Tensor& v, c
   if (q.dtype() != k.dtype() || q.dtype() != v.dtype() || !is_floating(q.dtype()))
     throw std::invalid_argument(std::string("attention: q, k and v must share a floating dtype, got ") +
                                 dtype_name(q.dtype()) + ", " + dtype_name(k.dtype()) + ", " + dtype_name(v.dtype()));
-  if (mask.defined() && mask.dtype() != DType::Bool)
-    throw std::invalid_argument(std::string("attention: mask must be bool (true = may attend), got ") +
-                                dtype_name(mask.dtype()));
 }
 
-// The scores' shape [.., Lq, Lk]; the mask must broadcast to it (a mask larger than the scores is refused).
-void check_attention_mask(const Tensor& q, const Tensor& k, const Tensor& mask) {
+// The scores' shape [.., Lq, Lk], known before they are computed.
+Shape scores_shape(const Tensor& q, const Tensor& k) {
+  Shape shape(q.shape().begin(), q.shape().end() - 1);
+  shape.push_back(k.shape()[k.dim() - 2]);
+  return shape;
+}
+
+// A mask is bool and broadcasts to the scores [.., Lq, Lk] without widening them. `op` names the caller.
+void check_attention_mask(const Shape& scores, const Tensor& mask, const char* op) {
   if (!mask.defined()) return;
-  Shape scores_shape(q.shape().begin(), q.shape().end() - 1);
-  scores_shape.push_back(k.shape()[k.dim() - 2]);
+  if (mask.dtype() != DType::Bool)
+    throw std::invalid_argument(std::string(op) + ": mask must be bool (true = may attend), got " +
+                                dtype_name(mask.dtype()));
   Shape combined;
   try {
-    combined = broadcast_shapes(scores_shape, mask.shape(), "attention");
+    combined = broadcast_shapes(scores, mask.shape(), op);
   } catch (const std::invalid_argument&) {
     combined.clear();
   }
-  if (combined != scores_shape)
-    throw std::invalid_argument("attention: mask " + shape_str(mask.shape()) +
-                                " does not broadcast to the attention scores " + shape_str(scores_shape));
+  if (combined != scores)
+    throw std::invalid_argument(std::string(op) + ": mask " + shape_str(mask.shape()) +
+                                " does not broadcast to the attention scores " + shape_str(scores));
 }
 
+// The fused op's definition: the weights, then their average of the values. The weights come back detached, as the
+// kernel's do: to be read, not differentiated.
 FusedAttention attention_definition(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask) {
-  const double scale = 1.0 / std::sqrt(static_cast<double>(q.shape().back()));
-  Tensor scores = mul(matmul(q, k.transpose(-2, -1)), scale);                   // [.., Lq, Lk]
-  if (mask.defined())  // blocked (mask false): -inf, so the key's weight is exactly 0
-    scores = masked_fill(scores, eq(mask, 0.0), -std::numeric_limits<double>::infinity());
-  const Tensor weights = softmax(scores, -1);                                   // [.., Lq, Lk]
-  return {matmul(weights, v), weights.detach()};                               // [.., Lq, dv]
+  const Tensor weights = attention_weights(q, k, mask);  // [.., Lq, Lk]
+  return {matmul(weights, v), weights.detach()};         // [.., Lq, dv]
 }
 
 }  // namespace
 
+// blocked (mask false): -inf, so the key's weight after softmax is exactly e^-inf = 0
+Tensor apply_attention_mask(const Tensor& scores, const Tensor& mask, const char* op) {
+  if (!mask.defined()) return scores;
+  check_attention_mask(scores.shape(), mask, op);
+  return where(mask, scores, Tensor::full({}, -std::numeric_limits<double>::infinity(), scores.dtype()));
+}
+
+Tensor attention_weights(const Tensor& q, const Tensor& k, const Tensor& mask, const char* op) {
+  if (q.dim() < 2 || k.dim() < 2 || q.shape().back() != k.shape().back())
+    throw std::invalid_argument(std::string(op) + ": q [.., Lq, dk] and k [.., Lk, dk] must share d_k, got q " +
+                                shape_str(q.shape()) + ", k " + shape_str(k.shape()));
+  const double scale = 1.0 / std::sqrt(static_cast<double>(q.shape().back()));
+  const Tensor scores = mul(matmul(q, k.transpose(-2, -1)), scale);  // [.., Lq, Lk]
+  return softmax(apply_attention_mask(scores, mask, op), -1);        // [.., Lq, Lk]
+}
+
 // dq = scale dS k;  dk = scale dS^T q;  dv = P^T g;  with dS = P * (g v^T - rowsum(P * g v^T)) (the fused backward)
 FusedAttention fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
                                std::source_location where) {
-  check_attention_inputs(q, k, v, mask);
-  check_attention_mask(q, k, mask);
+  check_attention_inputs(q, k, v);
+  check_attention_mask(scores_shape(q, k), mask, "attention");
   if (!fast_path(q)) return attention_definition(q, k, v, mask);
   auto [out, weights] = kernels::attention_forward_batch(q, k, v, mask);
-  if (records_nothing({&q, &k, &v})) return {out, weights};
-  out = record_op(out, "attention", {q, k, v}, [=, p = weights](const Tensor& g) {
-    if (grad_enabled())  // create_graph: the definition's own graph, so this gradient can be differentiated again
-      return differentiate_definition([mask](const TensorList& in) {
-        return attention_definition(in[0], in[1], in[2], mask).output;
-      }, {q, k, v}, g);
-    const auto [dq, dk, dv] = kernels::attention_backward_batch(g, q, k, v, mask, p);
-    return TensorList{q.requires_grad() ? dq : Tensor(), k.requires_grad() ? dk : Tensor(),
-                      v.requires_grad() ? dv : Tensor()};
-  }, where);
+  out = record_fused(out, "attention", {q, k, v},
+                     [mask](const TensorList& in) { return attention_definition(in[0], in[1], in[2], mask).output; },
+                     [=, p = weights](const Tensor& g) {
+                       const auto [dq, dk, dv] = kernels::attention_backward_batch(g, q, k, v, mask, p);
+                       return TensorList{q.requires_grad() ? dq : Tensor(), k.requires_grad() ? dk : Tensor(),
+                                         v.requires_grad() ? dv : Tensor()};
+                     },
+                     where);
   return {out, weights};
 }
 
@@ -100,19 +117,22 @@ FusedAttention fused_attention_stacked(const Tensor& qkv, const Tensor& mask, st
     throw std::invalid_argument("attention: stacked q, k and v must be [3, .., L, d], got " + shape_str(qkv.shape()));
   const Tensor heads = qkv.detach();
   const Tensor q = heads.select(0, 0), k = heads.select(0, 1), v = heads.select(0, 2);
-  check_attention_inputs(q, k, v, mask);
-  check_attention_mask(q, k, mask);
+  check_attention_inputs(q, k, v);
+  check_attention_mask(scores_shape(q, k), mask, "attention");
   if (!fast_path(qkv)) return fused_attention(qkv.select(0, 0), qkv.select(0, 1), qkv.select(0, 2), mask, where);
   auto [out, weights] = kernels::attention_forward_batch(q, k, v, mask);
-  out = record_op(out, "attention", {qkv}, [=, p = weights](const Tensor& g) {
-    if (grad_enabled())  // create_graph: the definition's own graph, so this gradient can be differentiated again
-      return differentiate_definition([mask](const TensorList& in) {
-        return attention_definition(in[0].select(0, 0), in[0].select(0, 1), in[0].select(0, 2), mask).output;
-      }, {qkv}, g);
-    const Tensor d = empty_like_layout_of(qkv.shape(), qkv);
-    kernels::attention_backward_batch_into(g, q, k, v, mask, p, d.select(0, 0), d.select(0, 1), d.select(0, 2));
-    return TensorList{d};
-  }, where);
+  out = record_fused(out, "attention", {qkv},
+                     [mask](const TensorList& in) {
+                       return attention_definition(in[0].select(0, 0), in[0].select(0, 1), in[0].select(0, 2), mask)
+                           .output;
+                     },
+                     [=, p = weights](const Tensor& g) {
+                       const Tensor d = empty_like_layout_of(qkv.shape(), qkv);
+                       kernels::attention_backward_batch_into(g, q, k, v, mask, p, d.select(0, 0), d.select(0, 1),
+                                                              d.select(0, 2));
+                       return TensorList{d};
+                     },
+                     where);
   return {out, weights};
 }
 

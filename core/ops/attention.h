@@ -1,12 +1,26 @@
 #pragma once
-// Scaled dot-product attention as one op (core/ops/attention.cpp). Part of core/ops.h.
+// Scaled dot-product attention: its composition in ops, and the same as one fused op (core/ops/attention.cpp).
+// Part of core/ops.h.
 #include "core/source_location.h"
 
 #include "core/tensor.h"
 
 namespace cppgrad {
 
-// weights = softmax(q k^T / sqrt(dk), blocked keys -inf), output = weights v.
+// Attention written once in ops: the composition every attention runs, and the definition fused_attention's kernel
+// is held equal to. Masks are bool with true = "may attend", broadcast to the scores [.., Lq, Lk].
+
+// The one masking: where(mask, scores, -inf), so a blocked key's weight after softmax is exactly 0.
+// scores: [.., Lq, Lk]  mask: bool, broadcast to the scores without widening them, or undefined (scores returned).
+// `op` names the caller in errors (nn's modules pass their own name).
+Tensor apply_attention_mask(const Tensor& scores, const Tensor& mask, const char* op);
+
+// weights = softmax(q k^T / sqrt(dk), blocked keys -inf), differentiable (the weights dropout is applied to).
+// q: [.., Lq, dk]  k: [.., Lk, dk] (leading dims broadcast, as matmul's)  mask: as above -> [.., Lq, Lk].
+// A row whose keys are all blocked gets zero weights.
+Tensor attention_weights(const Tensor& q, const Tensor& k, const Tensor& mask = Tensor(), const char* op = "attention");
+
+// The same as one op, with the output: weights = attention_weights(q, k, mask), output = weights v.
 // q: [.., Lq, dk]  k: [.., Lk, dk]  v: [.., Lk, dv] with equal leading dims; mask: bool (true = may attend),
 // broadcast to [.., Lq, Lk], or undefined. -> output [.., Lq, dv], weights [.., Lq, Lk].
 // Gradients flow through the output only: the weights are returned to be read (attention maps), as PyTorch's

@@ -46,18 +46,16 @@ Tensor layer_norm_definition(const Tensor& x, const Tensor& w, const Tensor& b, 
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps, std::source_location where) {
   check_layer_norm(x, weight, bias);
   if (!fast_path(x)) return layer_norm_definition(x, weight, bias, eps);
-  const bool backward_will_run = needs_graph({&x, &weight, &bias});
   kernels::LayerNormSaved saved;  // what the closed-form backward reads; not kept for evaluation and decoding
-  Tensor y = kernels::layer_norm_forward(x, weight, bias, eps, backward_will_run ? &saved : nullptr);
-  if (records_nothing({&x, &weight, &bias})) return y;
-  return record_op(y, "layer_norm", {x, weight, bias}, [=](const Tensor& g) {
-    if (grad_enabled())  // create_graph: the definition's own graph, so this gradient can be differentiated again
-      return differentiate_definition([eps](const TensorList& in) { return layer_norm_definition(in[0], in[1], in[2], eps); },
-                                      {x, weight, bias}, g);
-    const auto [dx, dw, db] = kernels::layer_norm_backward(g, saved, weight, x.requires_grad(), weight.defined(),
-                                                          bias.defined());
-    return TensorList{dx, dw, db};
-  }, where);
+  Tensor y = kernels::layer_norm_forward(x, weight, bias, eps, needs_graph({&x, &weight, &bias}) ? &saved : nullptr);
+  return record_fused(y, "layer_norm", {x, weight, bias},
+                      [eps](const TensorList& in) { return layer_norm_definition(in[0], in[1], in[2], eps); },
+                      [=](const Tensor& g) {
+                        const auto [dx, dw, db] = kernels::layer_norm_backward(g, saved, weight, x.requires_grad(),
+                                                                               weight.defined(), bias.defined());
+                        return TensorList{dx, dw, db};
+                      },
+                      where);
 }
 
 }  // namespace cppgrad

@@ -156,17 +156,16 @@ Tensor linear_op(const Tensor& x, const Tensor& weight, const Tensor& bias, bool
   check_linear(x, weight, bias);
   if (!fast_path(x)) return linear_definition(x, weight, bias, relu_after);
   Tensor y = kernels::linear_forward(x, weight, bias, relu_after);
-  if (records_nothing({&x, &weight, &bias})) return y;
-  return record_op(y, name, {x, weight, bias}, [=](const Tensor& g, const Tensor& y) {
-    if (grad_enabled())  // create_graph: the definition's own graph, so this gradient can be differentiated again
-      return differentiate_definition([relu_after](const TensorList& in) {
-        return linear_definition(in[0], in[1], in[2], relu_after);
-      }, {x, weight, bias}, g);
-    const Tensor g_linear = relu_after ? kernels::relu_grad(g, y) : g;
-    const auto [dx, dw, db] = kernels::linear_backward(g_linear, x, weight, x.requires_grad(), weight.requires_grad(),
-                                                       bias.defined() && bias.requires_grad());
-    return TensorList{dx, dw, db};
-  }, where);
+  return record_fused(y, name, {x, weight, bias},
+                      [relu_after](const TensorList& in) { return linear_definition(in[0], in[1], in[2], relu_after); },
+                      [=](const Tensor& g, const Tensor& out) {
+                        const Tensor g_linear = relu_after ? kernels::relu_grad(g, out) : g;
+                        const auto [dx, dw, db] = kernels::linear_backward(g_linear, x, weight, x.requires_grad(),
+                                                                           weight.requires_grad(),
+                                                                           bias.defined() && bias.requires_grad());
+                        return TensorList{dx, dw, db};
+                      },
+                      where);
 }
 
 }  // namespace

@@ -170,13 +170,15 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, std::int64_t ig
   const Tensor x = logits.detach().contiguous().reshape({N, C}), t = target.detach().contiguous().reshape({N});
   Tensor probs;
   Tensor loss = kernels::cross_entropy_forward(x, t, ignore_index, valid, probs);
-  return record_op(loss, "cross_entropy", {logits}, [=](const Tensor& g) {
-    if (grad_enabled())  // create_graph: the definition's own graph, so this gradient can be differentiated again
-      return differentiate_definition([=](const TensorList& in) {
-        return cross_entropy_definition(in[0], target, ignore_index, valid);
-      }, {logits}, g);
-    return TensorList{kernels::cross_entropy_backward(g, probs, t, ignore_index, valid).reshape(logits.shape())};
-  }, where);
+  return record_fused(loss, "cross_entropy", {logits},
+                      [=](const TensorList& in) {
+                        return cross_entropy_definition(in[0], target, ignore_index, valid);
+                      },
+                      [=](const Tensor& g) {
+                        return TensorList{kernels::cross_entropy_backward(g, probs, t, ignore_index, valid)
+                                              .reshape(logits.shape())};
+                      },
+                      where);
 }
 
 }  // namespace cppgrad

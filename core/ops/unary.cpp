@@ -102,13 +102,9 @@ Tensor gelu_tanh_definition(const Tensor& x, std::source_location where) {
 Tensor gelu_tanh(const Tensor& x, std::source_location where) {
   if (!fast_path(x)) return gelu_tanh_definition(x, where);
   Tensor out = kernels::gelu_tanh_forward(x);
-  if (records_nothing({&x})) return out;
-  return record_op(std::move(out), "gelu_tanh", {x}, [x, where](const Tensor& g) {
-    if (grad_enabled())  // create_graph: the definition's own graph, so this gradient can be differentiated again
-      return differentiate_definition([where](const TensorList& in) { return gelu_tanh_definition(in[0], where); },
-                                      {x}, g);
-    return TensorList{kernels::gelu_tanh_backward(g, x)};
-  }, where);
+  return record_fused(out, "gelu_tanh", {x},
+                      [where](const TensorList& in) { return gelu_tanh_definition(in[0], where); },
+                      [x](const Tensor& g) { return TensorList{kernels::gelu_tanh_backward(g, x)}; }, where);
 }
 
 // out = erf x;  dx = g * 2/sqrt(pi) * e^(-x^2)
