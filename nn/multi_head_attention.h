@@ -1,6 +1,5 @@
 #pragma once
 #include <memory>
-#include <utility>
 
 #include "nn/attention_module.h"
 
@@ -32,27 +31,21 @@ class MultiHeadAttention : public AttentionModule {
   }
 
   // Keys and values projected and split into heads once, so a decoder generating one position at a time can
-  // reuse them (the memory's for cross-attention; its own past positions', growing, for self-attention).
+  // reuse them: the encoder's memory, for cross-attention (a self-attention's own past positions go in a KVCache).
   struct KeyValues {
-    KeyValues() = default;
-    KeyValues(Tensor keys, Tensor values) : k(std::move(keys)), v(std::move(values)) {}
     Tensor k, v;  // [B, H, Lk, dh]
-    // Decoding caches only: [B, H, capacity, dh] views of buffers stored position-major, [B, capacity, H, dh], that
-    // k and v are views into (see append).
-    Tensor k_buffer, v_buffer;
-    // Positions written into the buffers so far, shared by every cache viewing them. A cache shorter than that
-    // (a second branch from the same cache, as beam search makes) must not write into them: it would overwrite
-    // the other branch's newest position, so it takes buffers of its own.
-    std::shared_ptr<std::int64_t> written;
   };
   KeyValues project_key_values(const Tensor& key, const Tensor& value) const;  // key, value: [B, Lk, D]
-  // Appends new positions' keys and values to a cache (an empty cache starts it). new_kv: [B, H, n, dh]
-  // Outside grad mode (decoding) the cache keeps buffers with room to spare, doubling when full as std::vector
-  // does, and writes only the new positions: T steps copy O(T) values, where concatenating would copy O(T^2).
-  // With grad mode on it concatenates, so gradients flow to every cached position.
-  static KeyValues append(const KeyValues& cache, const KeyValues& new_kv);
   // attend() with projected keys and values: query [B, Lq, D] -> output [B, Lq, D], weights [B, H, Lq, Lk]
   AttentionResult attend_projected(const Tensor& query, const KeyValues& kv, const Tensor& mask = Tensor()) const;
+
+  // Causal self-attention, incrementally (nn/kv_cache.h), as CausalSelfAttention::forward_cached with W_o after it.
+  // x: [B, t, D], the t positions after the `length` already cached; k_cache, v_cache: [B, H, capacity, dh] with
+  // positions 0..length-1 filled, length + t <= capacity. Writes the new positions' keys and values at
+  // length..length+t-1, then position length+i attends to positions 0..length+i -> [B, t, D], equal to the last t
+  // rows of attend(x, x, x, causal_mask) on all length+t positions. Inference only: runs under its own NoGradGuard
+  // (the caches are overwritten in place, which a recorded graph could not survive).
+  Tensor forward_cached(const Tensor& x, const Tensor& k_cache, const Tensor& v_cache, std::int64_t length) const;
 
  private:
   MultiHeadAttentionOptions options_;

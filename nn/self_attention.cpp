@@ -53,17 +53,11 @@ AttentionResult CausalSelfAttention::forward(const Tensor& x) const {
   return {merge_heads(r.output), r.weights};
 }
 
-// The new positions' q, k, v [B, H, t, dh] as forward() computes them; k and v go into the caches, and q attends to
-// the cached positions 0..length+t-1 through the same fused op, so the two paths share every kernel.
 Tensor CausalSelfAttention::forward_cached(const Tensor& x, const Tensor& k_cache, const Tensor& v_cache,
                                            std::int64_t length) const {
-  check_cached_attention_inputs("CausalSelfAttention::forward_cached", x, k_cache, v_cache, length, options_.d_model,
-                                options_.n_heads);
   NoGradGuard no_grad;
-  const std::int64_t nh = options_.n_heads;
-  const Tensor q = split_heads(W_q_->forward(x), nh), k = split_heads(W_k_->forward(x), nh),
-               v = split_heads(W_v_->forward(x), nh);  // [B, nh, t, hs]
-  return merge_heads(attend_cached(q, k, v, k_cache, v_cache, length));  // [B, t, C]
+  return attend_cached("CausalSelfAttention::forward_cached", *W_q_, *W_k_, *W_v_, options_.n_heads, x, k_cache,
+                       v_cache, length);  // [B, t, C]
 }
 
 }  // namespace cppgrad::nn

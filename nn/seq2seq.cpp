@@ -131,19 +131,35 @@ Tensor Seq2SeqTransformer::decode(const Tensor& dec_in, const Tensor& memory, co
   return out_->forward(y);  // [B, T, out_vocab]
 }
 
-Seq2SeqTransformer::DecodeState Seq2SeqTransformer::start_decoding(const Tensor& memory, const Tensor& memory_mask) const {
-  DecodeState state{memory, memory_mask, {}, 0};
-  for (const auto& layer : *decoder_) state.layers.push_back(layer->start_decoding(memory));
+Seq2SeqTransformer::DecodeState Seq2SeqTransformer::start_decoding(const Tensor& memory, const Tensor& memory_mask,
+                                                                   std::int64_t max_length) const {
+  if (memory.dim() != 3 || memory.shape()[2] != options_.d_model)
+    throw std::invalid_argument(fmt::format("Seq2SeqTransformer::start_decoding: memory must be [B, S, {}], got {}",
+                                            options_.d_model, shape_str(memory.shape())));
+  if (max_length < 1 || max_length > options_.max_len)
+    throw std::invalid_argument(fmt::format("Seq2SeqTransformer::start_decoding: max_length must be in [1, {}] "
+                                            "(max_len), got {}", options_.max_len, max_length));
+  const std::int64_t H = options_.n_heads;
+  DecodeState state{memory, memory_mask, {},
+                    KVCache(static_cast<std::int64_t>(decoder_->size()), memory.shape()[0], H, max_length,
+                            options_.d_model / H, out_->weight().dtype())};
+  for (const auto& layer : *decoder_) state.memory_kv.push_back(layer->project_memory(memory));
   return state;
 }
 
 Tensor Seq2SeqTransformer::decode_step(DecodeState& state, const Tensor& tokens) const {
   if (tokens.dim() != 1)
     throw std::invalid_argument("decode_step: tokens must be [B], got " + shape_str(tokens.shape()));
-  Tensor y = embed(*tgt_embed_, tgt_pos_.get(), tokens.unsqueeze(1), state.position);  // [B, 1, D]
+  NoGradGuard no_grad;
+  const std::int64_t position = state.self.length;
+  if (position >= state.self.capacity())
+    throw std::invalid_argument(fmt::format("decode_step: position {} is past the {} the state was started for "
+                                            "(start_decoding's max_length)", position, state.self.capacity()));
+  Tensor y = embed(*tgt_embed_, tgt_pos_.get(), tokens.unsqueeze(1), position);  // [B, 1, D]
   for (std::size_t i = 0; i < decoder_->size(); ++i)
-    y = (*decoder_)[i].forward_step(y, state.memory, state.memory_mask, state.layers[i]);
-  ++state.position;
+    y = (*decoder_)[i].forward_cached(y, state.memory, state.memory_mask, state.memory_kv[i], state.self.layers[i],
+                                      position);  // [B, 1, D]
+  state.self.length = position + 1;
   return out_->forward(y).squeeze(1);  // [B, out_vocab]
 }
 

@@ -14,6 +14,7 @@
 
 #include "core/config_table.h"
 #include "nn/embedding.h"
+#include "nn/kv_cache.h"
 #include "nn/linear.h"
 #include "nn/positional.h"
 #include "nn/transformer.h"
@@ -85,15 +86,18 @@ class Seq2SeqTransformer : public Module {
     return decode(dec_in, encode(src, src_mask), src_mask);
   }
 
-  // Incremental decoding: the encoder's memory and every decoder layer's caches. decode_step feeds one token per
-  // row and returns the logits of that position; the predictions equal those of decode() on the whole prefix.
+  // Incremental decoding (nn/kv_cache.h), the GPT's design: the encoder's memory, its keys and values projected once
+  // per decoder layer, and a KVCache with one layer per decoder layer, allocated once for the whole decode.
+  // decode_step feeds one token per row and returns the logits of that position; they equal those of decode() on
+  // the whole prefix. Copying a state shares its cache's buffers (see KVCache).
   struct DecodeState {
-    Tensor memory, memory_mask;
-    std::vector<TransformerDecoderLayer::StepCache> layers;
-    std::int64_t position = 0;
+    Tensor memory, memory_mask;                            // [B, S, D], key padding over S (or undefined)
+    std::vector<MultiHeadAttention::KeyValues> memory_kv;  // per decoder layer: [B, H, S, dh] (scaled-dot cross only)
+    KVCache self;  // per decoder layer: its self-attention's keys and values; self.length = positions decoded so far
   };
-  DecodeState start_decoding(const Tensor& memory, const Tensor& memory_mask = Tensor()) const;
-  // tokens: [B] int64, the decoder input at position state.position -> logits [B, out_vocab]
+  // max_length: the most positions the decode will feed (1..max_len); the caches hold that many.
+  DecodeState start_decoding(const Tensor& memory, const Tensor& memory_mask, std::int64_t max_length) const;
+  // tokens: [B] int64, the decoder input at position state.self.length -> logits [B, out_vocab]. Inference only.
   Tensor decode_step(DecodeState& state, const Tensor& tokens) const;
 
   // forward()'s inputs -> the weights of every attention layer (detached), in order: encoder.i.self_attn, then

@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 
+#include "core/autograd.h"
 #include "core/ops/elementwise.h"
 #include "nn/additive_attention.h"
 #include "nn/attention.h"
@@ -128,28 +129,29 @@ TransformerDecoderLayer::Attended TransformerDecoderLayer::forward_with_attentio
   return out;
 }
 
-TransformerDecoderLayer::StepCache TransformerDecoderLayer::start_decoding(const Tensor& memory) const {
-  StepCache cache;
-  if (const auto* mha = dynamic_cast<const MultiHeadAttention*>(cross_attn_.get()))
-    cache.cross = mha->project_key_values(memory, memory);
-  return cache;
+MultiHeadAttention::KeyValues TransformerDecoderLayer::project_memory(const Tensor& memory) const {
+  const auto* mha = dynamic_cast<const MultiHeadAttention*>(cross_attn_.get());
+  return mha ? mha->project_key_values(memory, memory) : MultiHeadAttention::KeyValues{};  // [B, H, S, dh]
 }
 
-Tensor TransformerDecoderLayer::forward_step(const Tensor& x_t, const Tensor& memory, const Tensor& memory_mask,
-                                             StepCache& cache) const {
-  // The new position may attend to every cached position and itself: no mask is needed.
-  auto self_block = [&](const Tensor& h) {
-    cache.self = MultiHeadAttention::append(cache.self, self_attn_->project_key_values(h, h));
-    AttentionResult r = self_attn_->attend_projected(h, cache.self);  // [B, 1, D], weights [B, H, 1, t+1]
-    return residual_dropout(r.output);
+Tensor TransformerDecoderLayer::forward_cached(const Tensor& x, const Tensor& memory, const Tensor& memory_mask,
+                                               const MultiHeadAttention::KeyValues& memory_kv,
+                                               const KVCache::Layer& self, std::int64_t length) const {
+  const auto* mha = dynamic_cast<const MultiHeadAttention*>(cross_attn_.get());
+  if (mha && !memory_kv.k.defined())
+    throw std::invalid_argument("TransformerDecoderLayer::forward_cached: multi-head cross-attention needs memory_kv, "
+                                "the memory's projected keys and values (project_memory), got none for memory " +
+                                shape_str(memory.shape()));
+  NoGradGuard no_grad;
+  auto self_block = [&](const Tensor& h) {  // the new positions attend to the cached ones and, causally, each other
+    return residual_dropout(self_attn_->forward_cached(h, self.k, self.v, length));  // [B, t, D]
   };
   auto cross_block = [&](const Tensor& h) {
-    const auto* mha = dynamic_cast<const MultiHeadAttention*>(cross_attn_.get());
-    AttentionResult r = mha ? mha->attend_projected(h, cache.cross, memory_mask)
-                            : cross_attn_->attend(h, memory, memory, memory_mask);  // [B, 1, D]
+    AttentionResult r = mha ? mha->attend_projected(h, memory_kv, memory_mask)
+                            : cross_attn_->attend(h, memory, memory, memory_mask);  // [B, t, D]
     return residual_dropout(r.output);
   };
-  return sublayers(x_t, self_block, cross_block);
+  return sublayers(x, self_block, cross_block);
 }
 
 }  // namespace cppgrad::nn

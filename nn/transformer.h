@@ -12,6 +12,7 @@
 #include "nn/attention_module.h"
 #include "nn/dropout.h"
 #include "nn/feed_forward.h"
+#include "nn/kv_cache.h"
 #include "nn/layer_norm.h"
 #include "nn/multi_head_attention.h"
 
@@ -82,16 +83,19 @@ class TransformerDecoderLayer : public Module {
   Attended forward_with_attention(const Tensor& x, const Tensor& memory, const Tensor& self_mask = Tensor(),
                                   const Tensor& memory_mask = Tensor()) const;
 
-  // Incremental decoding, one position at a time. The cache holds the keys and values of every position
-  // decoded so far (self-attention) and the projected memory (multi-head cross-attention), so each step costs
-  // O(t) instead of re-running the whole prefix. Gives the same outputs as forward() on the full prefix.
-  struct StepCache {
-    MultiHeadAttention::KeyValues self;   // [B, H, t, dh], grows by one position per step
-    MultiHeadAttention::KeyValues cross;  // [B, H, S, dh], projected once (scaled-dot cross-attention only)
-  };
-  StepCache start_decoding(const Tensor& memory) const;
-  // x_t: [B, 1, D] (the new position)  memory: [B, S, D] -> [B, 1, D]
-  Tensor forward_step(const Tensor& x_t, const Tensor& memory, const Tensor& memory_mask, StepCache& cache) const;
+  // Incremental decoding (nn/kv_cache.h), as a GPT's Block::forward_cached: the self-attention's keys and values of
+  // every position decoded so far sit in `self`, one layer of a KVCache allocated once for the whole decode, and the
+  // multi-head cross-attention reads the memory's keys and values projected once (project_memory), so each new
+  // position costs O(t) instead of re-running the prefix.
+  //   project_memory: memory [B, S, D] -> keys and values [B, H, S, dh] (undefined for the single-head kinds, which
+  //   attend to the memory itself)
+  MultiHeadAttention::KeyValues project_memory(const Tensor& memory) const;
+  // x: [B, t, D], the t positions after the `length` in self ([B, H, capacity, dh]); memory: [B, S, D];
+  // memory_kv: project_memory(memory) -> [B, t, D], equal to the last t rows of forward() on all length+t
+  // positions. Writes the new positions' keys and values into self. Inference only: runs under its own NoGradGuard.
+  Tensor forward_cached(const Tensor& x, const Tensor& memory, const Tensor& memory_mask,
+                        const MultiHeadAttention::KeyValues& memory_kv, const KVCache::Layer& self,
+                        std::int64_t length) const;
 
  private:
   Tensor residual_dropout(const Tensor& x) const { return dropout_ ? dropout_->forward(x) : x; }

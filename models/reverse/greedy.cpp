@@ -39,7 +39,8 @@ Tensor greedy_loop(std::int64_t B, const data::ReversalConfig& config, NextLogit
 Tensor greedy_decode(const nn::Seq2SeqTransformer& model, const Tensor& src, const Tensor& src_mask,
                      const data::ReversalConfig& config) {
   NoGradGuard no_grad;
-  nn::Seq2SeqTransformer::DecodeState state = model.start_decoding(model.encode(src, src_mask), src_mask);
+  nn::Seq2SeqTransformer::DecodeState state =
+      model.start_decoding(model.encode(src, src_mask), src_mask, config.target_len());
   return greedy_loop(src.shape()[0], config,
                      [&](std::int64_t, const Tensor& token) { return model.decode_step(state, token); });
 }

@@ -8,7 +8,8 @@ namespace cppgrad::reverse {
 // src: [B, S] int64  src_mask: [B, 1, 1, S] or undefined -> predictions [B, T] int64 (T = target length).
 // With variable lengths a row stops at its first EOS and is PAD-filled after it; decoding stops early once
 // every row has stopped. Runs in eval mode without building a graph.
-// Incremental: the encoder runs once and each step feeds only the newest token through the decoder's caches.
+// Incremental: the encoder runs once and each step feeds only the newest token through the decoder's KV cache
+// (nn/kv_cache.h, allocated once for the target length).
 Tensor greedy_decode(const nn::Seq2SeqTransformer& model, const Tensor& src, const Tensor& src_mask,
                      const data::ReversalConfig& config);
 // The readable reference: every step re-decodes the whole prefix. Same predictions (a test holds them equal).

@@ -39,21 +39,5 @@ TEST(Greedy, IncrementalDecodingPredictsExactlyWhatFullDecodingPredicts) {
       }
 }
 
-TEST(Greedy, DecodeStepLogitsEqualFullDecodeLogits) {
-  nn::Seq2SeqTransformer model = make_model(nn::CrossAttentionKind::ScaledDot, false, 8, 4);
-  model.to(DType::Float64);
-  NoGradGuard no_grad;
-  Generator gen(5);
-  Tensor src = Tensor::randint(1, 8, {3, 6}, gen), dec = Tensor::randint(1, 10, {3, 6}, gen);
-  const Tensor memory = model.encode(src);
-  const Tensor full = model.decode(dec, memory);  // [3, 6, 8]
-  auto state = model.start_decoding(memory);
-  for (std::int64_t t = 0; t < 6; ++t) {
-    const auto step = model.decode_step(state, dec.select(1, t).contiguous()).to_vector<double>();
-    const auto want = full.select(1, t).contiguous().to_vector<double>();
-    for (std::size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(step[i], want[i], 1e-12) << "position " << t;
-  }
-}
-
 }  // namespace
 }  // namespace cppgrad

@@ -50,14 +50,6 @@ Tensor full_logits(const GPT& model, const Tensor& idx) {
   return model.forward(idx).logits;
 }
 
-double max_abs_diff(const Tensor& a, const Tensor& b) {
-  EXPECT_EQ(a.shape(), b.shape());
-  const std::vector<double> x = a.to_double_vector(), y = b.to_double_vector();
-  double m = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) m = std::max(m, std::abs(x[i] - y[i]));
-  return m;
-}
-
 const std::vector<std::vector<std::int64_t>>& feeds() {  // each sums to block_size = 12
   static const std::vector<std::vector<std::int64_t>> f = {
       {12}, std::vector<std::int64_t>(12, 1), {5, 1, 1, 3, 2}, {1, 11}};
@@ -71,7 +63,7 @@ TEST(KVCache, CachedLogitsEqualTheFullForwardsInFloat64) {
   const GPT& model = *owned;
   const Tensor idx = test::random_ids({2, 12}, 0, 11, 1);
   const Tensor want = full_logits(model, idx);
-  for (const auto& chunks : feeds()) EXPECT_LE(max_abs_diff(cached_logits(model, idx, chunks), want), 1e-12);
+  for (const auto& chunks : feeds()) EXPECT_LE(test::max_abs_diff(cached_logits(model, idx, chunks), want), 1e-12);
 }
 
 // float32 takes the fast kernels, whose blocking depends on the shapes (a one-query step groups heads eight to a
@@ -88,7 +80,7 @@ TEST(KVCache, CachedLogitsEqualTheFullForwardsInFloat32) {
   const Tensor idx = test::random_ids({2, 12}, 0, 11, 2);
   const Tensor want = full_logits(model, idx);
   for (const auto& chunks : feeds())
-    EXPECT_LE(max_abs_diff(cached_logits(model, idx, chunks), want), kFloat32Tolerance);
+    EXPECT_LE(test::max_abs_diff(cached_logits(model, idx, chunks), want), kFloat32Tolerance);
 }
 
 // The comparison above can fail: a cache that loses a position after the third token (the next token then sits one
@@ -103,7 +95,7 @@ TEST(KVCache, BrokenCacheFailsTheComparison) {
     const Tensor got = cached_logits(model, idx, std::vector<std::int64_t>(10, 1), [&](KVCache& c) {
       if (++steps == 3) c.length += shift;
     });
-    EXPECT_GT(max_abs_diff(got, want), 100 * kFloat32Tolerance) << "shift " << shift;
+    EXPECT_GT(test::max_abs_diff(got, want), 100 * kFloat32Tolerance) << "shift " << shift;
   }
 }
 
@@ -172,7 +164,7 @@ void expect_cached_equals_forward(const Attention& attn, Generator& gen, const s
   Tensor got = Tensor::zeros({2, 5, 6}, DType::Float64);
   got.slice(1, 0, 3).copy_(attn.forward_cached(x.slice(1, 0, 3), k, v, 0));
   got.slice(1, 3, 5).copy_(attn.forward_cached(x.slice(1, 3, 5), k, v, 3));
-  EXPECT_LE(max_abs_diff(got, want), 1e-14) << name;
+  EXPECT_LE(test::max_abs_diff(got, want), 1e-14) << name;
   EXPECT_THROW_MSG(attn.forward_cached(x.slice(1, 0, 3), k, v, 5), std::invalid_argument,
                    name + "::forward_cached: cannot add 3 positions to 5 cached, the caches hold 7");
 }

@@ -141,47 +141,6 @@ TEST(Module, AReplicaSharesParameterValuesButKeepsItsOwnGradients) {
   EXPECT_THROW_MSG(wider.share_parameters_with(model), std::invalid_argument, "parameter 'weight' [2, 4]");
 }
 
-TEST(Module, DecodingKeyValueCacheAppendsInPlaceAndEqualsConcatenation) {
-  Generator gen(9);
-  using KV = MultiHeadAttention::KeyValues;
-  std::vector<KV> steps;
-  for (int t = 0; t < 11; ++t) steps.push_back({Tensor::randn({2, 3, 1, 4}, gen), Tensor::randn({2, 3, 1, 4}, gen)});
-  NoGradGuard no_grad;
-  KV cache;
-  const void* buffer_before = nullptr;
-  for (int t = 0; t < 11; ++t) {
-    cache = MultiHeadAttention::append(cache, steps[t]);
-    if (t == 1) buffer_before = cache.k_buffer.data<float>();
-    if (t == 5) {
-      EXPECT_EQ(cache.k_buffer.data<float>(), buffer_before) << "appending within capacity must not reallocate";
-    }
-  }
-  std::vector<Tensor> ks, vs;
-  for (const KV& s : steps) ks.push_back(s.k), vs.push_back(s.v);
-  EXPECT_EQ(cache.k.shape(), (Shape{2, 3, 11, 4}));
-  EXPECT_EQ(cache.k.contiguous().to_vector<float>(), cat(ks, 2).to_vector<float>());
-  EXPECT_EQ(cache.v.contiguous().to_vector<float>(), cat(vs, 2).to_vector<float>());
-}
-
-TEST(Module, TwoBranchesFromOneDecodingCacheKeepTheirOwnPositions) {
-  // Beam search appends different tokens to copies of one cache. Both appends fit the shared buffer's capacity, so
-  // the second must not write where the first's newest position lives.
-  Generator gen(10);
-  using KV = MultiHeadAttention::KeyValues;
-  auto step = [&] { return KV{Tensor::randn({2, 3, 1, 4}, gen), Tensor::randn({2, 3, 1, 4}, gen)}; };
-  NoGradGuard no_grad;
-  const KV first = step(), a = step(), b = step();
-  const KV cache = MultiHeadAttention::append(KV(), first);
-  const KV branch_a = MultiHeadAttention::append(cache, a);
-  const KV branch_b = MultiHeadAttention::append(cache, b);
-  EXPECT_EQ(branch_a.k.contiguous().to_vector<float>(), cat({first.k, a.k}, 2).to_vector<float>());
-  EXPECT_EQ(branch_a.v.contiguous().to_vector<float>(), cat({first.v, a.v}, 2).to_vector<float>());
-  EXPECT_EQ(branch_b.k.contiguous().to_vector<float>(), cat({first.k, b.k}, 2).to_vector<float>());
-  // The first branch keeps appending in place.
-  const KV longer = MultiHeadAttention::append(branch_a, step());
-  EXPECT_EQ(longer.k_buffer.data<float>(), branch_a.k_buffer.data<float>());
-}
-
 TEST(Module, TrainAndEvalReachEverySubmoduleAndDropoutObeys) {
   Generator gen(5);
   Seq2SeqOptions o = small_options();
