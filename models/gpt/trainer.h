@@ -89,7 +89,8 @@ class Trainer {
 
   // One optimisation step on a random batch of the training split: forward and backward of the batch's --shards
   // shards on the threads' replicas, their gradients summed in a fixed tree (so any number of threads gives the same
-  // weights), clipping, AdamW. Returns the batch's mean loss.
+  // weights), clipping, AdamW. Returns the batch's mean loss; a loss that is not finite skipped the update, and run()
+  // stops there (train::StepLoop's diverged-run guard), a caller of this alone decides for itself.
   double train_step();
   Evaluation evaluate();  // the validation loss now; appended to history()
 
