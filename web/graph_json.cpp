@@ -8,6 +8,7 @@
 #include "core/autograd.h"
 #include "core/graph_dot.h"
 #include "core/generator.h"
+#include "core/ops/attention.h"
 #include "core/ops/elementwise.h"
 #include "core/ops/matmul.h"
 #include "core/ops/reduce.h"
@@ -81,6 +82,8 @@ std::string expression_json() {
 
 // One causal head over x [T=3, C=4] with projections [C, 4]: q, k, v = x Wq, x Wk, x Wv; scores = q k^T / sqrt(4)
 // [3, 3]; the positions after the query masked to -inf; softmax over keys; y = att v [3, 4]; loss = mean(y^2).
+// Written out op by op, so each step is a node the page can name; the masking is the library's one
+// (apply_attention_mask: where(mask, scores, -inf)), as every attention masks.
 std::string head_json() {
   Generator gen(0);
   const auto random = [&](const Shape& shape) {
@@ -91,9 +94,9 @@ std::string head_json() {
   const Tensor x = random({3, 4}), wq = random({4, 4}), wk = random({4, 4}), wv = random({4, 4});
   const Tensor q = matmul(x, wq), k = matmul(x, wk), v = matmul(x, wv);
   const Tensor scores = mul(matmul(q, k.t()), 1.0 / std::sqrt(4.0));
-  // future[i][j]: key j comes after query i (what a causal head may not read).
-  const Tensor future = Tensor::from_vector(std::vector<double>{0, 1, 1, 0, 0, 1, 0, 0, 0}, {3, 3}, DType::Bool);
-  const Tensor att = softmax(masked_fill(scores, future, -INFINITY), -1);
+  // causal[i][j]: query i may read key j, j <= i (true = may attend, as every mask of the library).
+  const Tensor causal = Tensor::from_vector(std::vector<double>{1, 0, 0, 1, 1, 0, 1, 1, 1}, {3, 3}, DType::Bool);
+  const Tensor att = softmax(apply_attention_mask(scores, causal, "head"), -1);
   const Tensor y = matmul(att, v);
   const Tensor loss = mean(mul(y, y));
   return graph_json(loss, {{x.impl_ptr().get(), "x"}, {wq.impl_ptr().get(), "Wq"}, {wk.impl_ptr().get(), "Wk"},

@@ -386,7 +386,7 @@ TEST(WebGraph, TheHeadHasItsOpsShapesAndGradients) {
   std::set<std::string> ops;
   for (const auto& node : g["nodes"]) ops.insert(node["op"].get<std::string>());
   // mean() is a sum times 1/n.
-  for (const char* op : {"matmul", "softmax", "masked_fill", "sum"}) EXPECT_TRUE(ops.count(op)) << op;
+  for (const char* op : {"matmul", "softmax", "where", "sum"}) EXPECT_TRUE(ops.count(op)) << op;
   // The projections, the scores and the weights carry the names the lesson uses, not only their ops.
   for (const char* name : {"q", "k", "v", "scores"}) {
     const nlohmann::json& n = node_labelled(g, name);
