@@ -3,8 +3,9 @@
 // attention, the MLP, the block, the model. This header and nn/gpt.cpp are the whole GPT; the third file to read is
 // nn/attention.h (scaled dot-product attention and the causal mask, written out in ops). A piece only the GPT uses (a
 // norm, an activation, a position scheme, with its config field) is written here and in nn/gpt.cpp, beside the parts
-// that use it, as nanoGPT's LayerNorm is a class in its model.py; it moves to a file of its own in nn/ when a second
-// model needs it (docs/add-a-module.md).
+// that use it, as nanoGPT's LayerNorm is a class in its model.py, and named for the GPT as GPTAttention is, so it
+// cannot take the name of a library module (docs/add-a-module.md builds nn::RMSNorm beside this header); it moves to
+// a file of its own in nn/ when a second model needs it.
 //
 //   x = drop(wte(idx) + wpe(0..T-1))     [B, T, C]   a token's meaning plus its position
 //   x = x + attn(ln_1(x))                [B, T, C]   each block: positions read the positions up to them...
