@@ -97,7 +97,14 @@ bool run_training(Trainer& t, train::TrainOutputs& out, train::ProcessLink* proc
   const auto on_step = [&](std::int64_t step, double loss, double tokens_per_s) {
     if (!out.quiet) bar.update(step, loss, tokens_per_s);
   };
+  std::optional<train::ProgressBar> eval_bar;  // an evaluation's, in the step bar's place (chunks known at its start)
+  const auto on_eval_chunk = [&](std::int64_t done, std::int64_t total, double loss) {
+    if (out.quiet) return;
+    if (!eval_bar) eval_bar.emplace(stdout, "eval", total, "chunks/s");
+    eval_bar->tick(done, loss, /*first=*/1);  // its clock starts as the first chunk ends
+  };
   const auto on_eval = [&](const Evaluation& e) {
+    eval_bar.reset();
     bar.finish();
     if (!out.quiet) fmt::print("{}", evaluation_line(e, t.config().steps));
     std::fflush(stdout);
@@ -107,7 +114,7 @@ bool run_training(Trainer& t, train::TrainOutputs& out, train::ProcessLink* proc
   };
   train::catch_stop_signals();  // from here Ctrl-C and SIGTERM stop at the next step boundary (train/stop.h)
   try {
-    t.run(on_step, on_eval, [&] { return cli::stop_requested(processes); });
+    t.run(on_step, on_eval, [&] { return cli::stop_requested(processes); }, on_eval_chunk);
   } catch (const train::TrainingStopped&) {
     return false;
   }

@@ -123,8 +123,7 @@ std::int64_t target_bytes(const Tensor& targets, const std::vector<std::int64_t>
 // chunks of eval_chunk_rows.
 template <typename Splits>
 SplitLoss loss_over(const nn::GPT& model, const Splits& s, std::int64_t T, data::Split split,
-                    const std::vector<std::int64_t>& bytes_of,
-                    const std::function<void(std::int64_t, std::int64_t)>& on_chunk) {
+                    const std::vector<std::int64_t>& bytes_of, const EvalProgress& on_chunk) {
   const std::vector<std::int64_t> rows = data::eval_rows(s, split, T);
   const std::int64_t n = std::ssize(rows), rows_per_chunk = eval_chunk_rows(T, model.config().vocab_size);
   const std::int64_t chunks = (n + rows_per_chunk - 1) / rows_per_chunk;
@@ -139,7 +138,7 @@ SplitLoss loss_over(const nn::GPT& model, const Splits& s, std::int64_t T, data:
     sum += o.loss.item() * static_cast<double>(b.tokens);
     out.tokens += b.tokens;
     out.bytes += target_bytes(b.targets, bytes_of);
-    if (on_chunk) on_chunk(c + 1, chunks);
+    if (on_chunk) on_chunk(c + 1, chunks, sum / static_cast<double>(out.tokens));
   }
   out.loss = out.tokens > 0 ? sum / static_cast<double>(out.tokens) : 0.0;
   return out;
@@ -156,7 +155,7 @@ double SplitLoss::bits_per_nat() const {
 }
 
 SplitLoss split_loss(const nn::GPT& model, const data::TextCorpus& corpus, bool validation,
-                     const std::function<void(std::int64_t, std::int64_t)>& on_chunk) {
+                     const EvalProgress& on_chunk) {
   NoGradGuard no_grad;
   const data::Split split = validation ? data::Split::validation : data::Split::train;
   const std::vector<std::int64_t> bytes_of = token_byte_lengths(corpus.tokenizer);
@@ -222,7 +221,7 @@ double Trainer::train_step() {
   return loss;
 }
 
-Evaluation Trainer::evaluate() {
+Evaluation Trainer::evaluate(const EvalProgress& on_chunk) {
   // The last step's blocks, cached for the next step, are not the sizes an evaluation asks for: give them back first,
   // or the evaluation's logits come on top of them (GPT-2 124M's peak, docs/performance.md). The next step takes
   // fresh blocks once; the numbers are the same.
@@ -231,7 +230,7 @@ Evaluation Trainer::evaluate() {
   Evaluation e;
   e.step = step_;
   e.train_loss = steps_since_eval_ > 0 ? loss_sum_ / static_cast<double>(steps_since_eval_) : std::nan("");
-  const SplitLoss val = split_loss(model(), corpus_, /*validation=*/true);
+  const SplitLoss val = split_loss(model(), corpus_, /*validation=*/true, on_chunk);
   e.val_loss = val.loss, e.val_bpb = val.bits_per_byte();
   // A resumed run's earlier evaluations came from the checkpoint without val_bpb: the same split gives their factor.
   for (Evaluation& earlier : history_) earlier.val_bpb = earlier.val_loss * val.bits_per_nat();
@@ -247,14 +246,15 @@ Evaluation Trainer::evaluate() {
   return e;
 }
 
-void Trainer::run(const StepCallback& on_step, const EvalCallback& on_eval, const StopCheck& stop) {
-  run_until(config_.steps, on_step, on_eval, stop);
+void Trainer::run(const StepCallback& on_step, const EvalCallback& on_eval, const StopCheck& stop,
+                  const EvalProgress& on_eval_chunk) {
+  run_until(config_.steps, on_step, on_eval, stop, on_eval_chunk);
 }
 
 // The loop: train::StepLoop says when (the last step, a chunk's end, a stop asked for, an evaluation due) and guards
 // against a diverged loss; the step, its timing and the evaluation are the trainer's, what is shown the caller's.
 void Trainer::run_until(std::int64_t last, const StepCallback& on_step, const EvalCallback& on_eval,
-                        const StopCheck& stop) {
+                        const StopCheck& stop, const EvalProgress& on_eval_chunk) {
   const std::int64_t first = step_;
   double session_s = 0;
   train::StepLoop loop({.steps = config_.steps, .eval_every = config_.eval_every, .until = last, .stop = stop});
@@ -267,7 +267,7 @@ void Trainer::run_until(std::int64_t last, const StepCallback& on_step, const Ev
     const bool evaluation_due = loop.stepped(step_, loss);
     if (on_step) on_step(step_, loss, static_cast<double>((step_ - first) * tokens_per_step()) / std::max(session_s, 1e-9));
     if (evaluation_due) {
-      const Evaluation e = evaluate();
+      const Evaluation e = evaluate(on_eval_chunk);
       if (on_eval) on_eval(e);
     }
   }

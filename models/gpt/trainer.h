@@ -40,7 +40,7 @@ data::TextCorpus read_corpus(const TrainConfig& config, std::int64_t context, co
 std::vector<std::int64_t> token_byte_lengths(const data::Tokenizer& tokenizer);
 
 // Mean loss in nats per predicted token of `model` over a split (of lines or of a running text), in fixed order, under
-// no-grad; `on_chunk(done, total)` reports progress. The sum over chunks is taken in order: reproducible.
+// no-grad; `on_chunk` reports progress after each chunk. The sum over chunks is taken in order: reproducible.
 // The chunks hold eval_chunk_rows(T, V) rows of T tokens: about 16k tokens, fewer where the vocabulary is large, so
 // that a chunk's logits stay within 2^24 floats (64 MB; at GPT-2's 50,257, 16k tokens' logits would be 3.3 GB).
 std::int64_t eval_chunk_rows(std::int64_t context, std::int64_t vocab);
@@ -54,8 +54,10 @@ struct SplitLoss {
   double bits_per_nat() const;
   double bits_per_byte() const { return loss * bits_per_nat(); }
 };
+// An evaluation's progress: chunks done of all, and the mean loss over the tokens read so far (nats per token).
+using EvalProgress = std::function<void(std::int64_t done, std::int64_t total, double loss_so_far)>;
 SplitLoss split_loss(const nn::GPT& model, const data::TextCorpus& corpus, bool validation,
-                     const std::function<void(std::int64_t, std::int64_t)>& on_chunk = nullptr);
+                     const EvalProgress& on_chunk = nullptr);
 
 class Trainer {
  public:
@@ -77,10 +79,13 @@ class Trainer {
   // train::TrainingDiverged at the first step whose loss is not finite (nothing of it is kept), and
   // train::TrainingStopped when `stop` says so between two steps (save() then writes a checkpoint that resumes
   // exactly).
-  void run(const StepCallback& on_step, const EvalCallback& on_eval, const StopCheck& stop);
+  // on_eval_chunk: each evaluation's progress, chunk by chunk (a long one, at GPT-2's size, takes minutes).
+  void run(const StepCallback& on_step, const EvalCallback& on_eval, const StopCheck& stop,
+           const EvalProgress& on_eval_chunk = nullptr);
   // The same up to step min(last, config().steps) and no further: a caller that trains in chunks (the browser page,
   // web/session.h) calls it again with a later `last`, and the steps, evaluations and checkpoints are run()'s.
-  void run_until(std::int64_t last, const StepCallback& on_step, const EvalCallback& on_eval, const StopCheck& stop);
+  void run_until(std::int64_t last, const StepCallback& on_step, const EvalCallback& on_eval, const StopCheck& stop,
+                 const EvalProgress& on_eval_chunk = nullptr);
 
   // Trains on to `steps` in all, as `train --resume CKPT --steps N` would: the run's config and its schedule's length
   // become `steps` (the browser page's steps box). Throws std::invalid_argument if `steps` is not more than the steps
@@ -92,7 +97,7 @@ class Trainer {
   // weights), clipping, AdamW. Returns the batch's mean loss; a loss that is not finite skipped the update, and run()
   // stops there (train::StepLoop's diverged-run guard), a caller of this alone decides for itself.
   double train_step();
-  Evaluation evaluate();  // the validation loss now; appended to history()
+  Evaluation evaluate(const EvalProgress& on_chunk = nullptr);  // the validation loss now; appended to history()
 
   const TrainConfig& config() const { return config_; }
   const data::TextCorpus& corpus() const { return corpus_; }

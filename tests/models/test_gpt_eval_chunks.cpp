@@ -2,6 +2,10 @@
 // chunk, fewer where the vocabulary is large, so that a chunk's logits stay within 2^24 floats whatever the tokenizer.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <vector>
+
+#include "gpt_small_run.h"
 #include "models/gpt/trainer.h"
 
 namespace cppgrad {
@@ -18,6 +22,32 @@ TEST(GptEvalChunks, SixteenThousandTokensUnlessTheLogitsWouldPassTheBound) {
   EXPECT_LE(gpt::eval_chunk_rows(64, 50257) * 64 * 50257, std::int64_t{1} << 24);
   EXPECT_EQ(gpt::eval_chunk_rows(1024, 50257), 1);
   EXPECT_EQ(gpt::eval_chunk_rows(100000, 70), 1);  // never none
+}
+
+TEST(GptEvalChunks, AnEvaluationReportsEachChunkAndTheLossSoFarEndsAtItsResult) {
+  // A running text long enough for a validation split of several chunks: 8-token windows, 2048 a chunk.
+  test::GptSmallRun run;
+  {
+    std::ofstream out(run.data);
+    for (int i = 0; i < 40'000; ++i) out << std::string(1 + i % 6, static_cast<char>('a' + i % 7)) << "\n";
+  }
+  gpt::Trainer t(run.config(1, data::TextFormat::text));
+  struct Report {
+    std::int64_t done, total;
+    double loss;
+  };
+  std::vector<Report> reports;
+  const gpt::Evaluation e = t.evaluate([&](std::int64_t done, std::int64_t total, double loss) {
+    reports.push_back({done, total, loss});
+  });
+  ASSERT_GE(reports.size(), 2u) << "the split should span chunks";
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    EXPECT_EQ(reports[i].done, static_cast<std::int64_t>(i + 1));
+    EXPECT_EQ(reports[i].total, static_cast<std::int64_t>(reports.size()));
+    EXPECT_GT(reports[i].loss, 0.0);
+  }
+  EXPECT_EQ(reports.back().loss, e.val_loss) << "the last mean so far is the evaluation's loss, the same bits";
+  EXPECT_NE(reports.front().loss, e.val_loss) << "the first is the first chunk's alone";
 }
 
 }  // namespace
