@@ -4,15 +4,13 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
-#include <charconv>
 #include <chrono>
 #include <cxxopts.hpp>
 #include <optional>
 #include <stdexcept>
 
 #include "core/atomic_file.h"
-#include "core/message_text.h"
+#include "data/token_ids_text.h"
 #include "data/tokenizer.h"
 #include "data/utf8.h"
 #include "models/gpt/trainer.h"
@@ -42,7 +40,7 @@ void write_stdout(std::string_view bytes) { write_all(STDOUT_FILENO, bytes.data(
 void write_ids(std::span<const std::int64_t> ids) {
   constexpr std::size_t kChunk = 1 << 16;
   for (std::size_t at = 0; at < ids.size() || at == 0; at += kChunk) {
-    std::string text = ids_text(ids.subspan(at, std::min(kChunk, ids.size() - at)));
+    std::string text = data::ids_text(ids.subspan(at, std::min(kChunk, ids.size() - at)));
     if (at + kChunk < ids.size()) text.back() = ' ';  // the line goes on in the next chunk
     write_stdout(text);
   }
@@ -116,12 +114,12 @@ int cmd_lengths(int argc, char** argv) {
   if (tokenizer == "char") {
     const std::string path = required(r, "lengths", "data", "FILE (with --tokenizer char: the text whose characters "
                                                             "are the vocabulary)");
-    write_stdout(ids_text(token_byte_lengths(chars_of(read_bytes("--data", path), path))));
+    write_stdout(data::ids_text(token_byte_lengths(chars_of(read_bytes("--data", path), path))));
     return 0;
   }
   if (r.count("data")) throw UsageError(fmt::format("--data: --tokenizer {} has its own vocabulary; --data is for char",
                                                     tokenizer));
-  write_stdout(ids_text(token_byte_lengths(data::Tokenizer(load_tokenizer(tokenizer)))));
+  write_stdout(data::ids_text(token_byte_lengths(data::Tokenizer(load_tokenizer(tokenizer)))));
   return 0;
 }
 
@@ -136,7 +134,7 @@ int cmd_decode(int argc, char** argv) {
   const data::BpeTokenizer tok = load_tokenizer(tokenizer);
   std::vector<std::int64_t> ids;
   try {
-    ids = parse_ids(text, tok.size(), "--data '" + path + "'");
+    ids = data::parse_ids(text, tok.size(), "--data '" + path + "'");
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
@@ -234,38 +232,6 @@ data::BpeTokenizer load_tokenizer(const std::string& text) {
   } catch (const std::exception& e) {
     throw UsageError(fmt::format("--tokenizer {}: {}", text, e.what()));
   }
-}
-
-std::string ids_text(std::span<const std::int64_t> ids) {
-  std::string out(ids.size() * 21 + 1, '\0');  // 20 characters hold any int64, then a separator
-  char* p = out.data();
-  for (std::size_t i = 0; i < ids.size(); ++i) {
-    if (i > 0) *p++ = ' ';
-    p = std::to_chars(p, out.data() + out.size(), ids[i]).ptr;
-  }
-  *p++ = '\n';
-  out.resize(static_cast<std::size_t>(p - out.data()));
-  return out;
-}
-
-
-std::vector<std::int64_t> parse_ids(std::string_view text, std::int64_t vocab_size, const std::string& source) {
-  std::vector<std::int64_t> ids;
-  const auto space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
-  for (std::size_t i = 0; i < text.size();) {
-    if (space(text[i])) { ++i; continue; }
-    std::size_t end = i;
-    while (end < text.size() && !space(text[end])) ++end;
-    const std::string_view word = text.substr(i, end - i);
-    std::int64_t id = -1;
-    const auto [ptr, ec] = std::from_chars(word.data(), word.data() + word.size(), id);
-    if (ec != std::errc() || ptr != word.data() + word.size() || id < 0 || id >= vocab_size)
-      throw std::invalid_argument(fmt::format("{}: id {} is {}, not a token id of this tokenizer (0..{})", source,
-                                              ids.size() + 1, quoted_text(word, 40), vocab_size - 1));
-    ids.push_back(id);
-    i = end;
-  }
-  return ids;
 }
 
 int cmd_tokenize(int argc, char** argv) {

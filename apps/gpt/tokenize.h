@@ -10,11 +10,7 @@
 // "<|endoftext|>" as its token), so its output is the reference ids' format (tests/golden/README.md). Any bytes
 // encode, invalid UTF-8 included, and decode(encode(x)) == x. `--tokenizer char` numbers the --data file's characters
 // as `train --format text` does, so its ids are the ones a character run reads.
-#include <cstdint>
-#include <span>
 #include <string>
-#include <string_view>
-#include <vector>
 
 #include "data/bpe.h"
 
@@ -25,13 +21,6 @@ namespace cppgrad::gpt {
 // their --data instead), or a file that cannot be read, is a
 // train::UsageError naming the value.
 data::BpeTokenizer load_tokenizer(const std::string& text);
-
-// The ids as text: decimal, one space between two, a newline after the last ("\n" for none).
-std::string ids_text(std::span<const std::int64_t> ids);
-
-// The ids of such a text (any whitespace between them); throws std::invalid_argument naming `source`, the id's
-// position (1-based) and its text for anything that is not a whole number in [0, vocab_size).
-std::vector<std::int64_t> parse_ids(std::string_view text, std::int64_t vocab_size, const std::string& source);
 
 // The `tokenize` command: argv[0] is "tokenize", argv[1] the subcommand (encode, decode, lengths, train).
 int cmd_tokenize(int argc, char** argv);

@@ -75,6 +75,7 @@
 #include "data/text_corpus.h"
 #include "data/text_split.h"
 #include "data/token_batch.h"
+#include "data/token_ids_text.h"
 #include "data/token_labels.h"
 #include "data/tokenizer.h"
 #include "data/utf8.h"
