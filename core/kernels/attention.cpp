@@ -5,10 +5,10 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <vector>
 
 #include "core/kernels/exp.h"
 #include "core/kernels/gemm.h"
+#include "core/kernels/scratch.h"
 #include "core/kernels/simd.h"
 
 namespace cppgrad::kernels {
@@ -20,12 +20,11 @@ bool allowed(const AttentionHead<T>& h, std::int64_t i, std::int64_t j) {
   return h.mask == nullptr || h.mask[i * h.mask_rs + j * h.mask_cs];
 }
 
-// Scratch reused by every call on a thread: its contents never outlive a call.
+// Scratch reused by every call on a thread: its contents never outlive a call (core/kernels/scratch.h).
 template <typename V>
 V* scratch(std::size_t n) {
-  thread_local std::vector<V> buffer;
-  if (buffer.size() < n) buffer.resize(n);
-  return buffer.data();
+  thread_local ScratchBuffer<V> buffer;
+  return buffer.get(n);
 }
 
 }  // namespace

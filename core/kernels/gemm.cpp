@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
-#include <vector>
 
 #include "core/kernels/gemm_tiled.h"
 #include "core/kernels/packed_weights.h"
+#include "core/kernels/scratch.h"
 #include "core/kernels/parallel_for.h"
 #include "core/kernels/simd.h"
 
@@ -112,11 +112,11 @@ void gemm_rows(std::int64_t i0, std::int64_t i1, std::int64_t N, std::int64_t K,
     rows_dot(i0, i1, N, K, A, B, C, ldc);
   } else {
     // Neither layout streams: pack B row-major once (K*N work against M*N*K), into this thread's buffer.
-    thread_local std::vector<T> packed;
-    packed.resize(static_cast<std::size_t>(K * N));
+    thread_local ScratchBuffer<T> scratch;
+    T* packed = scratch.get(static_cast<std::size_t>(K * N));
     for (std::int64_t k = 0; k < K; ++k)
       for (std::int64_t j = 0; j < N; ++j) packed[k * N + j] = B(k, j);
-    rows_axpy(i0, i1, N, K, A, MatrixRef<T>{packed.data(), N, 1}, C, ldc);
+    rows_axpy(i0, i1, N, K, A, MatrixRef<T>{packed, N, 1}, C, ldc);
   }
 }
 
@@ -141,12 +141,12 @@ template <typename T>
 using TiledTile = BaseTile<T>;
 #endif
 
-// Scratch for packed panels, reused across calls on the same thread (its contents never outlive a call).
+// Scratch for packed panels, reused across calls on the same thread (its contents never outlive a call), 64-byte
+// aligned so that the micro-kernel's loads of a panel never split a cache line.
 template <typename T>
 T* pack_buffer(std::size_t size) {
-  thread_local std::vector<T> buffer;
-  if (buffer.size() < size) buffer.resize(size);
-  return buffer.data();
+  thread_local ScratchBuffer<T> buffer;
+  return buffer.get(size);
 }
 
 // The float products take the AVX-512 kernel at that level (when the CPU has it) and when they are at least one of
@@ -180,11 +180,11 @@ void rows_one_vector(std::int64_t i0, std::int64_t i1, std::int64_t K, MatrixRef
   const T* b = B.data;
   std::int64_t b_row = B.row_stride;
   if (B.col_stride != 1) {
-    thread_local std::vector<T> rows;
-    rows.resize(static_cast<std::size_t>(K * W));
+    thread_local ScratchBuffer<T> scratch;
+    T* rows = scratch.get(static_cast<std::size_t>(K * W));
     for (std::int64_t k = 0; k < K; ++k)
       for (std::int64_t j = 0; j < W; ++j) rows[k * W + j] = B(k, j);
-    b = rows.data(), b_row = W;
+    b = rows, b_row = W;
   }
   for (std::int64_t i = i0; i < i1; ++i) {
     // Four accumulators in a fixed order: four FMA chains in flight instead of one waiting on the last.
