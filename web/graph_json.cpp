@@ -16,6 +16,7 @@
 #include "core/ops/softmax.h"
 #include "core/ops/unary.h"
 #include "core/ops/views.h"
+#include "nn/attention.h"
 
 namespace cppgrad::web {
 
@@ -95,8 +96,7 @@ std::string head_json() {
   const Tensor q = matmul(x, wq), k = matmul(x, wk), v = matmul(x, wv);
   const Tensor scores = mul(matmul(q, k.t()), 1.0 / std::sqrt(4.0));
   // causal[i][j]: query i may read key j, j <= i (true = may attend, as every mask of the library).
-  const Tensor causal = Tensor::from_vector(std::vector<double>{1, 0, 0, 1, 1, 0, 1, 1, 1}, {3, 3}, DType::Bool);
-  const Tensor att = softmax(apply_attention_mask(scores, causal, "head"), -1);
+  const Tensor att = softmax(apply_attention_mask(scores, nn::causal_mask(3), "head"), -1);
   const Tensor y = matmul(att, v);
   const Tensor loss = mean(mul(y, y));
   return graph_json(loss, {{x.impl_ptr().get(), "x"}, {wq.impl_ptr().get(), "Wq"}, {wk.impl_ptr().get(), "Wk"},
