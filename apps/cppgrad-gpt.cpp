@@ -97,14 +97,12 @@ bool run_training(Trainer& t, train::TrainOutputs& out, train::ProcessLink* proc
   const auto on_step = [&](std::int64_t step, double loss, double tokens_per_s) {
     if (!out.quiet) bar.update(step, loss, tokens_per_s);
   };
-  std::optional<train::ProgressBar> eval_bar;  // an evaluation's, in the step bar's place (chunks known at its start)
+  train::ProgressBarFromFirstReport eval_bar(stdout, "eval", "chunks/s");  // an evaluation's, in the step bar's place
   const auto on_eval_chunk = [&](std::int64_t done, std::int64_t total, double loss) {
-    if (out.quiet) return;
-    if (!eval_bar) eval_bar.emplace(stdout, "eval", total, "chunks/s");
-    eval_bar->tick(done, loss, /*first=*/1);  // its clock starts as the first chunk ends
+    if (!out.quiet) eval_bar.report(done, total, loss);
   };
   const auto on_eval = [&](const Evaluation& e) {
-    eval_bar.reset();
+    eval_bar.finish();
     bar.finish();
     if (!out.quiet) fmt::print("{}", evaluation_line(e, t.config().steps));
     std::fflush(stdout);

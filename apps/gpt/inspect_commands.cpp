@@ -66,13 +66,10 @@ int cmd_eval(int argc, char** argv) {
   std::optional<train::LinesOutput> metrics;
   if (r.count("metrics-out")) metrics.emplace(metrics_path, train::LinesOutput::Kind::Whole);
   const EvalData data = eval_data(m, r.count("data") ? std::optional(r["data"].as<std::string>()) : std::nullopt);
-  std::optional<train::ProgressBar> bar;  // on stderr, a terminal's only: stdout is the result
-  const SplitLoss l = split_loss(*m.model, data.corpus, /*validation=*/true, [&](std::int64_t done, std::int64_t total,
-                                                                                double loss) {
-    if (!bar) bar.emplace(stderr, "eval", total, "chunks/s");
-    bar->tick(done, loss, /*first=*/1);  // its clock starts as the first chunk ends
-  });
-  bar.reset();
+  train::ProgressBarFromFirstReport bar(stderr, "eval", "chunks/s");  // on stderr: stdout is the result
+  const SplitLoss l = split_loss(*m.model, data.corpus, /*validation=*/true,
+                                 [&](std::int64_t done, std::int64_t total, double loss) { bar.report(done, total, loss); });
+  bar.finish();
   fmt::print("{}", eval_line(r["checkpoint"].as<std::string>(), m.steps_done, l, data.what));
   if (metrics) metrics->write(eval_json(l));
   return 0;

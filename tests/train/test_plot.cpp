@@ -2,12 +2,14 @@
 // text, a "no data" page for empty input), the terminal heatmap's shape and shades, the sparkline blocks, and the
 // progress bar's silence off a terminal.
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -312,6 +314,28 @@ TEST(Report, ProgressBarPrintsNothingWhenNotATerminal) {
   EXPECT_EQ(std::ftell(f), 0L);
   std::fclose(f);
   EXPECT_FALSE(ProgressBar::is_terminal(nullptr));
+}
+
+TEST(Report, AProgressBarFromItsFirstReportTakesItsTotalThenAndTimesWhatFollows) {
+  // A pseudo-terminal, so the bar draws; what it draws is read back from the other end.
+  const int master = posix_openpt(O_RDWR | O_NOCTTY);
+  ASSERT_GE(master, 0);
+  ASSERT_EQ(grantpt(master), 0);
+  ASSERT_EQ(unlockpt(master), 0);
+  std::FILE* term = std::fopen(ptsname(master), "w");
+  ASSERT_NE(term, nullptr);
+  ASSERT_TRUE(ProgressBar::is_terminal(term));
+  ProgressBarFromFirstReport bar(term, "eval", "chunks/s");
+  bar.report(1, 4, 3.25);  // the bar is made here, with 4 as its total; no chunk is timed yet
+  bar.finish();
+  std::fclose(term);
+  std::string seen(512, '\0');
+  const ssize_t n = ::read(master, seen.data(), seen.size());
+  ::close(master);
+  ASSERT_GT(n, 0);
+  seen.resize(static_cast<std::size_t>(n));
+  EXPECT_NE(seen.find("eval ["), std::string::npos) << seen;
+  EXPECT_NE(seen.find("1/4  loss 3.2500  0.0 chunks/s"), std::string::npos) << seen;
 }
 
 }  // namespace

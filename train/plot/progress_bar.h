@@ -2,7 +2,9 @@
 // A one-line progress bar for a training loop, redrawn in place on a terminal.
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
+#include <utility>
 
 namespace cppgrad::train {
 
@@ -32,6 +34,25 @@ class ProgressBar {
   double last_draw_s_ = -1;
   bool drawn_ = false;  // a bar is on the line: finish() clears it (and only then)
   double start_s_;      // when the bar was made, for tick()'s rate
+};
+
+// The bar of work whose size is known only when it first reports (an evaluation's chunks): report(done, total, loss)
+// makes the bar at the first call, and its rate counts from the end of that first piece. Like ProgressBar, it draws
+// on a terminal only.
+class ProgressBarFromFirstReport {
+ public:
+  ProgressBarFromFirstReport(std::FILE* out, std::string label, std::string rate_unit)
+      : out_(out), label_(std::move(label)), rate_unit_(std::move(rate_unit)) {}
+  void report(std::int64_t done, std::int64_t total, double loss) {
+    if (!bar_) bar_.emplace(out_, label_, total, rate_unit_);
+    bar_->tick(done, loss, /*first=*/1);
+  }
+  void finish() { bar_.reset(); }  // clears the line; the next report starts a new bar
+
+ private:
+  std::FILE* out_;
+  std::string label_, rate_unit_;
+  std::optional<ProgressBar> bar_;
 };
 
 }  // namespace cppgrad::train
