@@ -85,7 +85,8 @@ if(EMSCRIPTEN)
     AtomicFile.RefusesAFifoAndACharacterDevice           # node's file system has no FIFO and no /dev/null
     SafetensorsHostile.AHugeSparseFileCostsOneSmallRead  # a 2 GiB file: emscripten's file layer sees 0 bytes
     ReadTextFile.RefusesAPipeWithoutWaitingForItsWriter  # node's file system has no FIFO
-    ReadTextFile.RefusesADevice)                         # node's file system has no /dev/zero
+    ReadTextFile.RefusesADevice                          # node's file system has no /dev/zero
+    Report.AProgressBarFromItsFirstReportTakesItsTotalThenAndTimesWhatFollows)  # node has no pseudo-terminal
 endif()
 
 # cppgrad_leave_out(<list variable> <path>...): drops from the list the files whose path ends with one of the paths.
