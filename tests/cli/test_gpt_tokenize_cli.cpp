@@ -259,10 +259,12 @@ class GptTokenizeHostileInput : public GptTokenizeCli {
 // 2.5 s of CPU, breaks it.
 TEST_F(GptTokenizeHostileInput, TheCostBoundCatchesAProgramOverIt) {
   if (!cppgrad::test::kCostIsMeasurable) GTEST_SKIP() << "a sanitizer build's cost is not the program's";
-  const cppgrad::test::MeasuredResult big =
-      cppgrad::test::run_measured("/bin/bash", {"-c", "printf -v x '%*s' 150000000 ''; echo ${#x}"}, dir_);
-  EXPECT_EQ(big.out, "150000000\n");
-  EXPECT_NONFATAL_FAILURE(cppgrad::test::expect_cheap(big, "150 MB of spaces, built as a shell variable"), "peak RSS");
+  // dd reads 250 MB of zeros into one buffer: over the memory bound at a tenth of a second of CPU, so a loaded
+  // machine cannot push it over the CPU bound as well (bash building 150 MB of spaces once did: 2.4 s on CI).
+  const cppgrad::test::MeasuredResult big = cppgrad::test::run_measured(
+      "/bin/dd", {"if=/dev/zero", "of=/dev/null", "bs=250M", "count=1", "status=none"}, dir_);
+  EXPECT_EQ(big.status, 0) << big.err;
+  EXPECT_NONFATAL_FAILURE(cppgrad::test::expect_cheap(big, "a 250 MB buffer of dd"), "peak RSS");
   // bash spins until the kernel has counted 2.5 s of its CPU time (/proc/PID/stat's utime + stime, in 1/100 s).
   const cppgrad::test::MeasuredResult slow = cppgrad::test::run_measured(
       "/bin/bash", {"-c", "while :; do read -a s < /proc/$$/stat; ((s[13] + s[14] > 250)) && break; done"}, dir_);
