@@ -16,11 +16,20 @@
 #endif
 #define CPPGRAD_AVX512_REGION
 
+// A region that also uses AVX512_BF16 (vdpbf16ps, vcvtneps2bf16: core/kernels/gemm_bf16_avx512.cpp) defines
+// CPPGRAD_AVX512_WITH_BF16 before including this header, and calls in only when cpu_has_avx512_bf16().
+#if defined(CPPGRAD_AVX512_WITH_BF16)
+#define CPPGRAD_AVX512_TARGETS "avx512f,avx512vl,avx512bw,avx512dq,avx2,fma,avx512bf16"
+#else
+#define CPPGRAD_AVX512_TARGETS "avx512f,avx512vl,avx512bw,avx512dq,avx2,fma"
+#endif
+#define CPPGRAD_AVX512_PRAGMA_TEXT(x) #x
+#define CPPGRAD_AVX512_PRAGMA(x) _Pragma(CPPGRAD_AVX512_PRAGMA_TEXT(x))
 #if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma"))), apply_to = function)
+CPPGRAD_AVX512_PRAGMA(clang attribute push(__attribute__((target(CPPGRAD_AVX512_TARGETS))), apply_to = function))
 #else
 #pragma GCC push_options
-#pragma GCC target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")
+CPPGRAD_AVX512_PRAGMA(GCC target(CPPGRAD_AVX512_TARGETS))
 #endif
 
 namespace cppgrad::kernels {

@@ -4,6 +4,9 @@
 #error "core/kernels/avx512_end.h: no AVX-512 target region to close (include avx512_begin.h first)"
 #endif
 #undef CPPGRAD_AVX512_REGION
+#undef CPPGRAD_AVX512_TARGETS
+#undef CPPGRAD_AVX512_PRAGMA
+#undef CPPGRAD_AVX512_PRAGMA_TEXT
 
 #if defined(__clang__)
 #pragma clang attribute pop

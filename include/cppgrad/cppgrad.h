@@ -22,6 +22,7 @@
 #include "core/generator.h"
 #include "core/gradcheck.h"
 #include "core/graph_dot.h"
+#include "core/bfloat16.h"
 #include "core/half.h"
 #include "core/message_text.h"
 #include "core/number_text.h"

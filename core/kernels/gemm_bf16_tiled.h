@@ -1,0 +1,99 @@
+#pragma once
+// The blocking of the bfloat16 GEMM (core/kernels/gemm_bf16.h), written once over its tile: gemm_bf16.cpp
+// instantiates it with the portable tile (float lanes, an FMA per product) and gemm_bf16_avx512.cpp with the
+// AVX512_BF16 one (pairs of bfloat16 in 32-bit lanes, one vdpbf16ps per pair), inside an AVX-512 target region.
+// Internal linkage throughout, as gemm_tiled.h's: the two compilations, made for different CPUs, never mix.
+//
+// The layout is gemm_tiled.h's (B in column panels of NR, A in row blocks of MR, a micro-kernel holding an MR x NR
+// block of C in registers), read in pairs of k. Two things differ, both for the definition's one running sum:
+//   - packing rounds: both operands are packed (rounded to bfloat16 on the way), each k-block pair by pair. An odd
+//     K's last pair is completed with a product that adds nothing: -0 (A's) times +0 (B's) is -0, and s + -0 is s
+//     for every s, -0 included (a +0 would turn a sum of -0 into +0);
+//   - a later k-block starts its sums from C's values instead of adding its own partial sums to them, so each
+//     element is one chain of additions over the whole of k, whatever the blocking or the number of threads.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "core/bfloat16.h"
+#include "core/kernels/gemm.h"
+#include "core/kernels/parallel_for.h"
+
+namespace cppgrad::kernels {
+namespace {  // NOLINT(google-build-namespaces): internal on purpose, see above
+
+// Packs B[k0 : k0+kc, j0 : j0+nc] into panels of Tile::NR columns, pair of k by pair: panel q at
+// out + q * pairs * Tile::kPairElems, +0 past nc and past K.
+template <typename Tile>
+void pack_b_bf16(MatrixRef<float> B, std::int64_t K, std::int64_t k0, std::int64_t kc, std::int64_t j0,
+                 std::int64_t nc, typename Tile::Packed* out) {
+  const std::int64_t pairs = (kc + 1) / 2;
+  for (std::int64_t q = 0; q * Tile::NR < nc; ++q) {
+    typename Tile::Packed* panel = out + q * pairs * Tile::kPairElems;
+    const std::int64_t cols = std::min(Tile::NR, nc - q * Tile::NR);
+    for (std::int64_t p = 0; p < pairs; ++p) {
+      const std::int64_t k = k0 + 2 * p;
+      for (std::int64_t j = 0; j < Tile::NR; ++j) {
+        const bool in = j < cols;
+        const float even = in ? B(k, j0 + q * Tile::NR + j) : 0.0f;
+        const float odd = in && k + 1 < K ? B(k + 1, j0 + q * Tile::NR + j) : 0.0f;
+        Tile::put(panel + p * Tile::kPairElems, Tile::NR, j, even, odd);
+      }
+    }
+  }
+}
+
+// Packs A[i : i+rows, k0 : k0+kc] (rows <= MR) the same way, MR rows a pair: -0 past K, and past `rows` (rows no
+// one stores).
+template <typename Tile>
+void pack_a_bf16(MatrixRef<float> A, std::int64_t K, std::int64_t i, std::int64_t rows, std::int64_t k0,
+                 std::int64_t kc, typename Tile::Packed* out) {
+  const std::int64_t pairs = (kc + 1) / 2;
+  for (std::int64_t p = 0; p < pairs; ++p) {
+    const std::int64_t k = k0 + 2 * p;
+    for (std::int64_t r = 0; r < Tile::MR; ++r) {
+      const bool in = r < rows;
+      const float even = in ? A(i + r, k) : -0.0f, odd = in && k + 1 < K ? A(i + r, k + 1) : -0.0f;
+      Tile::put(out + p * Tile::kPairElemsA, Tile::MR, r, even, odd);
+    }
+  }
+}
+
+template <typename Tile>
+constexpr std::size_t bf16_packed_b_size() {
+  return static_cast<std::size_t>(Tile::KC / 2 * Tile::kPairElems * (Tile::NC / Tile::NR));
+}
+
+// C[M, N] (rows ldc apart) = the definition's product. `packed`: scratch of bf16_packed_b_size<Tile>() elements.
+// `Guard`: what each piece of work runs under (the portable tile's flush-to-zero mode; nothing for vdpbf16ps, which
+// flushes by itself).
+template <typename Tile, typename Guard>
+void gemm_bf16_tiled(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<float> A, MatrixRef<float> B, float* C,
+                     std::int64_t ldc, bool parallel, typename Tile::Packed* packed) {
+  static_assert(Tile::KC % 2 == 0, "a k-block holds whole pairs");
+  if (K == 0) {
+    for (std::int64_t i = 0; i < M; ++i)
+      for (std::int64_t j = 0; j < N; ++j) C[i * ldc + j] = 0.0f;
+    return;
+  }
+  const std::int64_t row_blocks = (M + Tile::MR - 1) / Tile::MR;
+  for (std::int64_t j0 = 0; j0 < N; j0 += Tile::NC) {
+    const std::int64_t nc = std::min(Tile::NC, N - j0), panels = (nc + Tile::NR - 1) / Tile::NR;
+    for (std::int64_t k0 = 0; k0 < K; k0 += Tile::KC) {
+      const std::int64_t kc = std::min(Tile::KC, K - k0), pairs = (kc + 1) / 2;
+      pack_b_bf16<Tile>(B, K, k0, kc, j0, nc, packed);
+      parallel_for(row_blocks, parallel, [&](std::int64_t ib) {
+        [[maybe_unused]] const Guard flush_mode;
+        const std::int64_t i = ib * Tile::MR, rows = std::min(Tile::MR, M - i);
+        alignas(64) typename Tile::Packed a[Tile::KC / 2 * Tile::kPairElemsA];
+        pack_a_bf16<Tile>(A, K, i, rows, k0, kc, a);
+        for (std::int64_t q = 0; q < panels; ++q)
+          Tile::micro_kernel(rows, pairs, a, packed + q * pairs * Tile::kPairElems, C + i * ldc + j0 + q * Tile::NR,
+                             ldc, std::min(Tile::NR, nc - q * Tile::NR), /*continue_sums=*/k0 > 0);
+      });
+    }
+  }
+}
+
+}  // namespace
+}  // namespace cppgrad::kernels
