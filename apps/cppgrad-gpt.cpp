@@ -173,6 +173,7 @@ int cmd_sample(int argc, char** argv) {
       ("top-p", "keep the likeliest tokens whose probabilities sum to p (1: all)", cxxopts::value<std::string>()->default_value("1"))
       ("prompt", "text the samples continue (lines mode: the start of a line)", cxxopts::value<std::string>()->default_value(""))
       ("seed", "seed of the draws", cxxopts::value<std::string>()->default_value("0"))
+      ("dtype", "float32 | bfloat16: the linear layers' products (default: the checkpoint's)", cxxopts::value<std::string>())
       ("explain", "for every token: the five likeliest next tokens before and after temperature and the filters")
       ("h,help", "this help");
   const auto r = train::parse_flags(o, argc, argv);
@@ -188,7 +189,10 @@ int cmd_sample(int argc, char** argv) {
   if (max_new < 0 || max_new > 1'000'000) throw UsageError("--max-new-tokens must be in 0..1000000");
   nn::check_sampling(settings.sampling);  // std::invalid_argument: a usage error too
   if (checkpoint.empty()) throw UsageError("sample needs --checkpoint PATH (written by train --save)");
+  const std::string dtype = r.count("dtype") ? r["dtype"].as<std::string>() : "";
+  dtype_or(dtype, LinearPrecision::Float32);  // a bad name is refused before the checkpoint is read
   const LoadedModel m = load_model(checkpoint);
+  const LinearPrecisionGuard precision(dtype_or(dtype, m.config.dtype));
   SampleSession session(*m.model, m.tokenizer, m.context, settings, "--prompt");
   const auto explain = [&](const nn::GenerateStep& s) { fmt::print("{}", explain_lines(m.tokenizer, s)); };
   std::vector<std::string> samples;  // every sample drawn (--explain's lines as it goes), then printed

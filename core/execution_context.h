@@ -2,7 +2,8 @@
 // The execution context: the switches a thread's ops run under, held together so that work handed to another thread
 // can take them along as one value. Each switch keeps its own public guard (NoGradGuard and GradModeGuard in
 // core/autograd.h, DetectAnomalyGuard there too, ReferenceModeGuard in core/dispatch.h); those guards set their one
-// field of this thread's context and put it back. What this header adds is the whole:
+// field of this thread's context and put it back (LinearPrecisionGuard in core/precision.h too). What this header adds
+// is the whole:
 //
 //   const ExecutionContext caller = ExecutionContext::current();   // on the thread that hands the work out
 //   ...
@@ -17,7 +18,8 @@
 //                   threads would otherwise build graphs nobody frees until the step ends);
 //   detect_anomaly  a NaN made on a worker must be named the same as one made on the caller;
 //   reference_mode  the whole program, workers included, runs the definitions, or the comparison it exists for
-//                   compares kernels with kernels.
+//                   compares kernels with kernels;
+//   linear_precision a product split across threads rounds its inputs in every piece or in none.
 // What is thread state, not context, and stays on its thread:
 //   the packed-weights store (core/kernels/packed_weights.h): one thread's packings, searched and appended without a
 //     lock; two threads sharing one would race. A GEMM looks its store up on the thread that calls it, before any
@@ -27,17 +29,20 @@
 //     records no op;
 //   the allocator's per-thread block caches and their phases (core/allocator.cpp), and the pool's own "inside a
 //     piece" flag: each thread's bookkeeping of itself.
+#include "core/precision.h"
+
 namespace cppgrad {
 
 struct ExecutionContext {
   bool grad_enabled = true;     // ops record graphs (NoGradGuard, GradModeGuard)
   bool detect_anomaly = false;  // ops check their results for NaN and Inf (DetectAnomalyGuard)
   bool reference_mode = false;  // ops run their definitions, not the kernels (ReferenceModeGuard, CPPGRAD_REFERENCE)
+  LinearPrecision linear_precision = LinearPrecision::Float32;  // float32 products' inputs (LinearPrecisionGuard)
 
   // The calling thread's switches.
   static ExecutionContext current();
   // What a thread starts with before any guard: grad on, anomaly detection off, reference mode from the
-  // environment (CPPGRAD_REFERENCE set to anything but "" or "0").
+  // environment (CPPGRAD_REFERENCE set to anything but "" or "0"), float32 products.
   static ExecutionContext initial();
 
   bool operator==(const ExecutionContext&) const = default;

@@ -48,8 +48,11 @@ int cmd_eval(int argc, char** argv) {
       ("metrics-out", "JSON Lines: {\"event\": \"eval\", \"loss\", \"perplexity\", \"bpb\", \"tokens\", \"bytes\"}",
        cxxopts::value<std::string>())
       ("threads", "threads (0: OpenMP's default)", cxxopts::value<std::string>()->default_value("0"))
+      ("dtype", "float32 | bfloat16: the linear layers' products (default: the checkpoint's)", cxxopts::value<std::string>())
       ("h,help", "this help");
   const auto r = train::parse_flags(o, argc, argv);
+  const std::string dtype = r.count("dtype") ? r["dtype"].as<std::string>() : "";
+  dtype_or(dtype, LinearPrecision::Float32);  // a bad name is refused before the checkpoint is read
   const std::int64_t threads = flag_value<std::int64_t>(r, "threads");
   if (threads < 0 || threads > kMaxThreads) throw UsageError(fmt::format("--threads must be in 0..{}", kMaxThreads));
   // --metrics-out never replaces what eval reads: the checkpoint, --data, or (without --data) the checkpoint's own
@@ -66,6 +69,7 @@ int cmd_eval(int argc, char** argv) {
   std::optional<train::LinesOutput> metrics;
   if (r.count("metrics-out")) metrics.emplace(metrics_path, train::LinesOutput::Kind::Whole);
   const EvalData data = eval_data(m, r.count("data") ? std::optional(r["data"].as<std::string>()) : std::nullopt);
+  const LinearPrecisionGuard precision(dtype_or(dtype, m.config.dtype));
   train::ProgressBarFromFirstReport bar(stderr, "eval", "chunks/s");  // on stderr: stdout is the result
   const SplitLoss l = split_loss(*m.model, data.corpus, /*validation=*/true,
                                  [&](std::int64_t done, std::int64_t total, double loss) { bar.report(done, total, loss); });

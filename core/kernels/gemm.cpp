@@ -4,6 +4,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "core/kernels/gemm_bf16.h"
 #include "core/kernels/gemm_tiled.h"
 #include "core/kernels/packed_weights.h"
 #include "core/kernels/scratch.h"
@@ -215,10 +216,22 @@ void gemm(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<T> A, Matrix
 template <typename T>
 void batched_gemm(std::int64_t batch, std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<T> A,
                   const std::int64_t* a_offsets, MatrixRef<T> B, const std::int64_t* b_offsets, T* C,
-                  const std::int64_t* c_offsets, std::int64_t ldc, const std::shared_ptr<Storage>* b_storage) {
+                  const std::int64_t* c_offsets, std::int64_t ldc, const std::shared_ptr<Storage>* b_storage,
+                  LinearPrecision precision) {
   // Waking a second thread costs a few microseconds; below ~2M multiply-adds (the reversal model's products are
   // at most 1M) the split does not pay for it, measured with the training step at 1 and 2 threads.
   const bool parallel = batch * M * N * K >= (1 << 21);
+  if constexpr (std::is_same_v<T, float>)
+    if (precision == LinearPrecision::BFloat16) {
+      auto one = [&](std::int64_t b, bool threads_inside) {
+        gemm_bf16(bf16_kernel(), M, N, K, MatrixRef<T>{A.data + a_offsets[b], A.row_stride, A.col_stride},
+                  MatrixRef<T>{B.data + b_offsets[b], B.row_stride, B.col_stride}, C + c_offsets[b], ldc,
+                  threads_inside);
+      };
+      if (batch == 1) return one(0, parallel);
+      parallel_for(batch, parallel, [&](std::int64_t b) { one(b, false); });
+      return;
+    }
   if (worth_tiling<T>(M, N, K)) {
     auto one = [&](std::int64_t b, bool threads_inside) {
       gemm_tiled_at(simd_level(), M, N, K, MatrixRef<T>{A.data + a_offsets[b], A.row_stride, A.col_stride},
@@ -249,10 +262,11 @@ template void gemm<float>(std::int64_t, std::int64_t, std::int64_t, MatrixRef<fl
 template void gemm<double>(std::int64_t, std::int64_t, std::int64_t, MatrixRef<double>, MatrixRef<double>, double*);
 template void batched_gemm<float>(std::int64_t, std::int64_t, std::int64_t, std::int64_t, MatrixRef<float>,
                                   const std::int64_t*, MatrixRef<float>, const std::int64_t*, float*,
-                                  const std::int64_t*, std::int64_t, const std::shared_ptr<Storage>*);
+                                  const std::int64_t*, std::int64_t, const std::shared_ptr<Storage>*, LinearPrecision);
 template void batched_gemm<double>(std::int64_t, std::int64_t, std::int64_t, std::int64_t, MatrixRef<double>,
                                    const std::int64_t*, MatrixRef<double>, const std::int64_t*, double*,
-                                   const std::int64_t*, std::int64_t, const std::shared_ptr<Storage>*);
+                                   const std::int64_t*, std::int64_t, const std::shared_ptr<Storage>*,
+                                   LinearPrecision);
 
 }  // namespace cppgrad::kernels
 

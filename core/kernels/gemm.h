@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "core/precision.h"
+
 namespace cppgrad {
 class Storage;
 }
@@ -52,12 +54,13 @@ void gemm(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<T> A, Matrix
 // products of several heads interleave their rows, [B, L, H, dh], so merging heads afterwards needs no copy).
 // Threads split the batch and the rows when there is enough work. `b_storage`: B's storage, when B is a weight whose
 // packing the innermost ReusePackedWeights scope of this thread may keep (one float product, batch 1); otherwise
-// null.
+// null. `precision`: BFloat16 makes each float product the bfloat16 one (core/kernels/gemm_bf16.h); double ignores it.
 template <typename T>
 void batched_gemm(std::int64_t batch, std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<T> A,
                   const std::int64_t* a_offsets, MatrixRef<T> B, const std::int64_t* b_offsets, T* C,
                   const std::int64_t* c_offsets, std::int64_t ldc,
-                  const std::shared_ptr<Storage>* b_storage = nullptr);
+                  const std::shared_ptr<Storage>* b_storage = nullptr,
+                  LinearPrecision precision = LinearPrecision::Float32);
 
 // The tiled float GEMM compiled for AVX-512 (core/kernels/gemm_avx512.cpp): C = A @ B with C's rows ldc apart,
 // `packed` scratch of avx512_packed_size() floats, `keep` as batched_gemm's b_storage. Call only when

@@ -18,7 +18,7 @@ const std::shared_ptr<Storage>* kept_weight(const Tensor& w) { return w.is_leaf(
 
 }  // namespace
 
-Tensor linear_forward(const Tensor& x, const Tensor& w, const Tensor& b, bool relu_after) {
+Tensor linear_forward(const Tensor& x, const Tensor& w, const Tensor& b, bool relu_after, LinearPrecision precision) {
   const std::int64_t in = w.shape()[1], out = w.shape()[0];
   const Tensor xs = contiguous_values(x), ws = w, bs = b.defined() ? contiguous_values(b) : Tensor();
   const std::int64_t rows = numel_of(Shape(x.shape().begin(), x.shape().end() - 1));  // also when in == 0
@@ -32,7 +32,7 @@ Tensor linear_forward(const Tensor& x, const Tensor& w, const Tensor& b, bool re
   } else if (rows > 0 && out > 0) {
     // y [rows, out] = x [rows, in] @ W^T [in, out]: W^T is W read with its strides swapped, in place.
     batched_gemm<float>(1, rows, out, in, {xs.data<float>(), in, 1}, &zero,
-                        {ws.data<float>(), ws.strides()[1], ws.strides()[0]}, &zero, py, &zero, out, kept_weight(ws));
+                        {ws.data<float>(), ws.strides()[1], ws.strides()[0]}, &zero, py, &zero, out, kept_weight(ws), precision);
   }
   if (!bs.defined() && !relu_after) return y;
   const float* pb = bs.defined() ? bs.data<float>() : nullptr;
@@ -49,7 +49,7 @@ Tensor linear_forward(const Tensor& x, const Tensor& w, const Tensor& b, bool re
 }
 
 std::array<Tensor, 3> linear_backward(const Tensor& g, const Tensor& x, const Tensor& w, bool need_x, bool need_w,
-                                      bool need_b) {
+                                      bool need_b, LinearPrecision precision) {
   const std::int64_t in = w.shape()[1], out = w.shape()[0];
   const std::int64_t rows = numel_of(Shape(x.shape().begin(), x.shape().end() - 1));
   const Tensor gs = g.contiguous(), ws = w, xs = need_w ? contiguous_values(x) : Tensor();
@@ -62,13 +62,13 @@ std::array<Tensor, 3> linear_backward(const Tensor& g, const Tensor& x, const Te
     if (out == 0) std::fill_n(dx.mutable_data<float>(), dx.numel(), 0.0f);
     else  // dx [rows, in] = g [rows, out] @ W [out, in]
       batched_gemm<float>(1, rows, in, out, {pg, out, 1}, &zero, {ws.data<float>(), ws.strides()[0], ws.strides()[1]},
-                          &zero, dx.mutable_data<float>(), &zero, in, kept_weight(ws));
+                          &zero, dx.mutable_data<float>(), &zero, in, kept_weight(ws), precision);
   }
   if (need_w && dw.numel() > 0) {
     if (rows == 0) std::fill_n(dw.mutable_data<float>(), dw.numel(), 0.0f);
     else  // dW [out, in] = g^T [out, rows] @ x [rows, in]
       batched_gemm<float>(1, out, in, rows, {pg, 1, out}, &zero, {xs.data<float>(), in, 1}, &zero, dw.mutable_data<float>(),
-                          &zero, in);
+                          &zero, in, nullptr, precision);
   }
   if (need_b) {  // column sums, row after row (a fixed order), each row a vector loop
     float* pdb = db.mutable_data<float>();

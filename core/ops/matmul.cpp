@@ -44,7 +44,7 @@ Operand<T> as_operand(const Tensor& x, const Shape& batch_shape) {
 }
 
 // a: (..Ba, M, K)  b: (..Bb, K, N) -> (broadcast(..Ba, ..Bb), M, N); both of rank >= 2.
-Tensor batched_matmul_forward(const Tensor& a, const Tensor& b) {
+Tensor batched_matmul_forward(const Tensor& a, const Tensor& b, LinearPrecision precision) {
   const std::int64_t M = a.shape()[a.dim() - 2], K = a.shape()[a.dim() - 1], N = b.shape()[b.dim() - 1];
   const Shape ba(a.shape().begin(), a.shape().end() - 2), bb(b.shape().begin(), b.shape().end() - 2);
   Shape batch_shape;
@@ -84,14 +84,18 @@ Tensor batched_matmul_forward(const Tensor& a, const Tensor& b) {
       return;
     }
     kernels::batched_gemm<T>(batch, M, N, K, A.matrix, a_off.data(), B.matrix, b_off.data(), out.mutable_data<T>(),
-                             c_off.data(), out.strides()[out.dim() - 2]);
+                             c_off.data(), out.strides()[out.dim() - 2], nullptr, precision);
   });
   return out;
 }
 
 }  // namespace
 
-Tensor matmul(const Tensor& a, const Tensor& b, std::source_location where) {
+namespace {
+
+// matmul with its products' inputs in `precision`: float32 for matmul itself, the linear precision for linear's
+// definition (core/precision.h). Backward's two products run in the same precision.
+Tensor matmul_at(const Tensor& a, const Tensor& b, LinearPrecision precision, std::source_location where) {
   if (a.dtype() != b.dtype())
     throw std::invalid_argument(std::string("matmul: dtype mismatch: a is ") + dtype_name(a.dtype()) + ", b is " +
                                 dtype_name(b.dtype()));
@@ -103,27 +107,33 @@ Tensor matmul(const Tensor& a, const Tensor& b, std::source_location where) {
     throw std::invalid_argument("matmul: inner dimensions differ: a " + shape_str(a.shape()) + " vs b " +
                                 shape_str(b.shape()));
   // 1-D operands become a row / a column, and that dim is dropped again afterwards (PyTorch's rule).
-  if (a.dim() == 1 && b.dim() == 1) return matmul(a.unsqueeze(0), b.unsqueeze(1)).reshape({});
-  if (a.dim() == 1) return matmul(a.unsqueeze(0), b).squeeze(-2);
-  if (b.dim() == 1) return matmul(a, b.unsqueeze(-1)).squeeze(-1);
+  if (a.dim() == 1 && b.dim() == 1) return matmul_at(a.unsqueeze(0), b.unsqueeze(1), precision, where).reshape({});
+  if (a.dim() == 1) return matmul_at(a.unsqueeze(0), b, precision, where).squeeze(-2);
+  if (b.dim() == 1) return matmul_at(a, b.unsqueeze(-1), precision, where).squeeze(-1);
   // A batch of rows times one matrix (every Linear layer): fold the batch into M, so forward is one GEMM and
   // backward's d(b) = a^T @ g is one GEMM over all rows instead of a batch of products summed afterwards.
   // a: (..B, M, K) -> (B*M, K)  @ b: (K, N) -> (B*M, N) -> (..B, M, N)
   if (b.dim() == 2 && a.dim() > 2) {
     Shape out_shape(a.shape().begin(), a.shape().end() - 1);
     out_shape.push_back(b.shape()[1]);
-    return matmul(a.reshape({-1, ka}), b).view(out_shape);
+    return matmul_at(a.reshape({-1, ka}), b, precision, where).view(out_shape);
   }
 
   // out = a @ b;  da = g @ b^T summed to a's shape (broadcast batch dims), db = a^T @ g likewise
-  Tensor out = batched_matmul_forward(a, b);
+  Tensor out = batched_matmul_forward(a, b, precision);
   const bool need_a = a.requires_grad(), need_b = b.requires_grad();
   Tensor as = need_b ? a : Tensor(), bs = need_a ? b : Tensor();
   const Shape sa = a.shape(), sb = b.shape();
   return record_op(out, "matmul", {a, b}, [=](const Tensor& g) {
-    return TensorList{need_a ? sum_to(matmul(g, bs.transpose(-2, -1)), sa) : Tensor(),
-                      need_b ? sum_to(matmul(as.transpose(-2, -1), g), sb) : Tensor()};
+    return TensorList{need_a ? sum_to(matmul_at(g, bs.transpose(-2, -1), precision, where), sa) : Tensor(),
+                      need_b ? sum_to(matmul_at(as.transpose(-2, -1), g, precision, where), sb) : Tensor()};
   }, where);
+}
+
+}  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b, std::source_location where) {
+  return matmul_at(a, b, LinearPrecision::Float32, where);
 }
 
 // y = x W^T + b, PyTorch's F.linear.  x: [.., in]  weight: [out, in]  bias: [out] or undefined -> [.., out]
@@ -143,8 +153,9 @@ void check_linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
                                 dtype_name(x.dtype()) + " and weight " + dtype_name(weight.dtype()));
 }
 
-Tensor linear_definition(const Tensor& x, const Tensor& weight, const Tensor& bias, bool relu_after) {
-  Tensor y = matmul(x, weight.t());  // [.., out]
+Tensor linear_definition(const Tensor& x, const Tensor& weight, const Tensor& bias, bool relu_after,
+                         LinearPrecision precision) {
+  Tensor y = matmul_at(x, weight.t(), precision, std::source_location::current());  // [.., out]
   if (bias.defined()) y = y + bias;
   return relu_after ? relu(y) : y;
 }
@@ -154,15 +165,19 @@ Tensor linear_definition(const Tensor& x, const Tensor& weight, const Tensor& bi
 Tensor linear_op(const Tensor& x, const Tensor& weight, const Tensor& bias, bool relu_after, const char* name,
                  std::source_location where) {
   check_linear(x, weight, bias);
-  if (!fast_path(x)) return linear_definition(x, weight, bias, relu_after);
-  Tensor y = kernels::linear_forward(x, weight, bias, relu_after);
+  const LinearPrecision precision = linear_precision();  // this call's, kept for its backward
+  if (!fast_path(x)) return linear_definition(x, weight, bias, relu_after, precision);
+  Tensor y = kernels::linear_forward(x, weight, bias, relu_after, precision);
   return record_fused(y, name, {x, weight, bias},
-                      [relu_after](const TensorList& in) { return linear_definition(in[0], in[1], in[2], relu_after); },
+                      [relu_after, precision](const TensorList& in) {
+                        return linear_definition(in[0], in[1], in[2], relu_after, precision);
+                      },
                       [=](const Tensor& g, const Tensor& out) {
                         const Tensor g_linear = relu_after ? kernels::relu_grad(g, out) : g;
                         const auto [dx, dw, db] = kernels::linear_backward(g_linear, x, weight, x.requires_grad(),
                                                                            weight.requires_grad(),
-                                                                           bias.defined() && bias.requires_grad());
+                                                                           bias.defined() && bias.requires_grad(),
+                                                                           precision);
                         return TensorList{dx, dw, db};
                       },
                       where);

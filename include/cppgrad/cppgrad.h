@@ -23,6 +23,7 @@
 #include "core/gradcheck.h"
 #include "core/graph_dot.h"
 #include "core/bfloat16.h"
+#include "core/precision.h"
 #include "core/half.h"
 #include "core/message_text.h"
 #include "core/number_text.h"

@@ -76,6 +76,10 @@ const ConfigTable<TrainConfig>& config_table() {
       row("clip-grad", "training", "clip the global gradient norm to this (0: off)", at(&TrainConfig::clip_grad),
           in_interval(0, 1e30, false)),
       row("seed", "training", "seed of the split, the initial weights, the batches and dropout", at(&TrainConfig::seed)),
+      // Written only when not float32: the runs before the flag keep their checkpoints' bytes.
+      written_unless_default(choice("dtype", "training", "float32 | bfloat16: the linear layers' products read their "
+                                    "inputs rounded to bfloat16 and sum in float32, the same bits on every CPU "
+                                    "(weights, optimizer and the rest stay float32)", at(&TrainConfig::dtype), kDtypes)),
       row("threads", "training", "threads; each runs shards of every batch on their own model replicas (0: OpenMP's "
           "default)", at(&TrainConfig::threads), in_range(0, kMaxThreads), OnResume::may_change),
       row("shards", "training", "each batch is cut into this many shards (a power of two), their gradients summed in a "
@@ -85,6 +89,13 @@ const ConfigTable<TrainConfig>& config_table() {
           at(&TrainConfig::eval_every), in_range(1, kMaxSteps), OnResume::may_change),
   }}));
   return table;
+}
+
+LinearPrecision dtype_or(const std::string& flag_text, LinearPrecision run_dtype) {
+  if (flag_text.empty()) return run_dtype;
+  for (const auto& [name, precision] : kDtypes)
+    if (name == flag_text) return precision;
+  throw std::invalid_argument(fmt::format("--dtype must be {}, got '{}'", choices_text(kDtypes), flag_text));
 }
 
 namespace {

@@ -11,6 +11,7 @@
 #include "optim/adam.h"
 #include "optim/schedule.h"
 #include "core/config_table.h"
+#include "core/precision.h"
 
 namespace cppgrad::gpt {
 
@@ -35,6 +36,9 @@ inline const Choices<optim::DecayOn> kDecayOn = {{"all", optim::DecayOn::every_p
                                                          {"matrices", optim::DecayOn::matrices}};
 inline const Choices<optim::Schedule::Kind> kSchedules = {{"constant", optim::Schedule::Kind::Constant},
                                                                  {"cosine", optim::Schedule::Kind::WarmupCosine}};
+// The names --dtype takes: the precision of the linear layers' products (core/precision.h).
+inline const Choices<LinearPrecision> kDtypes = {{"float32", LinearPrecision::Float32},
+                                                 {"bfloat16", LinearPrecision::BFloat16}};
 
 // The run's fields; each is declared once more, as a row of the table in config.cpp (its flag, help, bound and JSON
 // key), and nowhere else. The model's sizes are nn::GPTConfig's, whose rows (nn/gpt.cpp) the table takes in: their
@@ -61,6 +65,9 @@ struct TrainConfig {
   optim::DecayOn weight_decay_on = optim::DecayOn::every_parameter;  // or nanoGPT's: the matrices only
   double clip_grad = 0.0;  // 0: no clipping
   std::uint64_t seed = 0;  // the split, the initial weights, the batches, dropout
+  // The linear layers' products, in training and in every evaluation: float32, or inputs rounded to bfloat16 and
+  // summed in float32 (core/precision.h). The weights, AdamW's moments and everything else stay float32.
+  LinearPrecision dtype = LinearPrecision::Float32;
   std::int64_t threads = 0;  // 0: OpenMP's default
   // Each batch cut into this many shards (a power of two): the same numbers on any threads. 0: the default,
   // train::default_shards(batch_size), which the run stores in its checkpoint (with_shards).
@@ -95,6 +102,10 @@ struct TrainConfig {
   // The keys that must agree for a checkpoint to be resumed (everything but steps, eval_every and threads).
   std::vector<std::string> mismatched_for_resume(const TrainConfig& other) const;
 };
+
+// The precision a loaded model runs in (sample, eval): --dtype's text when given (not empty), else the run's own.
+// std::invalid_argument naming --dtype and what was typed for any other name.
+LinearPrecision dtype_or(const std::string& flag_text, LinearPrecision run_dtype);
 
 // `path` made absolute (unchanged if the working directory cannot be read): a checkpoint stores its data and BPE
 // files so, and sample and eval find them from any directory.

@@ -30,6 +30,7 @@ std::vector<std::string> run_samples(Trainer& t, std::int64_t count) {
   SampleSession session(t.model(), t.corpus().tokenizer, context,
                         {.prompt = "", .max_new_tokens = context - 1, .sampling = {}, .seed = t.config().seed},
                         "the prompt");
+  const LinearPrecisionGuard precision(t.config().dtype);  // drawn as the run trained
   std::vector<std::string> samples;
   for (std::int64_t i = 0; i < count; ++i) samples.push_back(session.next());
   return samples;

@@ -216,6 +216,7 @@ std::int64_t Trainer::random_row_count() const {
 double Trainer::train_step() {
   const std::vector<std::int64_t> rows = data::random_rows(random_row_count(), config_.batch_size, batch_gen_);
   optimizer_->set_lr(schedule_.lr_at(step_));
+  const LinearPrecisionGuard precision(config_.dtype);  // the shards' threads take it along (core/precision.h)
   const double loss = train::sharded_step(*parallel_, batch(rows), *optimizer_, config_.clip_grad);
   ++step_;
   return loss;
@@ -227,6 +228,7 @@ Evaluation Trainer::evaluate(const EvalProgress& on_chunk) {
   // fresh blocks once; the numbers are the same.
   release_cached_storage();
   nn::EvalModeGuard eval(model());  // no dropout while measuring; the run's mode is back after
+  const LinearPrecisionGuard precision(config_.dtype);  // the model is measured as it trains
   Evaluation e;
   e.step = step_;
   e.train_loss = steps_since_eval_ > 0 ? loss_sum_ / static_cast<double>(steps_since_eval_) : std::nan("");

@@ -29,6 +29,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 using cppgrad::test::CliResult;
 using cppgrad::test::slurp;
@@ -162,6 +163,45 @@ TEST_F(GptCli, ResumingWithMoreStepsEndsLikeOneLongRun) {
   ASSERT_EQ(b.metrics.size(), a.metrics.size() + 1);
   EXPECT_EQ(a.metrics.back(), b.metrics.back());  // the final object
   EXPECT_EQ(a.metrics[2], b.metrics[3]);          // step 60: train_loss over 41..60 and val_loss
+}
+
+// --dtype bfloat16: the run's products on one kernel, resumed on the other (the portable kernel under
+// CPPGRAD_SIMD=avx2, the AVX512_BF16 one where the CPU has it), end with the unbroken run's bits; float32's differ.
+TEST_F(GptCli, ABfloat16RunResumedOnTheOtherKernelEndsLikeTheUnbrokenOne) {
+  auto with = [&](std::vector<std::string> extra) {
+    extra.insert(extra.end(), {"--dtype", "bfloat16", "--threads", "2"});
+    return tiny(extra);
+  };
+  ASSERT_EQ(cli(with({"--save", path("a.safetensors"), "--metrics-out", path("a.jsonl")})).status, 0);
+  const CliResult first =
+      cppgrad::test::run_cli(CPPGRAD_GPT_BIN, with({"--steps", "30", "--save", path("b.safetensors")}), dir_,
+                             "CPPGRAD_SIMD=avx2 ");
+  ASSERT_EQ(first.status, 0) << first.err;
+  const CliResult resumed = cli({"train", "--resume", path("b.safetensors"), "--steps", "60", "--save",
+                                 path("b.safetensors"), "--metrics-out", path("b.jsonl"), "--samples", "0"});
+  ASSERT_EQ(resumed.status, 0) << resumed.err;
+  const Outcome a = outcome(path("a.safetensors"), path("a.jsonl")), b = outcome(path("b.safetensors"), path("b.jsonl"));
+  cppgrad::test::expect_same_weights(a, b);
+  EXPECT_EQ(a.metrics.back(), b.metrics.back());
+  const auto config = cppgrad::read_safetensors(path("a.safetensors")).metadata.at("config");
+  EXPECT_THAT(config, HasSubstr("\"dtype\":\"bfloat16\""));
+  ASSERT_EQ(cli(tiny({"--threads", "2", "--save", path("f.safetensors")})).status, 0);
+  EXPECT_NE(cppgrad::read_safetensors(path("f.safetensors")).tensors.at("model.lm_head.weight").to_vector<float>(),
+            cppgrad::read_safetensors(path("a.safetensors")).tensors.at("model.lm_head.weight").to_vector<float>());
+  EXPECT_THAT(cppgrad::read_safetensors(path("f.safetensors")).metadata.at("config"), Not(HasSubstr("dtype")))
+      << "a float32 run's checkpoint keeps the bytes it had before the flag";
+  // sample and eval run the checkpoint's precision, or the one --dtype names
+  for (const char* dtype : {"", "float32", "bfloat16"}) {
+    std::vector<std::string> args = {"sample", "--checkpoint", path("a.safetensors"), "--num", "2"};
+    if (*dtype) args.insert(args.end(), {"--dtype", dtype});
+    const CliResult r = cli(args);
+    EXPECT_EQ(r.status, 0) << dtype << ": " << r.err;
+  }
+  expect_usage_error(cli(tiny({"--dtype", "bf16"})), "--dtype must be float32 or bfloat16, got 'bf16'");
+  expect_usage_error(cli({"sample", "--checkpoint", path("a.safetensors"), "--dtype", "half"}),
+                     "--dtype must be float32 or bfloat16, got 'half'");
+  expect_usage_error(cli({"eval", "--checkpoint", path("a.safetensors"), "--dtype", "fp8"}),
+                     "--dtype must be float32 or bfloat16, got 'fp8'");
 }
 
 // Starts cppgrad-gpt with args in the background, its standard output and error going to `out`.

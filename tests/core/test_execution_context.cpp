@@ -48,7 +48,8 @@ ExecutionContext all_switched() {
   const ExecutionContext initial = ExecutionContext::initial();
   return {.grad_enabled = !initial.grad_enabled,
           .detect_anomaly = !initial.detect_anomaly,
-          .reference_mode = !initial.reference_mode};
+          .reference_mode = !initial.reference_mode,
+          .linear_precision = LinearPrecision::BFloat16};
 }
 
 void expect_every_piece_sees(const std::vector<Seen>& seen, const ExecutionContext& want, const char* what) {
@@ -58,6 +59,7 @@ void expect_every_piece_sees(const std::vector<Seen>& seen, const ExecutionConte
     EXPECT_EQ(seen[i].context.grad_enabled, want.grad_enabled) << what << " piece " << i;
     EXPECT_EQ(seen[i].context.detect_anomaly, want.detect_anomaly) << what << " piece " << i;
     EXPECT_EQ(seen[i].context.reference_mode, want.reference_mode) << what << " piece " << i;
+    EXPECT_EQ(seen[i].context.linear_precision, want.linear_precision) << what << " piece " << i;
   }
 }
 
@@ -75,6 +77,8 @@ TEST(ExecutionContext, TheGuardsSetTheirOwnSwitchAndPutItBack) {
     ReferenceModeGuard reference(!initial.reference_mode);
     EXPECT_EQ(ExecutionContext::current().reference_mode, !initial.reference_mode);
     EXPECT_EQ(reference_mode(), !initial.reference_mode);
+    LinearPrecisionGuard bf16(LinearPrecision::BFloat16);
+    EXPECT_EQ(linear_precision(), LinearPrecision::BFloat16);
     {
       ExecutionContextGuard back(initial);
       EXPECT_EQ(ExecutionContext::current(), initial);
@@ -90,6 +94,7 @@ TEST(ExecutionContext, EveryPieceOfRunInParallelRunsUnderTheCallersSwitches) {
     NoGradGuard no_grad;
     DetectAnomalyGuard anomaly;
     ReferenceModeGuard reference(!ExecutionContext::initial().reference_mode);
+    LinearPrecisionGuard bf16(LinearPrecision::BFloat16);
     expect_every_piece_sees(what_pieces_see(n, run_in_parallel_fn), all_switched(), "run_in_parallel");
     expect_every_piece_sees(what_pieces_see(n, parallel_pieces_fn), all_switched(), "parallel_pieces");
   }
@@ -112,6 +117,12 @@ TEST(ExecutionContext, EveryPieceOfRunInParallelRunsUnderTheCallersSwitches) {
     want.reference_mode = !want.reference_mode;
     expect_every_piece_sees(what_pieces_see(2, run_in_parallel_fn), want, "reference mode alone");
   }
+  {
+    LinearPrecisionGuard bf16(LinearPrecision::BFloat16);
+    ExecutionContext want = ExecutionContext::initial();
+    want.linear_precision = LinearPrecision::BFloat16;
+    expect_every_piece_sees(what_pieces_see(2, run_in_parallel_fn), want, "bfloat16 products alone");
+  }
 }
 
 TEST(ExecutionContext, TheWorkersAreBackToTheirOwnAfterwards) {
@@ -119,6 +130,7 @@ TEST(ExecutionContext, TheWorkersAreBackToTheirOwnAfterwards) {
     NoGradGuard no_grad;
     DetectAnomalyGuard anomaly;
     ReferenceModeGuard reference(!ExecutionContext::initial().reference_mode);
+    LinearPrecisionGuard bf16(LinearPrecision::BFloat16);
     what_pieces_see(2, run_in_parallel_fn);
   }
   EXPECT_EQ(ExecutionContext::current(), ExecutionContext::initial()) << "the caller's own, put back by its guards";
