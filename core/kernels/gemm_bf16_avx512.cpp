@@ -2,12 +2,15 @@
 // bfloat16 (the even k in the low half, the odd k in the high half), so that one vdpbf16ps adds both products of a
 // pair to 16 sums in the definition's order (core/kernels/gemm_bf16.h). Compiled inside an AVX-512 target region that
 // adds AVX512_BF16 (core/kernels/avx512_begin.h), called only when cpu_has_avx512_bf16().
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 
 #include "core/bfloat16.h"
+#include "core/kernels/gemm.h"
 #include "core/kernels/gemm_bf16.h"
+#include "core/kernels/parallel_for.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
