@@ -64,7 +64,7 @@ run_cppgrad() {  # tokenizer seed
   nice -n 10 "$gpt" train --data kjv.txt --format text --tokenizer "$(flag_of "$1")" --context "$T" --d-model "$C" \
     --layers "$L" --heads "$NH" --batch-size "$B" --steps "$STEPS" --lr "$LR" --schedule cosine \
     --warmup-steps "$WARMUP" --min-lr "$MIN_LR" --beta2 0.95 --weight-decay 0 --dropout 0 --seed "$2" --threads 1 \
-    --eval-every "$STEPS" --samples 0 --metrics-out "$log.jsonl" > "$log.log"
+    --eval-every "$STEPS" --eval-tokens 1000000000 --samples 0 --metrics-out "$log.jsonl" > "$log.log"
   python3 -c "import json,sys; print(json.loads(open('$log.jsonl').read().splitlines()[-1])['val_bpb'], end=' ')"
   python3 -c "print(f'{$(now) - $t0:.1f}')"
 }

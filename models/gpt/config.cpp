@@ -87,6 +87,11 @@ const ConfigTable<TrainConfig>& config_table() {
           "more)", at(&TrainConfig::shards), zero_or_power_of_two_in(1, kMaxShards)),
       row("eval-every", "training", "steps between evaluations (validation loss, metrics line, checkpoint)",
           at(&TrainConfig::eval_every), in_range(1, kMaxSteps), OnResume::may_change),
+      // Written only when not 0: the runs before the flag keep their checkpoints' bytes.
+      written_unless_default(row("eval-tokens", "training", "tokens each evaluation reads from the validation "
+                                 "split's start (0: as many as 2^39 multiply-adds allow: all of a small model's "
+                                 "split, 4,417 at GPT-2 124M)", at(&TrainConfig::eval_tokens),
+                                 in_range(0, kMaxSteps), OnResume::may_change)),
   }}));
   return table;
 }

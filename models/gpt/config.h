@@ -73,6 +73,10 @@ struct TrainConfig {
   // train::default_shards(batch_size), which the run stores in its checkpoint (with_shards).
   std::int64_t shards = 0;
   std::int64_t eval_every = 500;
+  // Tokens each evaluation reads from the validation split's start (nanoGPT's eval_iters, in tokens); 0: as many as
+  // 2^39 multiply-adds allow (eval_row_bound, models/gpt/trainer.h), so that a large model's evaluation does not
+  // swamp its steps.
+  std::int64_t eval_tokens = 0;
 
   // The context for the text mode when --context is not given.
   static constexpr std::int64_t kDefaultTextContext = 64;

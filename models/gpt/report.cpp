@@ -72,6 +72,11 @@ std::string run_header(Trainer& t) {
                    t.config().model.n_head, architecture_note(t.config().model), t.tokens_per_step());
   s += fmt::format("bigram baseline (counts, add-one smoothing): validation loss {:.4f} nats/token (perplexity {})\n",
                    t.bigram_val_loss(), perplexity(t.bigram_val_loss()));
+  if (t.eval_rows() < t.validation_rows())
+    s += fmt::format("evaluations read the validation split's first {} of {} rows (--eval-tokens)\n", t.eval_rows(),
+                     t.validation_rows());
+  if (t.config().dtype != LinearPrecision::Float32)
+    s += fmt::format("the linear layers' products in {} (--dtype)\n", choice_name(kDtypes, t.config().dtype));
   if (t.step() > 0) s += fmt::format("resumed at step {} of {}\n", t.step(), t.config().steps);
   return s;
 }

@@ -123,9 +123,9 @@ std::int64_t target_bytes(const Tensor& targets, const std::vector<std::int64_t>
 // chunks of eval_chunk_rows.
 template <typename Splits>
 SplitLoss loss_over(const nn::GPT& model, const Splits& s, std::int64_t T, data::Split split,
-                    const std::vector<std::int64_t>& bytes_of, const EvalProgress& on_chunk) {
+                    const std::vector<std::int64_t>& bytes_of, const EvalProgress& on_chunk, std::int64_t max_rows) {
   const std::vector<std::int64_t> rows = data::eval_rows(s, split, T);
-  const std::int64_t n = std::ssize(rows), rows_per_chunk = eval_chunk_rows(T, model.config().vocab_size);
+  const std::int64_t n = max_rows > 0 ? std::min(std::ssize(rows), max_rows) : std::ssize(rows), rows_per_chunk = eval_chunk_rows(T, model.config().vocab_size);
   const std::int64_t chunks = (n + rows_per_chunk - 1) / rows_per_chunk;
   SplitLoss out;
   double sum = 0;  // nats, summed chunk by chunk in order
@@ -155,12 +155,18 @@ double SplitLoss::bits_per_nat() const {
 }
 
 SplitLoss split_loss(const nn::GPT& model, const data::TextCorpus& corpus, bool validation,
-                     const EvalProgress& on_chunk) {
+                     const EvalProgress& on_chunk, std::int64_t max_rows) {
   NoGradGuard no_grad;
   const data::Split split = validation ? data::Split::validation : data::Split::train;
   const std::vector<std::int64_t> bytes_of = token_byte_lengths(corpus.tokenizer);
-  return std::visit([&](const auto& s) { return loss_over(model, s, corpus.context, split, bytes_of, on_chunk); },
-                    corpus.splits);
+  return std::visit(
+      [&](const auto& s) { return loss_over(model, s, corpus.context, split, bytes_of, on_chunk, max_rows); },
+      corpus.splits);
+}
+
+std::int64_t eval_row_bound(std::int64_t eval_tokens, std::int64_t parameters, std::int64_t context) {
+  const std::int64_t tokens = eval_tokens > 0 ? eval_tokens : kEvalMultiplyAdds / std::max<std::int64_t>(1, parameters);
+  return std::max<std::int64_t>(1, (tokens + context - 1) / context);
 }
 
 // ------------------------------------------------------------------------------------------- the trainer
@@ -211,6 +217,16 @@ std::int64_t Trainer::random_row_count() const {
   return std::visit([&](const auto& s) { return data::random_row_count(s, corpus_.context); }, corpus_.splits);
 }
 
+std::int64_t Trainer::validation_rows() const {
+  return std::visit([&](const auto& s) { return std::ssize(data::eval_rows(s, data::Split::validation, corpus_.context)); },
+                    corpus_.splits);
+}
+
+std::int64_t Trainer::eval_rows() const {
+  return std::min(validation_rows(),
+                  eval_row_bound(config_.eval_tokens, parallel_->model().num_parameters(), corpus_.context));
+}
+
 // The training step: a random batch, then forward, loss, backward on its shards, their sum, clipping and AdamW
 // (train/gpt_step.h: sharded_step, beside the plain_step it equals at one shard).
 double Trainer::train_step() {
@@ -232,7 +248,7 @@ Evaluation Trainer::evaluate(const EvalProgress& on_chunk) {
   Evaluation e;
   e.step = step_;
   e.train_loss = steps_since_eval_ > 0 ? loss_sum_ / static_cast<double>(steps_since_eval_) : std::nan("");
-  const SplitLoss val = split_loss(model(), corpus_, /*validation=*/true, on_chunk);
+  const SplitLoss val = split_loss(model(), corpus_, /*validation=*/true, on_chunk, eval_rows());
   e.val_loss = val.loss, e.val_bpb = val.bits_per_byte();
   // A resumed run's earlier evaluations came from the checkpoint without val_bpb: the same split gives their factor.
   for (Evaluation& earlier : history_) earlier.val_bpb = earlier.val_loss * val.bits_per_nat();

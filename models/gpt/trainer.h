@@ -56,8 +56,15 @@ struct SplitLoss {
 };
 // An evaluation's progress: chunks done of all, and the mean loss over the tokens read so far (nats per token).
 using EvalProgress = std::function<void(std::int64_t done, std::int64_t total, double loss_so_far)>;
+// max_rows: the split's first rows only (0: all of them).
 SplitLoss split_loss(const nn::GPT& model, const data::TextCorpus& corpus, bool validation,
-                     const EvalProgress& on_chunk = nullptr);
+                     const EvalProgress& on_chunk = nullptr, std::int64_t max_rows = 0);
+
+// The rows of `context` tokens an evaluation of a model of `parameters` reads during training (--eval-tokens):
+// enough for eval_tokens tokens, or when it is 0 for kEvalMultiplyAdds / parameters tokens (GPT-2 124M: 4,417; the
+// README's runs read their whole validation splits), never fewer than one row.
+inline constexpr std::int64_t kEvalMultiplyAdds = std::int64_t{1} << 39;
+std::int64_t eval_row_bound(std::int64_t eval_tokens, std::int64_t parameters, std::int64_t context);
 
 class Trainer {
  public:
@@ -104,6 +111,9 @@ class Trainer {
   nn::GPT& model() { return parallel_->model(); }
   std::int64_t step() const { return step_; }
   std::int64_t tokens_per_step() const { return config_.batch_size * corpus_.context; }
+  // The validation rows each evaluation reads (eval_row_bound of --eval-tokens and the model's size), and of how many.
+  std::int64_t eval_rows() const;
+  std::int64_t validation_rows() const;
   const std::vector<Evaluation>& history() const { return history_; }
   double bigram_val_loss() const { return bigram_val_loss_; }
   int workers() const { return std::min(parallel_->threads(), parallel_->shards()); }  // threads that run shards

@@ -50,5 +50,30 @@ TEST(GptEvalChunks, AnEvaluationReportsEachChunkAndTheLossSoFarEndsAtItsResult) 
   EXPECT_NE(reports.front().loss, e.val_loss) << "the first is the first chunk's alone";
 }
 
+// --eval-tokens: each evaluation reads the validation split's first rows, as many as hold the tokens asked for; by
+// default as many as 2^39 multiply-adds allow, which leaves a small model's split whole.
+TEST(GptEvalChunks, TheEvaluationReadsTheFirstRowsItIsBoundTo) {
+  EXPECT_EQ(gpt::eval_row_bound(1000, 206'080, 24), 42);                  // 1000 tokens: 42 rows of 24
+  EXPECT_EQ(gpt::eval_row_bound(0, 124'439'808, 64), 70);                 // GPT-2 124M: 4,417 tokens, 70 rows of 64
+  EXPECT_EQ(gpt::eval_row_bound(0, 206'080, 24), 111'154);                // the words GPT: all of its 10,433 rows
+  EXPECT_EQ(gpt::eval_row_bound(0, std::int64_t{1} << 50, 1024), 1);     // never none
+  test::GptSmallRun run;
+  {
+    std::ofstream out(run.data);
+    for (int i = 0; i < 40'000; ++i) out << std::string(1 + i % 6, static_cast<char>('a' + i % 7)) << "\n";
+  }
+  gpt::TrainConfig c = run.config(1, data::TextFormat::text);
+  c.eval_tokens = 100;  // 13 windows of 8
+  gpt::Trainer bounded(c);
+  ASSERT_EQ(bounded.eval_rows(), 13);
+  ASSERT_GT(bounded.validation_rows(), 13);
+  const double whole = gpt::split_loss(bounded.model(), bounded.corpus(), true).loss;
+  const double first = gpt::split_loss(bounded.model(), bounded.corpus(), true, nullptr, 13).loss;
+  EXPECT_EQ(bounded.evaluate().val_loss, first);
+  EXPECT_NE(first, whole);
+  c.eval_tokens = 0;
+  EXPECT_EQ(gpt::Trainer(c).eval_rows(), bounded.validation_rows()) << "a small model reads its whole split";
+}
+
 }  // namespace
 }  // namespace cppgrad
