@@ -1,8 +1,9 @@
 #pragma once
 // bfloat16: float32's sign and 8 exponent bits with 7 of its 23 mantissa bits. It keeps float32's range (about
 // 1e-38 to 3e38) and loses precision: 8 significant bits, about 3 decimal digits (rounding errs by at most 2^-8 of
-// the value, 0.4%), so 257 is not a bfloat16 value (it rounds to 256) and 1 + 2^-9 rounds back to 1. Matrix products read their inputs in
-// it under the bfloat16 precision (core/precision.h); core/half.h widens stored bfloat16 values back.
+// the value, 0.4%), so 257 is not a bfloat16 value (it rounds to 256) and 1 + 2^-9 rounds back to 1. The linear
+// layers' products read their inputs in it under the bfloat16 precision (core/precision.h); core/half.h widens stored
+// bfloat16 values back.
 //
 // round_to_bfloat16 is the rounding, bit for bit as the CPU's vcvtneps2bf16 (AVX512_BF16) gives it for each of the
 // 2^32 float32 inputs: round to nearest, ties to even; a NaN stays a NaN (quieted); and a subnormal float32

@@ -52,8 +52,9 @@ class FlushSubnormalsScope {
 #endif
 };
 
-// The portable tile: B and A packed as rounded float32 values, a pair of k as two rows; each product one FMA (exact, as a bfloat16 product fits float32's mantissa) on 8-lane vectors,
-// 6 rows x 16 columns of C in registers as gemm_tiled.h's AVX2 tile.
+// The portable tile: B and A packed as rounded float32 values, a pair of k as two rows; each product one FMA (exact,
+// as a bfloat16 product fits float32's mantissa) on 8-lane vectors, 6 rows x 16 columns of C in registers as
+// gemm_tiled.h's AVX2 tile.
 struct PortableTile {
   using Packed = float;
   using V = f32x8;

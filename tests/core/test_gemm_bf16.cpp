@@ -55,10 +55,11 @@ TEST(Bfloat16Round, RoundsToNearestTiesToEvenAndKeepsFloat32sRange) {
 __attribute__((target("avx512f,avx512bf16"))) std::uint32_t count_cpu_disagreements(std::uint32_t step) {
   std::uint32_t disagreements = 0;
   for (std::uint64_t b = 0; b < (1ull << 32); b += step) {
-    const __m512bh wide = _mm512_cvtne2ps_pbh(_mm512_setzero_ps(), _mm512_set1_ps(from_bits(static_cast<std::uint32_t>(b))));
+    const float x = from_bits(static_cast<std::uint32_t>(b));
+    const __m512bh wide = _mm512_cvtne2ps_pbh(_mm512_setzero_ps(), _mm512_set1_ps(x));
     std::uint16_t cpu;
     std::memcpy(&cpu, &wide, 2);
-    disagreements += cpu != round_to_bfloat16(from_bits(static_cast<std::uint32_t>(b)));
+    disagreements += cpu != round_to_bfloat16(x);
   }
   return disagreements;
 }
@@ -132,7 +133,8 @@ void expect_kernel_equals_definition(Bf16Kernel kernel) {
 TEST(GemmBf16, ThePortableKernelIsTheDefinitionBitForBit) { expect_kernel_equals_definition(Bf16Kernel::Portable); }
 
 TEST(GemmBf16, TheAvx512Bf16KernelIsTheDefinitionBitForBit) {
-  if (!kernels::cpu_has_avx512_bf16()) GTEST_SKIP() << "this CPU has no AVX512_BF16: only the portable kernel runs here";
+  if (!kernels::cpu_has_avx512_bf16())
+    GTEST_SKIP() << "this CPU has no AVX512_BF16: only the portable kernel runs here";
   expect_kernel_equals_definition(Bf16Kernel::Avx512Bf16);
 }
 
