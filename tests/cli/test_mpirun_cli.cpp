@@ -108,6 +108,19 @@ TEST_F(MpirunCli, GptOnTwoAndFourProcessesEndsAsOnOne) {
     EXPECT_EQ(out.find("done:"), out.rfind("done:")) << "only rank 0 prints:\n" << out;
 }
 
+// --dtype bfloat16: the same bits on any number of processes, as float32's (docs/bfloat16.md).
+TEST_F(MpirunCli, ABfloat16GptOnTwoAndFourProcessesEndsAsOnOne) {
+  std::vector<std::string> printed;
+  expect_processes_end_as_one(
+      *this, CPPGRAD_GPT_BIN,
+      [&](const std::string& n, const std::string& th) {
+        std::vector<std::string> a = gpt_args(n, th);
+        a.insert(a.end(), {"--dtype", "bfloat16"});
+        return a;
+      },
+      {"tokens_per_s", "elapsed_s", "train_wall_s"}, printed);
+}
+
 TEST_F(MpirunCli, ReversalOnTwoAndFourProcessesEndsAsOnOne) {
   std::vector<std::string> printed;
   expect_processes_end_as_one(
