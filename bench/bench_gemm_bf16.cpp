@@ -52,7 +52,8 @@ void Shapes124M(benchmark::internal::Benchmark* b) {
   b->ArgNames({"rows", "out", "in", "path", "which"});
   for (std::int64_t rows : {256, 2048})
     for (int path : {kFloat32, kBf16Portable, kBf16Avx512}) {
-      for (auto [out, in] : {std::pair{2304, 768}, {768, 768}, {3072, 768}, {768, 3072}}) b->Args({rows, out, in, path, 0});
+      for (auto [out, in] : {std::pair{2304, 768}, {768, 768}, {3072, 768}, {768, 3072}})
+        b->Args({rows, out, in, path, 0});
       b->Args({rows, 3072, 768, path, 1});
       b->Args({rows, 3072, 768, path, 2});
     }

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "core/bfloat16.h"
+#include "core/bit_cast.h"
 #include "core/kernels/gemm_bf16_tiled.h"
 #include "core/kernels/scratch.h"
 #include "core/kernels/simd.h"
@@ -61,10 +62,12 @@ struct PortableTile {
   static constexpr std::int64_t W = 8, NR = 2 * W, MR = 6, KC = 256, NC = 16 * NR;
   static constexpr std::int64_t kPairElems = 2 * NR, kPairElemsA = 2 * MR;
 
-  // Element j of a pair block whose rows are `stride` apart: the even member's rounded value, then the odd one's.
-  static void put(float* pair, std::int64_t stride, std::int64_t j, float even, float odd) {
-    pair[j] = bfloat16_round(even);
-    pair[stride + j] = bfloat16_round(odd);
+  // A pair block of n columns (its two rows n apart): the even members' rounded values, then the odd ones'.
+  static void put_row(float* pair, std::int64_t n, const float* even, const float* odd) {
+    for (std::int64_t j = 0; j < n; ++j) {
+      pair[j] = std::bit_cast<float>(bfloat16_bits(std::bit_cast<std::uint32_t>(even[j])));
+      pair[n + j] = std::bit_cast<float>(bfloat16_bits(std::bit_cast<std::uint32_t>(odd[j])));
+    }
   }
 
   static V load(const float* p) {

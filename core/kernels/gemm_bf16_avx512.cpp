@@ -31,8 +31,11 @@ struct Avx512Bf16Tile {
   static constexpr std::int64_t NR = 32, MR = 8, KC = 256, NC = 16 * NR;
   static constexpr std::int64_t kPairElems = NR, kPairElemsA = MR;
 
-  static void put(std::uint32_t* pair, std::int64_t, std::int64_t j, float even, float odd) {
-    pair[j] = static_cast<std::uint32_t>(round_to_bfloat16(even)) << 16 | round_to_bfloat16(odd);
+  // A pair block of n columns: in each lane, k's rounded value in the high half and k+1's in the low half.
+  static void put_row(std::uint32_t* pair, std::int64_t n, const float* even, const float* odd) {
+    for (std::int64_t j = 0; j < n; ++j)
+      pair[j] = bfloat16_bits(__builtin_bit_cast(std::uint32_t, even[j])) |
+                bfloat16_bits(__builtin_bit_cast(std::uint32_t, odd[j])) >> 16;
   }
 
   static void micro_kernel(std::int64_t rows, std::int64_t pairs, const std::uint32_t* a, const std::uint32_t* b,

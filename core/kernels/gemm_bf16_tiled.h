@@ -22,23 +22,41 @@
 namespace cppgrad::kernels {
 namespace {  // NOLINT(google-build-namespaces): internal on purpose, see above
 
+// round_to_bfloat16(x) << 16 (core/bfloat16.h) from x's bits, written without branches so that a loop of them
+// compiles to vector instructions: the rounding, then a NaN's quieted bits or a subnormal's signed zero chosen in.
+inline std::uint32_t bfloat16_bits(std::uint32_t bits) {
+  const std::uint32_t rounded = (bits + 0x7FFFu + ((bits >> 16) & 1u)) & 0xFFFF0000u;
+  const std::uint32_t nan = (bits | 0x00400000u) & 0xFFFF0000u, zero = bits & 0x80000000u;
+  const std::uint32_t r = (bits & 0x7FFFFFFFu) > 0x7F800000u ? nan : rounded;
+  return (bits & 0x7F800000u) == 0 ? zero : r;
+}
+
 // Packs B[k0 : k0+kc, j0 : j0+nc] into panels of Tile::NR columns, pair of k by pair: panel q at
-// out + q * pairs * Tile::kPairElems, +0 past nc and past K.
+// out + q * pairs * Tile::kPairElems, +0 past nc and past K. Each pair's two rows are gathered first (read along a
+// row of B when its columns are contiguous), then rounded and stored a whole row at a time (Tile::put_row).
 template <typename Tile>
 void pack_b_bf16(MatrixRef<float> B, std::int64_t K, std::int64_t k0, std::int64_t kc, std::int64_t j0,
                  std::int64_t nc, typename Tile::Packed* out) {
   const std::int64_t pairs = (kc + 1) / 2;
   for (std::int64_t q = 0; q * Tile::NR < nc; ++q) {
     typename Tile::Packed* panel = out + q * pairs * Tile::kPairElems;
-    const std::int64_t cols = std::min(Tile::NR, nc - q * Tile::NR);
+    const std::int64_t cols = std::min(Tile::NR, nc - q * Tile::NR), j1 = j0 + q * Tile::NR;
     for (std::int64_t p = 0; p < pairs; ++p) {
       const std::int64_t k = k0 + 2 * p;
-      for (std::int64_t j = 0; j < Tile::NR; ++j) {
-        const bool in = j < cols;
-        const float even = in ? B(k, j0 + q * Tile::NR + j) : 0.0f;
-        const float odd = in && k + 1 < K ? B(k + 1, j0 + q * Tile::NR + j) : 0.0f;
-        Tile::put(panel + p * Tile::kPairElems, Tile::NR, j, even, odd);
+      alignas(64) float even[Tile::NR] = {}, odd[Tile::NR] = {};
+      if (B.col_stride == 1) {
+        const float* row = B.data + k * B.row_stride + j1;
+        for (std::int64_t j = 0; j < cols; ++j) even[j] = row[j];
+        if (k + 1 < K)
+          for (std::int64_t j = 0; j < cols; ++j) odd[j] = row[B.row_stride + j];
+      } else {
+        for (std::int64_t j = 0; j < cols; ++j) {
+          const float* pair = B.data + k * B.row_stride + (j1 + j) * B.col_stride;
+          even[j] = pair[0];
+          odd[j] = k + 1 < K ? pair[B.row_stride] : 0.0f;
+        }
       }
+      Tile::put_row(panel + p * Tile::kPairElems, Tile::NR, even, odd);
     }
   }
 }
@@ -51,11 +69,13 @@ void pack_a_bf16(MatrixRef<float> A, std::int64_t K, std::int64_t i, std::int64_
   const std::int64_t pairs = (kc + 1) / 2;
   for (std::int64_t p = 0; p < pairs; ++p) {
     const std::int64_t k = k0 + 2 * p;
+    float even[Tile::MR], odd[Tile::MR];
     for (std::int64_t r = 0; r < Tile::MR; ++r) {
       const bool in = r < rows;
-      const float even = in ? A(i + r, k) : -0.0f, odd = in && k + 1 < K ? A(i + r, k + 1) : -0.0f;
-      Tile::put(out + p * Tile::kPairElemsA, Tile::MR, r, even, odd);
+      even[r] = in ? A(i + r, k) : -0.0f;
+      odd[r] = in && k + 1 < K ? A(i + r, k + 1) : -0.0f;
     }
+    Tile::put_row(out + p * Tile::kPairElemsA, Tile::MR, even, odd);
   }
 }
 

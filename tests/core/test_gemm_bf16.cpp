@@ -179,6 +179,26 @@ TEST(GemmBf16, ATinySumIsFlushedToAZeroOfItsSign) {
   }
 }
 
+// NaN (signalling too), infinities and subnormals in the inputs: each kernel's packing rounds them as the definition.
+TEST(GemmBf16, SpecialValuesArePackedAsTheDefinitionRoundsThem) {
+  const float specials[] = {from_bits(0x7F800001u), -INFINITY, INFINITY, 0x1p-130f, -0x1p-140f, 3.4028235e38f, 1.0f};
+  for (const float s : specials)
+    for (int where = 0; where < 2; ++where) {
+      std::vector<float> a(3 * 5, 1.0f), b(5 * 4, 0.5f);
+      (where == 0 ? a[7] : b[9]) = s;
+      std::vector<float> want(12), got(12);
+      kernels::gemm_bf16_reference(3, 4, 5, {a.data(), 5, 1}, {b.data(), 4, 1}, want.data(), 4);
+      for (Bf16Kernel kernel : {Bf16Kernel::Portable, Bf16Kernel::Avx512Bf16}) {
+        if (kernel == Bf16Kernel::Avx512Bf16 && !kernels::cpu_has_avx512_bf16()) continue;
+        kernels::gemm_bf16(kernel, 3, 4, 5, {a.data(), 5, 1}, {b.data(), 4, 1}, got.data(), 4, false);
+        for (std::size_t i = 0; i < want.size(); ++i)
+          EXPECT_TRUE(bits(want[i]) == bits(got[i]) || (std::isnan(want[i]) && std::isnan(got[i])))
+              << kernels::bf16_kernel_name(kernel) << ": " << s << " in " << (where == 0 ? "A" : "B") << ", element "
+              << i << ": " << got[i] << " vs " << want[i];
+      }
+    }
+}
+
 TEST(GemmBf16, AKernelTheCpuLacksIsRefusedNotReplaced) {
   if (kernels::cpu_has_avx512_bf16()) GTEST_SKIP() << "this CPU has AVX512_BF16";
   const float x = 1;
