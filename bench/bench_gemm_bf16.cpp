@@ -18,14 +18,15 @@ namespace {
 using cppgrad::kernels::Bf16Kernel;
 using cppgrad::kernels::MatrixRef;
 
-enum Path { kFloat32 = 0, kBf16Portable = 1, kBf16Avx512 = 2 };
+enum Path { kFloat32 = 0, kBf16Portable = 1, kBf16Avx512Bf16 = 2, kBf16Avx512Fma = 3 };
 
 // state.range: rows, out, in, path, which product (0: y = x W^T, 1: dx = g W, 2: dW = g^T x).
 void BM_Gemm124M(benchmark::State& state) {
   const std::int64_t rows = state.range(0), out = state.range(1), in = state.range(2);
   const auto path = static_cast<Path>(state.range(3));
   const std::int64_t which = state.range(4);
-  if (path == kBf16Avx512 && !cppgrad::kernels::cpu_has_avx512_bf16()) return state.SkipWithError("no AVX512_BF16");
+  if (path == kBf16Avx512Bf16 && !cppgrad::kernels::cpu_has_avx512_bf16()) return state.SkipWithError("no AVX512_BF16");
+  if (path == kBf16Avx512Fma && !cppgrad::kernels::cpu_has_avx512()) return state.SkipWithError("no AVX-512");
   cppgrad::Generator gen(0);
   const cppgrad::Tensor x = cppgrad::Tensor::randn({rows, in}, gen), w = cppgrad::Tensor::randn({out, in}, gen),
                         g = cppgrad::Tensor::randn({rows, out}, gen);
@@ -40,8 +41,10 @@ void BM_Gemm124M(benchmark::State& state) {
     if (path == kFloat32)
       cppgrad::kernels::gemm_at_level(cppgrad::kernels::simd_level(), M, N, K, A, B, c.data());
     else
-      cppgrad::kernels::gemm_bf16(path == kBf16Avx512 ? Bf16Kernel::Avx512Bf16 : Bf16Kernel::Portable, M, N, K, A, B,
-                                  c.data(), N, false);
+      cppgrad::kernels::gemm_bf16(path == kBf16Avx512Bf16  ? Bf16Kernel::Avx512Bf16
+                                  : path == kBf16Avx512Fma ? Bf16Kernel::Avx512
+                                                           : Bf16Kernel::Portable,
+                                  M, N, K, A, B, c.data(), N, false);
     benchmark::DoNotOptimize(c.data());
   }
   state.counters["GFLOPS"] = benchmark::Counter(2.0 * M * N * K, benchmark::Counter::kIsIterationInvariantRate,
@@ -51,7 +54,7 @@ void BM_Gemm124M(benchmark::State& state) {
 void Shapes124M(benchmark::internal::Benchmark* b) {
   b->ArgNames({"rows", "out", "in", "path", "which"});
   for (std::int64_t rows : {256, 2048})
-    for (int path : {kFloat32, kBf16Portable, kBf16Avx512}) {
+    for (int path : {kFloat32, kBf16Portable, kBf16Avx512Bf16, kBf16Avx512Fma}) {
       for (auto [out, in] : {std::pair{2304, 768}, {768, 768}, {3072, 768}, {768, 3072}})
         b->Args({rows, out, in, path, 0});
       b->Args({rows, 3072, 768, path, 1});

@@ -9,7 +9,8 @@
 // a peak, not a typical rate, and on a busy machine some run still has its cores to itself for its few
 // milliseconds (with two threads, both cores at once: rarer, so a busy machine's 2-thread figure is low).
 //   cc -O2 -fopenmp bench/gpt/fma_peak.c -o fma_peak && ./fma_peak 1 2
-// prints one line per width and thread count: "avx512 threads 2: 123.4 GFLOP/s (61.7 per thread)".
+// prints one line per width and thread count: "avx512 threads 2: 123.4 GFLOP/s (61.7 per thread)", and where the CPU
+// has AVX512_BF16 a bfloat16 line after them: "avx512_bf16 threads 2: ...".
 #include <immintrin.h>
 #include <omp.h>
 #include <stdio.h>
@@ -53,6 +54,23 @@ __attribute__((target("avx2,fma"))) static float chains_avx2(long turns, float s
   return lanes[0] + lanes[1] + lanes[2] + lanes[3] + lanes[4] + lanes[5] + lanes[6] + lanes[7];
 }
 
+// The bfloat16 peak, where the CPU has AVX512_BF16 (the denominator of a bf16 run's MFU): the same 12 chains of
+// vdpbf16ps, each adding two bfloat16 products to each of 16 float lanes: 32 multiply-adds, 64 FLOPs an instruction.
+// acc += 1 * 2^-20 + 1 * 2^-20 a turn keeps every lane far from overflow over the run.
+#define DPBF16(a, m, c) _mm512_dpbf16_ps(a, m, c)
+__attribute__((target("avx512f,avx512bf16"))) static float chains_avx512_bf16(long turns, float seed) {
+  const __m512bh m = (__m512bh)_mm512_set1_epi16(0x3F80), c = (__m512bh)_mm512_set1_epi16(0x3580);  // 1, 2^-20
+  __m512 a0 = _mm512_set1_ps(seed), a1 = _mm512_set1_ps(seed + 0.01f), a2 = _mm512_set1_ps(seed + 0.02f),
+         a3 = _mm512_set1_ps(seed + 0.03f), a4 = _mm512_set1_ps(seed + 0.04f), a5 = _mm512_set1_ps(seed + 0.05f),
+         a6 = _mm512_set1_ps(seed + 0.06f), a7 = _mm512_set1_ps(seed + 0.07f), a8 = _mm512_set1_ps(seed + 0.08f),
+         a9 = _mm512_set1_ps(seed + 0.09f), a10 = _mm512_set1_ps(seed + 0.10f), a11 = _mm512_set1_ps(seed + 0.11f);
+  for (long i = 0; i < turns; ++i) { CHAIN_STEP(DPBF16) }
+  const __m512 s = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
+                                 _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7)),
+                                               _mm512_add_ps(_mm512_add_ps(a8, a9), _mm512_add_ps(a10, a11))));
+  return _mm512_reduce_add_ps(s);
+}
+
 typedef float (*Kernel)(long, float);
 
 // threads threads each run kernel for kTurns turns, started together -> the best GFLOP/s of kRuns runs, all threads
@@ -83,6 +101,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   __builtin_cpu_init();
+  const int has_avx512_bf16 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16");
   const int has_avx512 = __builtin_cpu_supports("avx512f"), has_avx2 = __builtin_cpu_supports("avx2") &&
                                                                          __builtin_cpu_supports("fma");
   if (!has_avx2) {
@@ -101,6 +120,10 @@ int main(int argc, char** argv) {
     }
     const double g = peak(chains_avx2, 8, threads);
     printf("avx2 threads %d: %.1f GFLOP/s (%.1f per thread)\n", threads, g, g / threads);
+    if (has_avx512_bf16) {  // after the float lines: the widest float line stays the first of each thread count
+      const double b = peak(chains_avx512_bf16, 32, threads);
+      printf("avx512_bf16 threads %d: %.1f GFLOP/s (%.1f per thread)\n", threads, b, b / threads);
+    }
   }
   return 0;
 }

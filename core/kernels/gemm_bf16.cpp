@@ -8,14 +8,10 @@
 #include <stdexcept>
 
 #include "core/bfloat16.h"
-#include "core/bit_cast.h"
 #include "core/kernels/gemm_bf16_tiled.h"
 #include "core/kernels/scratch.h"
 #include "core/kernels/simd.h"
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
 
 namespace cppgrad::kernels {
 
@@ -39,73 +35,9 @@ void gemm_bf16_reference(std::int64_t M, std::int64_t N, std::int64_t K, MatrixR
 
 namespace {
 
-// Flush-to-zero and denormals-are-zero for the scope (x86's MXCSR bits 15 and 6), so that the portable kernel's FMAs
-// flush as vdpbf16ps does; the thread's previous mode is put back at the end. Elsewhere (WebAssembly) there is no
-// such mode: see the exception in core/kernels/gemm_bf16.h.
-class FlushSubnormalsScope {
- public:
-#if defined(__x86_64__)
-  FlushSubnormalsScope() : saved_(_mm_getcsr()) { _mm_setcsr(saved_ | 0x8040u); }
-  ~FlushSubnormalsScope() { _mm_setcsr(saved_); }
-
- private:
-  unsigned saved_;
-#endif
-};
-
-// The portable tile: B and A packed as rounded float32 values, a pair of k as two rows; each product one FMA (exact,
-// as a bfloat16 product fits float32's mantissa) on 8-lane vectors, 6 rows x 16 columns of C in registers as
+// The portable tile: gemm_bf16_tiled.h's FMA tile on 8-lane vectors, 6 rows x 16 columns of C in registers as
 // gemm_tiled.h's AVX2 tile.
-struct PortableTile {
-  using Packed = float;
-  using V = f32x8;
-  static constexpr std::int64_t W = 8, NR = 2 * W, MR = 6, KC = 256, NC = 16 * NR;
-  static constexpr std::int64_t kPairElems = 2 * NR, kPairElemsA = 2 * MR;
-
-  // A pair block of n columns (its two rows n apart): the even members' rounded values, then the odd ones'.
-  static void put_row(float* pair, std::int64_t n, const float* even, const float* odd) {
-    for (std::int64_t j = 0; j < n; ++j) {
-      pair[j] = std::bit_cast<float>(bfloat16_bits(std::bit_cast<std::uint32_t>(even[j])));
-      pair[n + j] = std::bit_cast<float>(bfloat16_bits(std::bit_cast<std::uint32_t>(odd[j])));
-    }
-  }
-
-  static V load(const float* p) {
-    V v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-  }
-
-  // C[0:rows, 0:ncols] = (C's values when continue_sums, else 0) + the pairs' products, in the definition's order.
-  static void micro_kernel(std::int64_t rows, std::int64_t pairs, const float* a, const float* b, float* c,
-                           std::int64_t ldc, std::int64_t ncols, bool continue_sums) {
-    V acc0[MR], acc1[MR];
-#pragma GCC unroll 8
-    for (int r = 0; r < MR; ++r) {
-      float start[NR] = {};
-      if (continue_sums && r < rows) std::memcpy(start, c + r * ldc, static_cast<std::size_t>(ncols) * sizeof(float));
-      acc0[r] = load(start), acc1[r] = load(start + W);
-    }
-    for (std::int64_t p = 0; p < pairs; ++p, a += kPairElemsA, b += kPairElems) {
-      const V even0 = load(b), even1 = load(b + W), odd0 = load(b + NR), odd1 = load(b + NR + W);
-#pragma GCC unroll 8
-      for (int r = 0; r < MR; ++r) {
-        acc0[r] += a[r] * even0;  // one FMA each (-ffp-contract=fast), k in order
-        acc1[r] += a[r] * even1;
-        acc0[r] += a[MR + r] * odd0;
-        acc1[r] += a[MR + r] * odd1;
-      }
-    }
-#pragma GCC unroll 8
-    for (int r = 0; r < MR; ++r) {
-      if (r >= rows) break;
-      float out[NR];
-      std::memcpy(out, &acc0[r], sizeof(V));
-      std::memcpy(out + W, &acc1[r], sizeof(V));
-      std::memcpy(c + r * ldc, out, static_cast<std::size_t>(ncols) * sizeof(float));
-    }
-  }
-};
+using PortableTile = FmaTile<f32x8, 6>;
 
 }  // namespace
 
@@ -118,16 +50,35 @@ bool cpu_has_avx512_bf16() {
 #endif
 }
 
+// Where both AVX-512 kernels can run, the faster one, by vendor: Intel's cores run vdpbf16ps at half their float32
+// FMA rate (a 2-core Sapphire Rapids: 108.6 against 216.2 GFLOP/s, bench/gpt/fma_peak.c), so 16 FMA lanes beat it
+// there; AMD's Zen 4 runs it at twice. Either gives the same bits.
 Bf16Kernel bf16_kernel() {
-  return cpu_has_avx512_bf16() && simd_level() == SimdLevel::Avx512 ? Bf16Kernel::Avx512Bf16 : Bf16Kernel::Portable;
+  if (simd_level() != SimdLevel::Avx512) return Bf16Kernel::Portable;
+#if defined(__x86_64__)
+  static const bool dot_products_win = cpu_has_avx512_bf16() && __builtin_cpu_is("amd");
+  return dot_products_win ? Bf16Kernel::Avx512Bf16 : Bf16Kernel::Avx512;
+#else
+  return Bf16Kernel::Avx512;
+#endif
 }
 
 const char* bf16_kernel_name(Bf16Kernel kernel) {
-  return kernel == Bf16Kernel::Avx512Bf16 ? "avx512_bf16" : "portable";
+  switch (kernel) {
+    case Bf16Kernel::Portable: return "portable";
+    case Bf16Kernel::Avx512: return "avx512";
+    case Bf16Kernel::Avx512Bf16: return "avx512_bf16";
+  }
+  return "unknown";
 }
 
 void gemm_bf16(Bf16Kernel kernel, std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<float> A,
                MatrixRef<float> B, float* C, std::int64_t ldc, bool parallel) {
+  if (kernel == Bf16Kernel::Avx512) {
+    if (!cpu_has_avx512()) throw std::logic_error("gemm_bf16: this CPU has no AVX-512 (use bf16_kernel())");
+    thread_local ScratchBuffer<float> wide;
+    return gemm_bf16_avx512_fma(M, N, K, A, B, C, ldc, parallel, wide.get(avx512_fma_bf16_packed_size()));
+  }
   if (kernel == Bf16Kernel::Avx512Bf16) {
     if (!cpu_has_avx512_bf16()) throw std::logic_error("gemm_bf16: this CPU has no AVX512_BF16 (use bf16_kernel())");
     thread_local ScratchBuffer<std::uint32_t> pairs;

@@ -26,10 +26,11 @@ namespace cppgrad::kernels {
 void gemm_bf16_reference(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<float> A, MatrixRef<float> B,
                          float* C, std::int64_t ldc);
 
-// The kernels: Portable (vector FMAs, any CPU and WebAssembly) and Avx512Bf16 (vdpbf16ps; only where the CPU has
-// AVX512_BF16). bf16_kernel() is the one this process uses: Avx512Bf16 where the CPU has it and CPPGRAD_SIMD does
-// not ask for avx2 (core/kernels/gemm.h), Portable otherwise.
-enum class Bf16Kernel { Portable, Avx512Bf16 };
+// The kernels: Portable (FMAs on 8 float lanes: any CPU, and WebAssembly), Avx512 (the same on 16 lanes, where the
+// CPU has AVX-512) and Avx512Bf16 (vdpbf16ps, where it has AVX512_BF16). bf16_kernel() is the one this process uses:
+// Portable when CPPGRAD_SIMD asks for avx2 or the CPU has no AVX-512 (core/kernels/gemm.h); otherwise the faster of
+// the other two on this CPU's make (gemm_bf16.cpp says why).
+enum class Bf16Kernel { Portable, Avx512, Avx512Bf16 };
 bool cpu_has_avx512_bf16();
 Bf16Kernel bf16_kernel();
 const char* bf16_kernel_name(Bf16Kernel kernel);
@@ -39,9 +40,12 @@ void gemm_bf16(Bf16Kernel kernel, std::int64_t M, std::int64_t N, std::int64_t K
                MatrixRef<float> B, float* C, std::int64_t ldc, bool parallel);
 
 // The AVX512_BF16 kernel itself (core/kernels/gemm_bf16_avx512.cpp): call only when cpu_has_avx512_bf16(), with
-// `packed` scratch of avx512_bf16_packed_size() values.
+// `packed` scratch of avx512_bf16_packed_size() values; and the 16-lane FMA kernel (call only when cpu_has_avx512()).
 std::size_t avx512_bf16_packed_size();
 void gemm_bf16_avx512(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<float> A, MatrixRef<float> B,
                       float* C, std::int64_t ldc, bool parallel, std::uint32_t* packed);
+std::size_t avx512_fma_bf16_packed_size();
+void gemm_bf16_avx512_fma(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<float> A, MatrixRef<float> B,
+                          float* C, std::int64_t ldc, bool parallel, float* packed);
 
 }  // namespace cppgrad::kernels

@@ -3,6 +3,7 @@
 // pair to 16 sums in the definition's order (core/kernels/gemm_bf16.h). Compiled inside an AVX-512 target region that
 // adds AVX512_BF16 (core/kernels/avx512_begin.h), called only when cpu_has_avx512_bf16().
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -69,11 +70,18 @@ struct Avx512Bf16Tile {
 
 struct NoScope {};
 
+using Avx512FmaTile = FmaTile<f32x16, 8>;
+
 }  // namespace
 
 void gemm_bf16_avx512(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<float> A, MatrixRef<float> B,
                       float* C, std::int64_t ldc, bool parallel, std::uint32_t* packed) {
   gemm_bf16_tiled<Avx512Bf16Tile, NoScope>(M, N, K, A, B, C, ldc, parallel, packed);
+}
+
+void gemm_bf16_avx512_fma(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<float> A, MatrixRef<float> B,
+                          float* C, std::int64_t ldc, bool parallel, float* packed) {
+  gemm_bf16_tiled<Avx512FmaTile, FlushSubnormalsScope>(M, N, K, A, B, C, ldc, parallel, packed);
 }
 
 }  // namespace cppgrad::kernels
@@ -82,14 +90,18 @@ void gemm_bf16_avx512(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<
 
 namespace cppgrad::kernels {
 std::size_t avx512_bf16_packed_size() { return bf16_packed_b_size<Avx512Bf16Tile>(); }
+std::size_t avx512_fma_bf16_packed_size() { return bf16_packed_b_size<Avx512FmaTile>(); }
 }  // namespace cppgrad::kernels
 
 #else  // not x86-64: no such kernel; cpu_has_avx512_bf16() is false, so nothing calls it
 
 namespace cppgrad::kernels {
 std::size_t avx512_bf16_packed_size() { return 0; }
+std::size_t avx512_fma_bf16_packed_size() { return 0; }
 void gemm_bf16_avx512(std::int64_t, std::int64_t, std::int64_t, MatrixRef<float>, MatrixRef<float>, float*,
                       std::int64_t, bool, std::uint32_t*) {}
+void gemm_bf16_avx512_fma(std::int64_t, std::int64_t, std::int64_t, MatrixRef<float>, MatrixRef<float>, float*,
+                          std::int64_t, bool, float*) {}
 }  // namespace cppgrad::kernels
 
 #endif

@@ -1,7 +1,8 @@
 #pragma once
 // The blocking of the bfloat16 GEMM (core/kernels/gemm_bf16.h), written once over its tile: gemm_bf16.cpp
-// instantiates it with the portable tile (float lanes, an FMA per product) and gemm_bf16_avx512.cpp with the
-// AVX512_BF16 one (pairs of bfloat16 in 32-bit lanes, one vdpbf16ps per pair), inside an AVX-512 target region.
+// instantiates it with the portable tile (8 float lanes, an FMA per product) and gemm_bf16_avx512.cpp, inside an
+// AVX-512 target region, with the same FMA tile on 16 lanes and with the AVX512_BF16 one (pairs of bfloat16 in 32-bit
+// lanes, one vdpbf16ps per pair).
 // Internal linkage throughout, as gemm_tiled.h's: the two compilations, made for different CPUs, never mix.
 //
 // The layout is gemm_tiled.h's (B in column panels of NR, A in row blocks of MR, a micro-kernel holding an MR x NR
@@ -18,6 +19,10 @@
 #include "core/bfloat16.h"
 #include "core/kernels/gemm.h"
 #include "core/kernels/parallel_for.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>  // _mm_getcsr, _mm_setcsr
+#endif
 
 namespace cppgrad::kernels {
 namespace {  // NOLINT(google-build-namespaces): internal on purpose, see above
@@ -78,6 +83,87 @@ void pack_a_bf16(MatrixRef<float> A, std::int64_t K, std::int64_t i, std::int64_
     Tile::put_row(out + p * Tile::kPairElemsA, Tile::MR, even, odd);
   }
 }
+
+// Flush-to-zero and denormals-are-zero for the scope (x86's MXCSR bits 15 and 6), so that an FMA tile's additions
+// flush as vdpbf16ps's do; the thread's previous mode is put back at the end. Elsewhere (WebAssembly) there is no
+// such mode: see the exception in core/kernels/gemm_bf16.h.
+class FlushSubnormalsScope {
+ public:
+#if defined(__x86_64__)
+  FlushSubnormalsScope() : saved_(_mm_getcsr()) { _mm_setcsr(saved_ | 0x8040u); }
+  ~FlushSubnormalsScope() { _mm_setcsr(saved_); }
+
+ private:
+  unsigned saved_;
+#endif
+};
+
+// A tile of FMAs on float lanes (Vec: 8 lanes, the portable kernel; 16, the AVX-512 one): B and A packed as rounded
+// float32 values, a pair of k as two rows; each product one FMA, exact, as a bfloat16 product fits float32's
+// mantissa. Its file is compiled with -ffp-contract=fast, so `acc += a * b` is one FMA; under FlushSubnormalsScope.
+template <typename Vec, int kRows>
+struct FmaTile {
+  using Packed = float;
+  using V = Vec;
+  static constexpr std::int64_t W = sizeof(V) / sizeof(float), NR = 2 * W, MR = kRows, KC = 256, NC = 16 * NR;
+  static constexpr std::int64_t kPairElems = 2 * NR, kPairElemsA = 2 * MR;
+
+  // A pair block of n columns (its two rows n apart): the even members' rounded values, then the odd ones'.
+  static void put_row(float* pair, std::int64_t n, const float* even, const float* odd) {
+    for (std::int64_t j = 0; j < n; ++j) {
+      pair[j] = __builtin_bit_cast(float, bfloat16_bits(__builtin_bit_cast(std::uint32_t, even[j])));
+      pair[n + j] = __builtin_bit_cast(float, bfloat16_bits(__builtin_bit_cast(std::uint32_t, odd[j])));
+    }
+  }
+
+  static V load(const float* p) {
+    V v;
+    __builtin_memcpy(&v, p, sizeof v);
+    return v;
+  }
+
+  // C[0:rows, 0:ncols] = (C's values when continue_sums, else 0) + the pairs' products, in the definition's order.
+  static void micro_kernel(std::int64_t rows, std::int64_t pairs, const float* a, const float* b, float* c,
+                           std::int64_t ldc, std::int64_t ncols, bool continue_sums) {
+    V acc0[MR], acc1[MR];
+    const bool whole = ncols == NR;  // a whole tile's rows are moved as vectors, a narrower one's through a buffer
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) {
+      acc0[r] = V{}, acc1[r] = V{};
+      if (!continue_sums || r >= rows) continue;
+      if (whole) {
+        acc0[r] = load(c + r * ldc), acc1[r] = load(c + r * ldc + W);
+      } else {
+        float start[NR] = {};
+        __builtin_memcpy(start, c + r * ldc, static_cast<std::size_t>(ncols) * sizeof(float));
+        acc0[r] = load(start), acc1[r] = load(start + W);
+      }
+    }
+    for (std::int64_t p = 0; p < pairs; ++p, a += kPairElemsA, b += kPairElems) {
+      const V even0 = load(b), even1 = load(b + W), odd0 = load(b + NR), odd1 = load(b + NR + W);
+#pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r) {
+        acc0[r] += a[r] * even0;  // k in order: the pair's even member, then its odd one
+        acc1[r] += a[r] * even1;
+        acc0[r] += a[MR + r] * odd0;
+        acc1[r] += a[MR + r] * odd1;
+      }
+    }
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) {
+      if (r >= rows) break;
+      if (whole) {
+        __builtin_memcpy(c + r * ldc, &acc0[r], sizeof(V));
+        __builtin_memcpy(c + r * ldc + W, &acc1[r], sizeof(V));
+        continue;
+      }
+      float out[NR];
+      __builtin_memcpy(out, &acc0[r], sizeof(V));
+      __builtin_memcpy(out + W, &acc1[r], sizeof(V));
+      __builtin_memcpy(c + r * ldc, out, static_cast<std::size_t>(ncols) * sizeof(float));
+    }
+  }
+};
 
 template <typename Tile>
 constexpr std::size_t bf16_packed_b_size() {

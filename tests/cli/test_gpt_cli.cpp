@@ -165,8 +165,8 @@ TEST_F(GptCli, ResumingWithMoreStepsEndsLikeOneLongRun) {
   EXPECT_EQ(a.metrics[2], b.metrics[3]);          // step 60: train_loss over 41..60 and val_loss
 }
 
-// --dtype bfloat16: the run's products on one kernel, resumed on the other (the portable kernel under
-// CPPGRAD_SIMD=avx2, the AVX512_BF16 one where the CPU has it), end with the unbroken run's bits; float32's differ.
+// --dtype bfloat16: the run's products on one kernel, resumed on another (the portable kernel under
+// CPPGRAD_SIMD=avx2, an AVX-512 one where the CPU has it), end with the unbroken run's bits; float32's differ.
 TEST_F(GptCli, ABfloat16RunResumedOnTheOtherKernelEndsLikeTheUnbrokenOne) {
   auto with = [&](std::vector<std::string> extra) {
     extra.insert(extra.end(), {"--dtype", "bfloat16", "--threads", "2"});

@@ -23,6 +23,12 @@ namespace {
 using kernels::Bf16Kernel;
 using kernels::MatrixRef;
 
+constexpr Bf16Kernel kAllKernels[] = {Bf16Kernel::Portable, Bf16Kernel::Avx512, Bf16Kernel::Avx512Bf16};
+bool available(Bf16Kernel kernel) {
+  return kernel == Bf16Kernel::Portable || (kernel == Bf16Kernel::Avx512 && kernels::cpu_has_avx512()) ||
+         kernels::cpu_has_avx512_bf16();
+}
+
 std::uint32_t bits(float x) {
   std::uint32_t b;
   std::memcpy(&b, &x, 4);
@@ -132,6 +138,11 @@ void expect_kernel_equals_definition(Bf16Kernel kernel) {
 
 TEST(GemmBf16, ThePortableKernelIsTheDefinitionBitForBit) { expect_kernel_equals_definition(Bf16Kernel::Portable); }
 
+TEST(GemmBf16, TheAvx512FmaKernelIsTheDefinitionBitForBit) {
+  if (!kernels::cpu_has_avx512()) GTEST_SKIP() << "this CPU has no AVX-512: only the portable kernel runs here";
+  expect_kernel_equals_definition(Bf16Kernel::Avx512);
+}
+
 TEST(GemmBf16, TheAvx512Bf16KernelIsTheDefinitionBitForBit) {
   if (!kernels::cpu_has_avx512_bf16())
     GTEST_SKIP() << "this CPU has no AVX512_BF16: only the portable kernel runs here";
@@ -147,8 +158,8 @@ TEST(GemmBf16, TheOrderAndTheRoundingDecideTheBits) {
   float c = -1;
   kernels::gemm_bf16_reference(1, 1, 4, {a, 4, 1}, {ones, 1, 1}, &c, 1);
   EXPECT_EQ(c, 1.0f);
-  for (Bf16Kernel kernel : {Bf16Kernel::Portable, Bf16Kernel::Avx512Bf16}) {
-    if (kernel == Bf16Kernel::Avx512Bf16 && !kernels::cpu_has_avx512_bf16()) continue;
+  for (Bf16Kernel kernel : kAllKernels) {
+    if (!available(kernel)) continue;
     c = -1;
     kernels::gemm_bf16(kernel, 1, 1, 4, {a, 4, 1}, {ones, 1, 1}, &c, 1, false);
     EXPECT_EQ(c, 1.0f) << kernels::bf16_kernel_name(kernel);
@@ -170,8 +181,8 @@ TEST(GemmBf16, ATinySumIsFlushedToAZeroOfItsSign) {
     kernels::gemm_bf16_reference(1, 1, K, {a, K, 1}, {b, 1, 1}, &want, 1);
     EXPECT_EQ(want, 0.0f);  // -2^-130, then + 2^-140, then - 2^-130: each sum subnormal, so each flushed
     EXPECT_EQ(std::signbit(want), K != 2) << "K " << K;  // -0; -0 + 2^-140 -> +0; +0 - 2^-130 -> -0
-    for (Bf16Kernel kernel : {Bf16Kernel::Portable, Bf16Kernel::Avx512Bf16}) {
-      if (kernel == Bf16Kernel::Avx512Bf16 && !kernels::cpu_has_avx512_bf16()) continue;
+    for (Bf16Kernel kernel : kAllKernels) {
+      if (!available(kernel)) continue;
       float c = 1;
       kernels::gemm_bf16(kernel, 1, 1, K, {a, K, 1}, {b, 1, 1}, &c, 1, false);
       EXPECT_EQ(bits(c), bits(want)) << kernels::bf16_kernel_name(kernel) << ", K " << K;
@@ -188,8 +199,8 @@ TEST(GemmBf16, SpecialValuesArePackedAsTheDefinitionRoundsThem) {
       (where == 0 ? a[7] : b[9]) = s;
       std::vector<float> want(12), got(12);
       kernels::gemm_bf16_reference(3, 4, 5, {a.data(), 5, 1}, {b.data(), 4, 1}, want.data(), 4);
-      for (Bf16Kernel kernel : {Bf16Kernel::Portable, Bf16Kernel::Avx512Bf16}) {
-        if (kernel == Bf16Kernel::Avx512Bf16 && !kernels::cpu_has_avx512_bf16()) continue;
+      for (Bf16Kernel kernel : kAllKernels) {
+        if (!available(kernel)) continue;
         kernels::gemm_bf16(kernel, 3, 4, 5, {a.data(), 5, 1}, {b.data(), 4, 1}, got.data(), 4, false);
         for (std::size_t i = 0; i < want.size(); ++i)
           EXPECT_TRUE(bits(want[i]) == bits(got[i]) || (std::isnan(want[i]) && std::isnan(got[i])))
