@@ -5,6 +5,8 @@
 # temporary directory). Per program and thread count: the median step, its model FLOPs utilisation (nanoGPT's
 # estimate_mfu: 6 N + 12 L C T FLOPs a token, N without the position embedding, over the FMA peak of as many cores
 # as it ran on, bench/gpt/fma_peak.c; PyTorch's torch threads or OpenBLAS's, whichever is more) and the whole process's peak resident set (/usr/bin/time).
+# cppgrad and PyTorch each run float32 and bfloat16 (cppgrad's --dtype bfloat16, PyTorch's torch.autocast bf16); a
+# bf16 row's MFU is over bf16_peak below.
 # Then, where BUILD_DIR has cppgrad-bench (-DCPPGRAD_BUILD_BENCH=ON), sampling with the KV cache at 124M, in ms per
 # token, against llm.c's sampling loop.
 #
@@ -28,37 +30,45 @@ gcc -Ofast -march=native -fopenmp -DOMP -I"$anchors/llmc/src" "$anchors/llmc/ste
 gcc -O2 -fopenmp "$repo/bench/gpt/fma_peak.c" -o "$work/fma_peak"
 "$work/fma_peak" 1 2 > "$work/fma.txt"
 peak() { awk -v t="$1" '$2 == "threads" && $3 == t":" {print $4; exit}' "$work/fma.txt"; }  # widest vector first
+# A bfloat16 run's peak: the faster of float32 FMAs (which carry cppgrad's bf16 products on Intel) and vdpbf16ps
+# (where the CPU has AVX512_BF16). AMX, which PyTorch's oneDNN may use on Intel, is not measured: its MFU can pass 100%.
+bf16_peak() { awk -v t="$1" '$2 == "threads" && $3 == t":" && $4 > best {best = $4} END {print best}' "$work/fma.txt"; }
 # nanoGPT's estimate: N = every parameter but wpe (wte counted once, tied to the head).
 N=$(( V * C + L * (12 * C * C + 13 * C) + 2 * C ))
 flops=$(( (6 * N + 12 * L * C * T) * B * T ))
 echo "# $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; $(date -u '+%F %H:%M UTC'); load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# FMA peak $(peak 1) GFLOP/s on 1 thread, $(peak 2) on 2; GPT-2 124M at batch $B, context $T: $(awk -v f=$flops 'BEGIN {printf "%.1f", f / 1e9}') GFLOP a step"
 echo
-echo "| program | threads | median step | MFU | peak RSS |"
-echo "|---|---|---|---|---|"
-row() {  # name threads ms [cores, when more than the threads: OpenBLAS's own]
-  awk -v n="$1" -v t="$2" -v ms="$3" -v f=$flops -v p="$(peak "${4:-$2}")" -v r="$(awk '/Maximum resident/ {print $6}' "$work/time.txt")" \
-    'BEGIN {printf "| %s | %d | %.0f ms | %.0f%% | %.2f GB |\n", n, t, ms, f / (ms / 1000) / (p * 1e9) * 100, r * 1024 / 1e9}'
+echo "# bf16 peak (the faster of FMA and vdpbf16ps): $(bf16_peak 1) GFLOP/s on 1 thread, $(bf16_peak 2) on 2"
+echo
+echo "| program | dtype | threads | median step | MFU | peak RSS |"
+echo "|---|---|---|---|---|---|"
+row() {  # name threads ms [cores, when more than the threads: OpenBLAS's own] [dtype]
+  local cores=${4:-$2} dtype=${5:-fp32} p
+  if [[ $dtype == bf16 ]]; then p=$(bf16_peak "$cores"); else p=$(peak "$cores"); fi
+  awk -v n="$1" -v d="$dtype" -v t="$2" -v ms="$3" -v f=$flops -v p="$p" -v r="$(awk '/Maximum resident/ {print $6}' "$work/time.txt")" \
+    'BEGIN {printf "| %s | %s | %d | %.0f ms | %.0f%% | %.2f GB |\n", n, d, t, ms, f / (ms / 1000) / (p * 1e9) * 100, r * 1024 / 1e9}'
 }
 median() { grep -o 'median [0-9.]*' | awk '{print $2}'; }
-cppgrad_training_s() {  # THREADS STEPS -> the trainer's "training" seconds
+cppgrad_training_s() {  # THREADS STEPS DTYPE -> the trainer's "training" seconds
   /usr/bin/time -v -o "$work/time.txt" "$build/bin/cppgrad-gpt" train --data "$work/text.txt" --format text \
     --tokenizer gpt2 --d-model $C --heads $H --layers $L --context "$T" --batch-size "$B" --steps "$2" \
-    --eval-every 1000000 --samples 0 --threads "$1" --quiet | sed -n 's/.*; \([0-9.]*\)s training.*/\1/p'
+    --eval-every 1000000 --samples 0 --threads "$1" --dtype "$3" --quiet | sed -n 's/.*; \([0-9.]*\)s training.*/\1/p'
 }
-for th in 1 2; do
-  a=$(cppgrad_training_s $th 2); b=$(cppgrad_training_s $th $((S + 2)))
-  row "cppgrad-gpt train" $th "$(awk -v a="$a" -v b="$b" -v s="$S" 'BEGIN {print (b - a) / s * 1000}')"
-done
-torch_version=$(/usr/bin/python3 -c 'import torch; print(torch.__version__)')
-for th in 1 2; do for ob in 1 2; do
-  ms=$(OPENBLAS_NUM_THREADS=$ob /usr/bin/time -v -o "$work/time.txt" /usr/bin/python3 "$anchors/gpt/gpt_pytorch.py" \
-    $V $L $H $C "$T" "$B" "$S" $th 2>&1 | median)
-  row "PyTorch $torch_version, OpenBLAS on $ob" $th "$ms" $((th > ob ? th : ob))  # MFU over the cores it used
+for dtype in float32 bfloat16; do for th in 1 2; do
+  a=$(cppgrad_training_s $th 2 $dtype); b=$(cppgrad_training_s $th $((S + 2)) $dtype)
+  row "cppgrad-gpt train" $th "$(awk -v a="$a" -v b="$b" -v s="$S" 'BEGIN {print (b - a) / s * 1000}')" $th \
+    "$([[ $dtype == bfloat16 ]] && echo bf16 || echo fp32)"
 done; done
+torch_version=$(/usr/bin/python3 -c 'import torch; print(torch.__version__)')
+for dtype in fp32 bf16; do for th in 1 2; do for ob in 1 2; do
+  ms=$(OPENBLAS_NUM_THREADS=$ob /usr/bin/time -v -o "$work/time.txt" /usr/bin/python3 "$anchors/gpt/gpt_pytorch.py" \
+    $V $L $H $C "$T" "$B" "$S" $th $dtype 2>&1 | median)
+  row "PyTorch $torch_version, OpenBLAS on $ob" $th "$ms" $((th > ob ? th : ob)) $dtype  # MFU over the cores it used
+done; done; done
 for th in 1 2; do
   ms=$(OMP_NUM_THREADS=$th /usr/bin/time -v -o "$work/time.txt" "$work/llmc_step" $V $L $H $C "$T" "$B" "$S" 2>&1 | median)
-  row "llm.c train_gpt2.c" $th "$ms"
+  row "llm.c train_gpt2.c" $th "$ms" $th fp32
 done
 
 # Sampling with the KV cache at 124M, ms per token: 63 tokens after a 1-token prompt, context 64 (train_gpt2.c's
