@@ -226,7 +226,7 @@ void batched_gemm(std::int64_t batch, std::int64_t M, std::int64_t N, std::int64
       auto one = [&](std::int64_t b, bool threads_inside) {
         gemm_bf16(bf16_kernel(), M, N, K, MatrixRef<T>{A.data + a_offsets[b], A.row_stride, A.col_stride},
                   MatrixRef<T>{B.data + b_offsets[b], B.row_stride, B.col_stride}, C + c_offsets[b], ldc,
-                  threads_inside);
+                  threads_inside, batch == 1 ? b_storage : nullptr);
       };
       if (batch == 1) return one(0, parallel);
       parallel_for(batch, parallel, [&](std::int64_t b) { one(b, false); });

@@ -73,20 +73,23 @@ const char* bf16_kernel_name(Bf16Kernel kernel) {
 }
 
 void gemm_bf16(Bf16Kernel kernel, std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<float> A,
-               MatrixRef<float> B, float* C, std::int64_t ldc, bool parallel) {
+               MatrixRef<float> B, float* C, std::int64_t ldc, bool parallel,
+               const std::shared_ptr<Storage>* b_storage) {
+  KeepPackedB keep;
+  if (b_storage) keep = {packed_weights_in_scope(), b_storage};
   if (kernel == Bf16Kernel::Avx512) {
     if (!cpu_has_avx512()) throw std::logic_error("gemm_bf16: this CPU has no AVX-512 (use bf16_kernel())");
     thread_local ScratchBuffer<float> wide;
-    return gemm_bf16_avx512_fma(M, N, K, A, B, C, ldc, parallel, wide.get(avx512_fma_bf16_packed_size()));
+    return gemm_bf16_avx512_fma(M, N, K, A, B, C, ldc, parallel, wide.get(avx512_fma_bf16_packed_size()), keep);
   }
   if (kernel == Bf16Kernel::Avx512Bf16) {
     if (!cpu_has_avx512_bf16()) throw std::logic_error("gemm_bf16: this CPU has no AVX512_BF16 (use bf16_kernel())");
     thread_local ScratchBuffer<std::uint32_t> pairs;
-    return gemm_bf16_avx512(M, N, K, A, B, C, ldc, parallel, pairs.get(avx512_bf16_packed_size()));
+    return gemm_bf16_avx512(M, N, K, A, B, C, ldc, parallel, pairs.get(avx512_bf16_packed_size()), keep);
   }
   thread_local ScratchBuffer<float> packed;
   gemm_bf16_tiled<PortableTile, FlushSubnormalsScope>(M, N, K, A, B, C, ldc, parallel,
-                                                      packed.get(bf16_packed_b_size<PortableTile>()));
+                                                      packed.get(bf16_packed_b_size<PortableTile>()), keep);
 }
 
 }  // namespace cppgrad::kernels

@@ -17,6 +17,7 @@
 // magnitude) may round differently there. Nothing else does.
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "core/kernels/gemm.h"
 
@@ -36,16 +37,19 @@ Bf16Kernel bf16_kernel();
 const char* bf16_kernel_name(Bf16Kernel kernel);
 
 // C = the definition's product, on `kernel`, threads splitting C's rows when `parallel` (the same bits either way).
+// b_storage: B's storage, when B is a weight whose packing this thread's ReusePackedWeights scope may keep
+// (core/kernels/packed_weights.h), as batched_gemm's.
 void gemm_bf16(Bf16Kernel kernel, std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<float> A,
-               MatrixRef<float> B, float* C, std::int64_t ldc, bool parallel);
+               MatrixRef<float> B, float* C, std::int64_t ldc, bool parallel,
+               const std::shared_ptr<Storage>* b_storage = nullptr);
 
 // The AVX512_BF16 kernel itself (core/kernels/gemm_bf16_avx512.cpp): call only when cpu_has_avx512_bf16(), with
 // `packed` scratch of avx512_bf16_packed_size() values; and the 16-lane FMA kernel (call only when cpu_has_avx512()).
 std::size_t avx512_bf16_packed_size();
 void gemm_bf16_avx512(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<float> A, MatrixRef<float> B,
-                      float* C, std::int64_t ldc, bool parallel, std::uint32_t* packed);
+                      float* C, std::int64_t ldc, bool parallel, std::uint32_t* packed, KeepPackedB keep);
 std::size_t avx512_fma_bf16_packed_size();
 void gemm_bf16_avx512_fma(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<float> A, MatrixRef<float> B,
-                          float* C, std::int64_t ldc, bool parallel, float* packed);
+                          float* C, std::int64_t ldc, bool parallel, float* packed, KeepPackedB keep);
 
 }  // namespace cppgrad::kernels

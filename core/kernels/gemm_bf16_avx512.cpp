@@ -11,6 +11,7 @@
 #include "core/bfloat16.h"
 #include "core/kernels/gemm.h"
 #include "core/kernels/gemm_bf16.h"
+#include "core/kernels/packed_weights.h"
 #include "core/kernels/parallel_for.h"
 
 #if defined(__x86_64__)
@@ -75,13 +76,13 @@ using Avx512FmaTile = FmaTile<f32x16, 8>;
 }  // namespace
 
 void gemm_bf16_avx512(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<float> A, MatrixRef<float> B,
-                      float* C, std::int64_t ldc, bool parallel, std::uint32_t* packed) {
-  gemm_bf16_tiled<Avx512Bf16Tile, NoScope>(M, N, K, A, B, C, ldc, parallel, packed);
+                      float* C, std::int64_t ldc, bool parallel, std::uint32_t* packed, KeepPackedB keep) {
+  gemm_bf16_tiled<Avx512Bf16Tile, NoScope>(M, N, K, A, B, C, ldc, parallel, packed, keep);
 }
 
 void gemm_bf16_avx512_fma(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<float> A, MatrixRef<float> B,
-                          float* C, std::int64_t ldc, bool parallel, float* packed) {
-  gemm_bf16_tiled<Avx512FmaTile, FlushSubnormalsScope>(M, N, K, A, B, C, ldc, parallel, packed);
+                          float* C, std::int64_t ldc, bool parallel, float* packed, KeepPackedB keep) {
+  gemm_bf16_tiled<Avx512FmaTile, FlushSubnormalsScope>(M, N, K, A, B, C, ldc, parallel, packed, keep);
 }
 
 }  // namespace cppgrad::kernels
@@ -99,9 +100,9 @@ namespace cppgrad::kernels {
 std::size_t avx512_bf16_packed_size() { return 0; }
 std::size_t avx512_fma_bf16_packed_size() { return 0; }
 void gemm_bf16_avx512(std::int64_t, std::int64_t, std::int64_t, MatrixRef<float>, MatrixRef<float>, float*,
-                      std::int64_t, bool, std::uint32_t*) {}
+                      std::int64_t, bool, std::uint32_t*, KeepPackedB) {}
 void gemm_bf16_avx512_fma(std::int64_t, std::int64_t, std::int64_t, MatrixRef<float>, MatrixRef<float>, float*,
-                          std::int64_t, bool, float*) {}
+                          std::int64_t, bool, float*, KeepPackedB) {}
 }  // namespace cppgrad::kernels
 
 #endif

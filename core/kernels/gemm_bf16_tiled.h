@@ -18,6 +18,7 @@
 
 #include "core/bfloat16.h"
 #include "core/kernels/gemm.h"
+#include "core/kernels/packed_weights.h"
 #include "core/kernels/parallel_for.h"
 
 #if defined(__x86_64__)
@@ -170,31 +171,49 @@ constexpr std::size_t bf16_packed_b_size() {
   return static_cast<std::size_t>(Tile::KC / 2 * Tile::kPairElems * (Tile::NC / Tile::NR));
 }
 
+// B packed whole, every block at its own place, for a ReusePackedWeights scope to keep: K rounded up to whole pairs,
+// N to whole panels; block (j0, k0) at (j0 * Kp + k0 * round_up(nc, NR)) * kPairElems / (2 * NR) values (the blocks
+// before column j0 are NC wide, and k0 is even).
+template <typename Tile>
+std::size_t bf16_whole_packed_values(std::int64_t K, std::int64_t N) {
+  const std::int64_t Kp = (K + 1) / 2 * 2, Np = (N + Tile::NR - 1) / Tile::NR * Tile::NR;
+  return static_cast<std::size_t>(Kp * Np * Tile::kPairElems / (2 * Tile::NR));
+}
+
 // C[M, N] (rows ldc apart) = the definition's product. `packed`: scratch of bf16_packed_b_size<Tile>() elements.
-// `Guard`: what each piece of work runs under (the portable tile's flush-to-zero mode; nothing for vdpbf16ps, which
-// flushes by itself).
+// `Guard`: what each piece of work runs under (the FMA tiles' flush-to-zero mode; nothing for vdpbf16ps, which
+// flushes by itself). `keep`: B's packing may be kept by the thread's ReusePackedWeights scope (gemm.h's KeepPackedB):
+// the blocks go into the scope's buffer for B, or are read from it when an earlier product packed them.
 template <typename Tile, typename Guard>
 void gemm_bf16_tiled(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<float> A, MatrixRef<float> B, float* C,
-                     std::int64_t ldc, bool parallel, typename Tile::Packed* packed) {
+                     std::int64_t ldc, bool parallel, typename Tile::Packed* packed, KeepPackedB keep = {}) {
   static_assert(Tile::KC % 2 == 0, "a k-block holds whole pairs");
   if (K == 0) {
     for (std::int64_t i = 0; i < M; ++i)
       for (std::int64_t j = 0; j < N; ++j) C[i * ldc + j] = 0.0f;
     return;
   }
-  const std::int64_t row_blocks = (M + Tile::MR - 1) / Tile::MR;
+  const std::int64_t row_blocks = (M + Tile::MR - 1) / Tile::MR, Kp = (K + 1) / 2 * 2;
+  PackedWeights::Panels kept{nullptr, false};
+  if (keep)
+    kept = keep.store->panels({B.data, B.row_stride, B.col_stride, K, N, Tile::NR, PackedLayout::Bfloat16Pairs},
+                              *keep.storage, bf16_whole_packed_values<Tile>(K, N));
   for (std::int64_t j0 = 0; j0 < N; j0 += Tile::NC) {
     const std::int64_t nc = std::min(Tile::NC, N - j0), panels = (nc + Tile::NR - 1) / Tile::NR;
     for (std::int64_t k0 = 0; k0 < K; k0 += Tile::KC) {
       const std::int64_t kc = std::min(Tile::KC, K - k0), pairs = (kc + 1) / 2;
-      pack_b_bf16<Tile>(B, K, k0, kc, j0, nc, packed);
+      typename Tile::Packed* block = packed;
+      if (kept.data)  // the store's buffer holds 32-bit values, as both tiles' are
+        block = reinterpret_cast<typename Tile::Packed*>(kept.data) +
+                (j0 * Kp + k0 * panels * Tile::NR) * Tile::kPairElems / (2 * Tile::NR);
+      if (!kept.packed) pack_b_bf16<Tile>(B, K, k0, kc, j0, nc, block);
       parallel_for(row_blocks, parallel, [&](std::int64_t ib) {
         [[maybe_unused]] const Guard flush_mode;
         const std::int64_t i = ib * Tile::MR, rows = std::min(Tile::MR, M - i);
         alignas(64) typename Tile::Packed a[Tile::KC / 2 * Tile::kPairElemsA];
         pack_a_bf16<Tile>(A, K, i, rows, k0, kc, a);
         for (std::int64_t q = 0; q < panels; ++q)
-          Tile::micro_kernel(rows, pairs, a, packed + q * pairs * Tile::kPairElems, C + i * ldc + j0 + q * Tile::NR,
+          Tile::micro_kernel(rows, pairs, a, block + q * pairs * Tile::kPairElems, C + i * ldc + j0 + q * Tile::NR,
                              ldc, std::min(Tile::NR, nc - q * Tile::NR), /*continue_sums=*/k0 > 0);
       });
     }

@@ -1,6 +1,6 @@
 #pragma once
 // Weights packed once for several products: while a ReusePackedWeights guard is alive on a thread, the tiled float
-// GEMM (core/kernels/gemm_tiled.h) keeps the panels it packs a linear layer's weight into, and a later product with
+// GEMM (core/kernels/gemm_tiled.h) and the bfloat16 one (gemm_bf16_tiled.h) keep the panels it packs a linear layer's weight into, and a later product with
 // the same weight on that thread reads them instead of packing again. A data-parallel step (train/data_parallel.h)
 // runs several shards on one thread, each shard's layers multiplying by the same weights: with the guard around them,
 // each weight is packed once a step instead of once a shard. The panels hold the weight's values, so every product is
@@ -29,10 +29,15 @@
 
 namespace cppgrad::kernels {
 
-// Which packing of which B: its first element, strides and sizes (K rows, N columns), and the panel width.
+// How a B is packed: the float GEMM's panels (gemm_tiled.h), or the bfloat16 GEMM's rounded pairs of k
+// (gemm_bf16_tiled.h), whose buffer holds 32-bit values of either kind.
+enum class PackedLayout { Float32, Bfloat16Pairs };
+
+// Which packing of which B: its first element, strides and sizes (K rows, N columns), the panel width and the layout.
 struct PackedKey {
   const float* data = nullptr;
   std::int64_t row_stride = 0, col_stride = 0, K = 0, N = 0, panel_width = 0;
+  PackedLayout layout = PackedLayout::Float32;
   bool operator==(const PackedKey&) const = default;
 };
 

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <array>
 #include <cstring>
 #include <random>
 #include <string>
@@ -16,6 +17,9 @@
 #include "core/bfloat16.h"
 #include "core/kernels/gemm.h"
 #include "core/kernels/gemm_bf16.h"
+#include "core/kernels/packed_weights.h"
+#include "core/generator.h"
+#include "core/tensor.h"
 
 namespace cppgrad {
 namespace {
@@ -32,6 +36,11 @@ bool available(Bf16Kernel kernel) {
 std::uint32_t bits(float x) {
   std::uint32_t b;
   std::memcpy(&b, &x, 4);
+  return b;
+}
+std::vector<std::uint32_t> bits_of(const std::vector<float>& v) {
+  std::vector<std::uint32_t> b(v.size());
+  std::memcpy(b.data(), v.data(), v.size() * sizeof(float));
   return b;
 }
 float from_bits(std::uint32_t b) {
@@ -208,6 +217,37 @@ TEST(GemmBf16, SpecialValuesArePackedAsTheDefinitionRoundsThem) {
               << i << ": " << got[i] << " vs " << want[i];
       }
     }
+}
+
+// Inside a ReusePackedWeights scope a weight's rounded pairs are packed once and read by the next product, on every
+// kernel: both products are the definition's bits; a weight written since (its storage's version moved) is packed
+// again; and a float32 packing of the same weight is kept apart from the bfloat16 one.
+TEST(GemmBf16, KeptPackingsAreTheSameBitsAndAWeightChangedSinceIsPackedAgain) {
+  Generator gen(5);
+  for (Bf16Kernel kernel : kAllKernels) {
+    if (!available(kernel)) continue;
+    for (auto [M, N, K] : std::vector<std::array<std::int64_t, 3>>{{37, 70, 301}, {20, 600, 520}}) {
+      const Tensor a = Tensor::randn({M, K}, gen), w = Tensor::randn({N, K}, gen);  // B = w^T, as linear's
+      const MatrixRef<float> A{a.data<float>(), K, 1}, B{w.data<float>(), 1, K};
+      std::vector<float> want(static_cast<std::size_t>(M * N)), first(want.size()), second(want.size());
+      kernels::gemm_bf16_reference(M, N, K, A, B, want.data(), N);
+      const kernels::ReusePackedWeights scope;
+      kernels::gemm_bf16(kernel, M, N, K, A, B, first.data(), N, false, &w.impl().storage);
+      std::vector<float> fp32(want.size());
+      kernels::gemm_at_level(kernels::SimdLevel::Avx2, M, N, K, A, B, fp32.data(), &w.impl().storage);
+      kernels::gemm_bf16(kernel, M, N, K, A, B, second.data(), N, false, &w.impl().storage);
+      const std::string where = std::string(kernels::bf16_kernel_name(kernel)) + " N=" + std::to_string(N);
+      EXPECT_EQ(scope.store().packed(), 2) << where << ": one bfloat16 packing, one float32";
+      EXPECT_EQ(scope.store().reused(), 1) << where;
+      EXPECT_EQ(bits_of(first), bits_of(want)) << where;
+      EXPECT_EQ(bits_of(second), bits_of(want)) << where;
+      w.mutable_data<float>()[0] += 1.0f;  // as an optimizer writes: the version moves on
+      kernels::gemm_bf16_reference(M, N, K, A, B, want.data(), N);
+      kernels::gemm_bf16(kernel, M, N, K, A, B, second.data(), N, false, &w.impl().storage);
+      EXPECT_EQ(scope.store().packed(), 3) << where << ": packed again";
+      EXPECT_EQ(bits_of(second), bits_of(want)) << where;
+    }
+  }
 }
 
 TEST(GemmBf16, AKernelTheCpuLacksIsRefusedNotReplaced) {
