@@ -40,6 +40,11 @@ struct Avx512Bf16Tile {
                 bfloat16_bits(__builtin_bit_cast(std::uint32_t, odd[j])) >> 16;
   }
 
+  // Lane j of a pair block from values rounded already (their low halves zero).
+  static void put_rounded(std::uint32_t* pair, std::int64_t, std::int64_t j, float even, float odd) {
+    pair[j] = __builtin_bit_cast(std::uint32_t, even) | __builtin_bit_cast(std::uint32_t, odd) >> 16;
+  }
+
   static void micro_kernel(std::int64_t rows, std::int64_t pairs, const std::uint32_t* a, const std::uint32_t* b,
                            float* c, std::int64_t ldc, std::int64_t ncols, bool continue_sums) {
     __m512 acc0[MR], acc1[MR];

@@ -73,6 +73,19 @@ template <typename Tile>
 void pack_a_bf16(MatrixRef<float> A, std::int64_t K, std::int64_t i, std::int64_t rows, std::int64_t k0,
                  std::int64_t kc, typename Tile::Packed* out) {
   const std::int64_t pairs = (kc + 1) / 2;
+  if (A.col_stride == 1 && rows == Tile::MR && k0 + 2 * pairs <= K) {
+    // A row-major block of whole rows and pairs (the common case): each row is read along k and its values rounded
+    // as a row, then spread to the pairs (the even member of pair p at p's block, row r; the odd one MR after).
+    for (std::int64_t r = 0; r < Tile::MR; ++r) {
+      const float* row = A.data + (i + r) * A.row_stride + k0;
+      alignas(64) float rounded[Tile::KC];
+      for (std::int64_t k = 0; k < 2 * pairs; ++k)
+        rounded[k] = __builtin_bit_cast(float, bfloat16_bits(__builtin_bit_cast(std::uint32_t, row[k])));
+      for (std::int64_t p = 0; p < pairs; ++p)
+        Tile::put_rounded(out + p * Tile::kPairElemsA, Tile::MR, r, rounded[2 * p], rounded[2 * p + 1]);
+    }
+    return;
+  }
   for (std::int64_t p = 0; p < pairs; ++p) {
     const std::int64_t k = k0 + 2 * p;
     float even[Tile::MR], odd[Tile::MR];
@@ -115,6 +128,12 @@ struct FmaTile {
       pair[j] = __builtin_bit_cast(float, bfloat16_bits(__builtin_bit_cast(std::uint32_t, even[j])));
       pair[n + j] = __builtin_bit_cast(float, bfloat16_bits(__builtin_bit_cast(std::uint32_t, odd[j])));
     }
+  }
+
+  // Element j of a pair block (rows n apart) from values rounded already.
+  static void put_rounded(float* pair, std::int64_t n, std::int64_t j, float even, float odd) {
+    pair[j] = even;
+    pair[n + j] = odd;
   }
 
   static V load(const float* p) {
