@@ -136,9 +136,17 @@ const std::vector<Product> kProducts = {
     {768, 64, 256, true, false},   // a weight gradient: g^T @ x
 };
 
+// WebAssembly has no FMA and no flush-to-zero mode: its kernel equals the definition wherever products and sums stay
+// in float32's normal range (core/kernels/gemm_bf16.h), so there the edges' spread is left out.
+#if defined(__wasm__)
+constexpr int kSpreads[] = {4, 40};
+#else
+constexpr int kSpreads[] = {4, 40, 254};
+#endif
+
 void expect_kernel_equals_definition(Bf16Kernel kernel) {
   for (const Product& p : kProducts)
-    for (int spread : {4, 40, 254})
+    for (int spread : kSpreads)
       for (bool parallel : {false, true}) {
         const std::string diff = first_difference(kernel, p, spread, parallel);
         EXPECT_EQ(diff, "") << "spread " << spread << (parallel ? ", threads" : "");
@@ -184,6 +192,9 @@ TEST(GemmBf16, TheOrderAndTheRoundingDecideTheBits) {
 
 // A sum flushed to -0 stays -0 whatever completes an odd K's last pair, and a tiny sum is flushed, in every kernel.
 TEST(GemmBf16, ATinySumIsFlushedToAZeroOfItsSign) {
+#if defined(__wasm__)
+  GTEST_SKIP() << "WebAssembly has no flush-to-zero mode: its kernel keeps subnormal sums (core/kernels/gemm_bf16.h)";
+#endif
   const float a[3] = {-0x1p-50f, 0x1p-60f, -0x1p-50f}, b[3] = {0x1p-80f, 0x1p-80f, 0x1p-80f};
   for (std::int64_t K : {1, 2, 3}) {
     float want = 1;
