@@ -221,22 +221,16 @@ void batched_gemm(std::int64_t batch, std::int64_t M, std::int64_t N, std::int64
   // Waking a second thread costs a few microseconds; below ~2M multiply-adds (the reversal model's products are
   // at most 1M) the split does not pay for it, measured with the training step at 1 and 2 threads.
   const bool parallel = batch * M * N * K >= (1 << 21);
-  if constexpr (std::is_same_v<T, float>)
-    if (precision == LinearPrecision::BFloat16) {
-      auto one = [&](std::int64_t b, bool threads_inside) {
-        gemm_bf16(bf16_kernel(), M, N, K, MatrixRef<T>{A.data + a_offsets[b], A.row_stride, A.col_stride},
-                  MatrixRef<T>{B.data + b_offsets[b], B.row_stride, B.col_stride}, C + c_offsets[b], ldc,
-                  threads_inside, batch == 1 ? b_storage : nullptr);
-      };
-      if (batch == 1) return one(0, parallel);
-      parallel_for(batch, parallel, [&](std::int64_t b) { one(b, false); });
-      return;
-    }
-  if (worth_tiling<T>(M, N, K)) {
+  // The bfloat16 products (float only) take their own kernel at every size: it is their definition's order.
+  const bool bf16 = std::is_same_v<T, float> && precision == LinearPrecision::BFloat16;
+  if (bf16 || worth_tiling<T>(M, N, K)) {
     auto one = [&](std::int64_t b, bool threads_inside) {
-      gemm_tiled_at(simd_level(), M, N, K, MatrixRef<T>{A.data + a_offsets[b], A.row_stride, A.col_stride},
-                    MatrixRef<T>{B.data + b_offsets[b], B.row_stride, B.col_stride}, C + c_offsets[b], ldc,
-                    threads_inside, batch == 1 ? b_storage : nullptr);
+      const MatrixRef<T> Ab{A.data + a_offsets[b], A.row_stride, A.col_stride},
+          Bb{B.data + b_offsets[b], B.row_stride, B.col_stride};
+      const std::shared_ptr<Storage>* keep = batch == 1 ? b_storage : nullptr;
+      if constexpr (std::is_same_v<T, float>)
+        if (bf16) return gemm_bf16(bf16_kernel(), M, N, K, Ab, Bb, C + c_offsets[b], ldc, threads_inside, keep);
+      gemm_tiled_at(simd_level(), M, N, K, Ab, Bb, C + c_offsets[b], ldc, threads_inside, keep);
     };
     if (batch == 1) return one(0, parallel);
     parallel_for(batch, parallel, [&](std::int64_t b) { one(b, false); });
