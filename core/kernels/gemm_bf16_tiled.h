@@ -112,9 +112,31 @@ class FlushSubnormalsScope {
 #endif
 };
 
+// acc + a * b on every lane, rounded once: the FMA instruction itself, never left to the compiler's contraction (an
+// unoptimised build multiplies, then adds, and rounds twice). Without an FMA (WebAssembly, or a build without AVX2)
+// it is a multiply and an add: the exception core/kernels/gemm_bf16.h states.
+template <typename V>
+inline V fused_multiply_add(float a, V b, V acc) {
+#if defined(__x86_64__)
+  if constexpr (sizeof(V) == 64) {
+    return reinterpret_cast<V>(_mm512_fmadd_ps(_mm512_set1_ps(a), reinterpret_cast<__m512>(b),
+                                               reinterpret_cast<__m512>(acc)));
+  } else {
+#if defined(__FMA__)
+    return reinterpret_cast<V>(_mm256_fmadd_ps(_mm256_set1_ps(a), reinterpret_cast<__m256>(b),
+                                               reinterpret_cast<__m256>(acc)));
+#else
+    return acc + a * b;
+#endif
+  }
+#else
+  return acc + a * b;
+#endif
+}
+
 // A tile of FMAs on float lanes (Vec: 8 lanes, the portable kernel; 16, the AVX-512 one): B and A packed as rounded
 // float32 values, a pair of k as two rows; each product one FMA, exact, as a bfloat16 product fits float32's
-// mantissa. Its file is compiled with -ffp-contract=fast, so `acc += a * b` is one FMA; under FlushSubnormalsScope.
+// mantissa (fused_multiply_add); under FlushSubnormalsScope.
 template <typename Vec, int kRows>
 struct FmaTile {
   using Packed = float;
@@ -163,10 +185,10 @@ struct FmaTile {
       const V even0 = load(b), even1 = load(b + W), odd0 = load(b + NR), odd1 = load(b + NR + W);
 #pragma GCC unroll 16
       for (int r = 0; r < MR; ++r) {
-        acc0[r] += a[r] * even0;  // k in order: the pair's even member, then its odd one
-        acc1[r] += a[r] * even1;
-        acc0[r] += a[MR + r] * odd0;
-        acc1[r] += a[MR + r] * odd1;
+        acc0[r] = fused_multiply_add(a[r], even0, acc0[r]);  // k in order: the pair's even member, then its odd one
+        acc1[r] = fused_multiply_add(a[r], even1, acc1[r]);
+        acc0[r] = fused_multiply_add(a[MR + r], odd0, acc0[r]);
+        acc1[r] = fused_multiply_add(a[MR + r], odd1, acc1[r]);
       }
     }
 #pragma GCC unroll 16
