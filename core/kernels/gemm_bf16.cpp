@@ -43,7 +43,7 @@ using PortableTile = FmaTile<f32x8, 6>;
 
 bool cpu_has_avx512_bf16() {
 #if defined(__x86_64__)
-  static const bool has = cpu_has_avx512() && __builtin_cpu_supports("avx512bf16");
+  static const bool has = cpu_has_avx512() && __builtin_cpu_supports("avx512bf16") && avx512_bf16_tile_built();
   return has;
 #else
   return false;

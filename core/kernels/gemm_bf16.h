@@ -45,6 +45,7 @@ void gemm_bf16(Bf16Kernel kernel, std::int64_t M, std::int64_t N, std::int64_t K
 
 // The AVX512_BF16 kernel itself (core/kernels/gemm_bf16_avx512.cpp): call only when cpu_has_avx512_bf16(), with
 // `packed` scratch of avx512_bf16_packed_size() values; and the 16-lane FMA kernel (call only when cpu_has_avx512()).
+bool avx512_bf16_tile_built();  // false in a build whose compiler cannot make it (gemm_bf16_avx512.cpp says which)
 std::size_t avx512_bf16_packed_size();
 void gemm_bf16_avx512(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<float> A, MatrixRef<float> B,
                       float* C, std::int64_t ldc, bool parallel, std::uint32_t* packed, KeepPackedB keep);

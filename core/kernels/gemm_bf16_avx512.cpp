@@ -14,6 +14,15 @@
 #include "core/kernels/packed_weights.h"
 #include "core/kernels/parallel_for.h"
 
+// Clang 16 crashes (a segmentation fault in the compiler) on the AVX512_BF16 tile whenever it optimises; in such a build
+// the tile is left out, avx512_bf16_tile_built() is false, and cpu_has_avx512_bf16() says no: the FMA kernels, the
+// same bits, serve instead.
+#if defined(__x86_64__) && defined(__clang__) && __clang_major__ <= 16 && defined(__OPTIMIZE__)
+#define CPPGRAD_BF16_DOT_TILE 0
+#else
+#define CPPGRAD_BF16_DOT_TILE 1
+#endif
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 
@@ -26,6 +35,7 @@ namespace cppgrad::kernels {
 
 namespace {
 
+#if CPPGRAD_BF16_DOT_TILE
 // 8 rows x 32 columns of C: 16 accumulators, two vectors of B's pairs and one broadcast of A's pair in 19 of the 32
 // registers (the float tile's shape, gemm_tiled.h: 8 divides the row counts of the models' products).
 struct Avx512Bf16Tile {
@@ -74,6 +84,8 @@ struct Avx512Bf16Tile {
   }
 };
 
+#endif
+
 struct NoScope {};
 
 using Avx512FmaTile = FmaTile<f32x16, 8>;
@@ -82,7 +94,11 @@ using Avx512FmaTile = FmaTile<f32x16, 8>;
 
 void gemm_bf16_avx512(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<float> A, MatrixRef<float> B,
                       float* C, std::int64_t ldc, bool parallel, std::uint32_t* packed, KeepPackedB keep) {
+#if CPPGRAD_BF16_DOT_TILE
   gemm_bf16_tiled<Avx512Bf16Tile, NoScope>(M, N, K, A, B, C, ldc, parallel, packed, keep);
+#else
+  (void)M, (void)N, (void)K, (void)A, (void)B, (void)C, (void)ldc, (void)parallel, (void)packed, (void)keep;
+#endif
 }
 
 void gemm_bf16_avx512_fma(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<float> A, MatrixRef<float> B,
@@ -95,13 +111,19 @@ void gemm_bf16_avx512_fma(std::int64_t M, std::int64_t N, std::int64_t K, Matrix
 #include "core/kernels/avx512_end.h"
 
 namespace cppgrad::kernels {
+bool avx512_bf16_tile_built() { return CPPGRAD_BF16_DOT_TILE != 0; }
+#if CPPGRAD_BF16_DOT_TILE
 std::size_t avx512_bf16_packed_size() { return bf16_packed_b_size<Avx512Bf16Tile>(); }
+#else
+std::size_t avx512_bf16_packed_size() { return 0; }
+#endif
 std::size_t avx512_fma_bf16_packed_size() { return bf16_packed_b_size<Avx512FmaTile>(); }
 }  // namespace cppgrad::kernels
 
 #else  // not x86-64: no such kernel; cpu_has_avx512_bf16() is false, so nothing calls it
 
 namespace cppgrad::kernels {
+bool avx512_bf16_tile_built() { return false; }
 std::size_t avx512_bf16_packed_size() { return 0; }
 std::size_t avx512_fma_bf16_packed_size() { return 0; }
 void gemm_bf16_avx512(std::int64_t, std::int64_t, std::int64_t, MatrixRef<float>, MatrixRef<float>, float*,
