@@ -125,7 +125,8 @@ template <typename Splits>
 SplitLoss loss_over(const nn::GPT& model, const Splits& s, std::int64_t T, data::Split split,
                     const std::vector<std::int64_t>& bytes_of, const EvalProgress& on_chunk, std::int64_t max_rows) {
   const std::vector<std::int64_t> rows = data::eval_rows(s, split, T);
-  const std::int64_t n = max_rows > 0 ? std::min(std::ssize(rows), max_rows) : std::ssize(rows), rows_per_chunk = eval_chunk_rows(T, model.config().vocab_size);
+  const std::int64_t all = std::ssize(rows), n = max_rows > 0 ? std::min(all, max_rows) : all;
+  const std::int64_t rows_per_chunk = eval_chunk_rows(T, model.config().vocab_size);
   const std::int64_t chunks = (n + rows_per_chunk - 1) / rows_per_chunk;
   SplitLoss out;
   double sum = 0;  // nats, summed chunk by chunk in order
