@@ -98,9 +98,11 @@ const ConfigTable<TrainConfig>& config_table() {
 
 LinearPrecision dtype_or(const std::string& flag_text, LinearPrecision run_dtype) {
   if (flag_text.empty()) return run_dtype;
-  for (const auto& [name, precision] : kDtypes)
-    if (name == flag_text) return precision;
-  throw std::invalid_argument(fmt::format("--dtype must be {}, got '{}'", choices_text(kDtypes), flag_text));
+  try {
+    return parse_choice(kDtypes, flag_text);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("--dtype ") + e.what());
+  }
 }
 
 namespace {
