@@ -107,16 +107,9 @@ if [[ ! -f $anchors/gpt/gpt_pytorch.py ]]; then
 elif ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
   notes+=("PyTorch skipped: /usr/bin/python3 cannot import torch (Debian: apt-get install python3-torch)")
 else
-  # Debian's python3-torch calls whichever libblas.so.3 is installed: netlib's reference BLAS is ~10x slower than
-  # OpenBLAS (libopenblas0), so say which one this PyTorch runs on.
-  blas=$(/usr/bin/python3 -c 'import torch
-print(next((line.split()[-1] for line in open("/proc/self/maps") if "libblas" in line or "openblas" in line), "?"))')
-  blas=$(readlink -f "$blas" 2>/dev/null || echo "$blas")
-  echo "    PyTorch's BLAS: $blas"
-  if [[ $blas == */blas/libblas.so* ]]; then
-    fix="Debian: apt-get install libopenblas0-pthread, which takes over the libblas.so.3 alternative"
-    notes+=("**PyTorch ran on netlib's reference BLAS ($blas), not OpenBLAS: not PyTorch's speed** ($fix)")
-  fi
+  # Debian's python3-torch calls whichever libblas.so.3 is installed: say which one this PyTorch runs on.
+  blas=$(bash "$repo/bench/gpt/torch_blas.sh" 2>&1) || notes+=("**$(tail -n 1 <<<"$blas")**")
+  echo "    PyTorch's BLAS: $(head -n 1 <<<"$blas")"
   for c in "${configs[@]}"; do
     for n in "${threads_list[@]}"; do
       # shellcheck disable=SC2086  # the shape is six words
