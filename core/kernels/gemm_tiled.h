@@ -67,7 +67,7 @@ void micro_kernel(std::int64_t kc, const T* a, std::int64_t a_rs, std::int64_t a
   constexpr std::int64_t W = TL::W, NR = TL::NR;
   // B's rows this far ahead are fetched into L1 while the current ones multiply: the panel comes from L2 (a packed
   // block) or from wherever a B read in place lives, and the hardware prefetcher, which starts over at every panel,
-  // left the FMAs waiting on it. GPT-2 124M's products ran 3-10% faster with it on AVX-512 (the step 2-3%), the same
+  // left the FMAs waiting on it. GPT-2 124M's products ran 3-10% faster with it on AVX-512 (the step 2-3%), level
   // on AVX2 (docs/performance.md, "bfloat16").
   constexpr std::int64_t kPrefetchAhead = 16;
   // Every loop over r is unrolled, so the accumulators live in registers (a rolled loop would index them, which
