@@ -4,7 +4,9 @@
 
 #include <stdexcept>
 
+#include "core/ops/elementwise.h"
 #include "core/ops/matmul.h"
+#include "core/ops/unary.h"
 #include "nn/init.h"
 
 namespace cppgrad::nn {
@@ -35,14 +37,25 @@ void Linear::check_input(const Tensor& x) const {
     throw std::invalid_argument("Linear: input " + shape_str(x.shape()) + " must end in in=" + std::to_string(options_.in));
 }
 
+void Linear::add_lora(const LoRAOptions& options, Generator& gen, std::shared_ptr<Generator> dropout_gen) {
+  if (lora_) throw std::invalid_argument("Linear: this layer has a LoRA already");
+  if (named_parameters().empty())
+    throw std::invalid_argument("Linear: a tied weight cannot take a LoRA (it is another module's parameter)");
+  lora_ = register_module("lora", std::make_shared<LoRA>(options_.in, options_.out, options, gen,
+                                                         std::move(dropout_gen)));
+  weight_.set_requires_grad(false);
+  if (bias_.defined()) bias_.set_requires_grad(false);
+}
+
 Tensor Linear::forward(const Tensor& x) const {
   check_input(x);
-  return linear(x, weight_, bias_);  // [.., in] @ [in, out] + [out] -> [.., out]
+  const Tensor y = linear(x, weight_, bias_);  // [.., in] @ [in, out] + [out] -> [.., out]
+  return lora_ ? y + lora_->forward(x) : y;
 }
 
 Tensor Linear::forward_relu(const Tensor& x) const {
   check_input(x);
-  return linear_relu(x, weight_, bias_);
+  return lora_ ? relu(forward(x)) : linear_relu(x, weight_, bias_);
 }
 
 }  // namespace cppgrad::nn

@@ -1,5 +1,8 @@
 #pragma once
+#include <memory>
+
 #include "core/generator.h"
+#include "nn/lora.h"
 #include "nn/module.h"
 
 namespace cppgrad::nn {
@@ -29,10 +32,16 @@ class Linear : public Layer {
   const Tensor& weight() const { return weight_; }
   const Tensor& bias() const { return bias_; }  // undefined without bias
 
+  // Freezes this layer's weight and bias and adds a trainable low-rank change (nn/lora.h), registered as "lora":
+  // forward(x) = x W^T + b + lora(x). Refused for a tied weight, or when the layer has one already.
+  void add_lora(const LoRAOptions& options, Generator& gen, std::shared_ptr<Generator> dropout_gen = nullptr);
+  const std::shared_ptr<LoRA>& lora() const { return lora_; }  // null without one
+
  private:
   void check_input(const Tensor& x) const;
   LinearOptions options_;
   Tensor weight_, bias_;
+  std::shared_ptr<LoRA> lora_;
 };
 
 }  // namespace cppgrad::nn

@@ -87,6 +87,17 @@ void Module::zero_grad() {
   for (auto& [_, p] : named_parameters()) p.zero_grad();
 }
 
+void Module::set_requires_grad(bool on) {
+  for (auto& [name, p] : named_parameters()) p.set_requires_grad(on);
+}
+
+NamedTensors Module::named_trainable_parameters() const {
+  NamedTensors out;
+  for (auto& [name, p] : named_parameters())
+    if (p.requires_grad()) out.emplace_back(name, p);
+  return out;
+}
+
 void Module::share_parameters_with(const Module& source) {
   const NamedTensors mine = named_parameters(), theirs = source.named_parameters();
   if (mine.size() != theirs.size())

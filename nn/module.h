@@ -45,6 +45,11 @@ class Module {
   bool is_training() const { return training_; }
 
   void zero_grad();
+  // Freezes (false) or unfreezes every parameter, PyTorch's module.requires_grad_(): a frozen parameter gets no
+  // gradient, and backward skips the products that would compute it (a Linear's weight-gradient product). Give an
+  // optimizer only the parameters that still require grad (named_trainable_parameters()).
+  void set_requires_grad(bool on);
+  NamedTensors named_trainable_parameters() const;  // named_parameters() that require grad, in the same order
 
   // Converts every parameter in place to dtype (e.g. float64 for gradient checks and parity); the handles
   // modules hold stay valid.

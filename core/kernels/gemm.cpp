@@ -9,6 +9,7 @@
 #include "core/kernels/packed_weights.h"
 #include "core/kernels/scratch.h"
 #include "core/kernels/parallel_for.h"
+#include "core/kernels/product_count.h"
 #include "core/kernels/simd.h"
 
 namespace cppgrad::kernels {
@@ -218,6 +219,7 @@ void batched_gemm(std::int64_t batch, std::int64_t M, std::int64_t N, std::int64
                   const std::int64_t* a_offsets, MatrixRef<T> B, const std::int64_t* b_offsets, T* C,
                   const std::int64_t* c_offsets, std::int64_t ldc, const std::shared_ptr<Storage>* b_storage,
                   LinearPrecision precision) {
+  count_product(batch * M * N * K);  // for a CountProducts scope (core/kernels/product_count.h)
   // Waking a second thread costs a few microseconds; below ~2M multiply-adds (the reversal model's products are
   // at most 1M) the split does not pay for it, measured with the training step at 1 and 2 threads.
   const bool parallel = batch * M * N * K >= (1 << 21);

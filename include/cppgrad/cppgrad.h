@@ -47,6 +47,7 @@
 #include "nn/kv_cache.h"
 #include "nn/layer_norm.h"
 #include "nn/linear.h"
+#include "nn/lora.h"
 #include "nn/module.h"
 #include "nn/multi_head_attention.h"
 #include "nn/multiplicative_attention.h"

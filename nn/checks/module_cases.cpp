@@ -15,6 +15,7 @@
 #include "nn/gpt.h"
 #include "nn/layer_norm.h"
 #include "nn/linear.h"
+#include "nn/lora.h"
 #include "nn/multi_head_attention.h"
 #include "nn/multiplicative_attention.h"
 #include "nn/self_attention.h"
@@ -72,6 +73,18 @@ void layer_cases(const CaseAdder& check) {
     Generator gen(seed + 2);
     auto lin = std::make_shared<Linear>(LinearOptions{.in = 3, .out = 2, .bias = false}, gen);
     return module_case(lin, Inputs{leaf({2, 2, 3}, seed + 2)}, [=](const Inputs& in) { return lin->forward(in[0]); });
+  });
+  // The adapter's parameters and the input, the frozen weight and bias held fixed; B drawn away from its zero start,
+  // so that A's gradient (B^T g x, scaled) is not zero too.
+  check("LoRALinearModule", [](std::uint64_t seed) {
+    Generator gen(seed + 9);
+    auto lin = std::make_shared<Linear>(LinearOptions{.in = 4, .out = 3}, gen);
+    lin->add_lora({.rank = 2, .alpha = 3.0}, gen);
+    lin->to(DType::Float64);
+    lin->lora()->B().set_data(leaf({3, 2}, seed + 9).detach());
+    Inputs inputs{leaf({2, 4}, seed + 10)};
+    for (const auto& [name, p] : lin->named_trainable_parameters()) inputs.push_back(p);
+    return Prepared{[=](const Inputs& in) { return lin->forward(in[0]); }, inputs, lin};
   });
   check("EmbeddingModule", [](std::uint64_t seed) {
     Generator gen(seed + 3);
