@@ -530,6 +530,71 @@ def gpt_cases(gen, S):
     return {"gpt": c}
 
 
+class LoRA(torch.nn.Module):  # nn/lora.h: the change (alpha / r) x A^T B^T alone, parameters named A and B
+    def __init__(self, n_in, n_out, r, alpha):
+        super().__init__()
+        self.A, self.B = torch.nn.Parameter(torch.zeros(r, n_in)), torch.nn.Parameter(torch.zeros(n_out, r))
+        self.scaling = alpha / r
+
+    def forward(self, x):
+        return F.linear(F.linear(x, self.A), self.B) * self.scaling
+
+
+def add_lora(model, targets, r, alpha):
+    """peft's get_peft_model in a few lines: freeze everything, then give each Linear named by a target (its whole
+    dotted name, or its end after a dot) a LoRA at `.lora`, added to its output."""
+    model.requires_grad_(False)
+    for name, m in list(model.named_modules()):
+        if isinstance(m, torch.nn.Linear) and any(name == t or name.endswith("." + t) for t in targets):
+            m.lora = LoRA(m.in_features, m.out_features, r, alpha)
+            m.forward = (lambda m: lambda x: F.linear(x, m.weight, m.bias) + m.lora(x))(m)
+
+
+def lora_cases(gen, S):
+    """The gpt case's model with LoRA (rank r, alpha) on GPT-2's four matrices of every block: logits, loss, the
+    adapters' gradients (the frozen weights get none), then ten AdamW steps on the adapters alone: the loss before
+    each step and the adapters after the last."""
+    cfg, (r, alpha) = S["gpt"], S["lora"]
+    V, bs, L, nh, C, lengths = cfg["vocab"], cfg["block_size"], cfg["n_layer"], cfg["n_head"], cfg["n_embd"], cfg["lengths"]
+    lr, betas, eps, wd, steps = 0.01, (0.9, 0.99), 1e-4, 0.1, 10
+    targets = ["c_attn", "attn.c_proj", "c_fc", "mlp.c_proj"]
+    model = NanoGPT(V, bs, L, nh, C)
+    add_lora(model, targets, r, alpha)
+    with torch.no_grad():  # every value drawn, B too (its zero start would leave A's first gradient zero)
+        for name, p in model.named_parameters():
+            u = (torch.rand(p.shape, generator=gen) * 2 - 1) * 0.3
+            p.copy_(1 + u if name.endswith(("ln_1.weight", "ln_2.weight", "ln_f.weight")) else u)
+    c = Case("gpt_lora", vocab_size=V, block_size=bs, n_layer=L, n_head=nh, n_embd=C, lora_rank=r, lora_alpha=alpha,
+             lora_targets=",".join(targets), adamw_lr=lr, adamw_beta1=betas[0], adamw_beta2=betas[1], adamw_eps=eps,
+             adamw_weight_decay=wd, adamw_steps=steps,
+             note="every parameter stored; gradients of the adapters only (the rest is frozen)")
+    for name, p in model.named_parameters():
+        c.tensors["param." + name] = p.detach().clone()
+        if p.requires_grad:
+            c.leaves["param." + name] = p
+    T = max(lengths) + 1
+    idx = torch.randint(0, V, (len(lengths), T), generator=gen)
+    tgt = torch.randint(0, V, (len(lengths), T), generator=gen)
+    c.input("idx", idx)
+    c.input("targets", tgt)
+    logits, loss = model(idx, tgt)
+    c.finish(gen, {"logits": logits, "loss": loss}, ["loss"])
+    adapters = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(adapters, lr=lr, betas=betas, eps=eps, weight_decay=wd)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        step_loss = model(idx, tgt)[1]
+        losses.append(step_loss.detach().clone())
+        step_loss.backward()
+        opt.step()
+    c.tensors["adamw_losses"] = torch.stack(losses)
+    for name, p in model.named_parameters():
+        if p.requires_grad:
+            c.tensors["after_adamw." + name] = p.detach().clone()
+    return {"gpt_lora": c}
+
+
 # The shapes of each variant: `alt` changes every one of them, so that a test which only works on the committed
 # files' shapes fails on the other set.
 VARIANTS = {
@@ -541,7 +606,7 @@ VARIANTS = {
         causal_self_attention=(2, 5, 8), mha_self=(2, 5, 8, 2), mha_cross=(2, 3, 5, 8, 4), bahdanau=(2, 5, 8, 7, 5, 4),
         layers=(2, 4, 5, 8, 2, 16), optim=(7, 5), clip=((3, 4), (5,), (2, 2, 2)),
         seq2seq=dict(vocab=10, batch=4, len=6, d_model=16, n_heads=2, layers=2, d_ff=32, max_len=8),
-        gpt=dict(vocab=11, block_size=8, n_layer=2, n_head=2, n_embd=16, lengths=(6, 4, 2))),
+        gpt=dict(vocab=11, block_size=8, n_layer=2, n_head=2, n_embd=16, lengths=(6, 4, 2)), lora=(4, 8.0)),
     "alt": dict(
         softmax=(3, 4, 7), softmax_dim=1, ce_logits=(4, 6, 3), ce_target=(4, 3),
         bma={"a": (3, 1, 5), "b": (4, 1), "c": (5,)}, mm_a=(3, 1, 2, 4), mm_b=(2, 4, 6), mt_a=(3, 4, 5), mt_b=(3, 2, 5),
@@ -550,7 +615,7 @@ VARIANTS = {
         causal_self_attention=(3, 6, 4), mha_self=(1, 6, 12, 3), mha_cross=(3, 2, 6, 6, 2), bahdanau=(3, 6, 5, 4, 3, 6),
         layers=(3, 3, 6, 12, 3, 20), optim=(4, 6), clip=((2, 3), (7,)),
         seq2seq=dict(vocab=7, batch=3, len=5, d_model=12, n_heads=3, layers=1, d_ff=20, max_len=6),
-        gpt=dict(vocab=9, block_size=6, n_layer=1, n_head=3, n_embd=12, lengths=(3, 5))),
+        gpt=dict(vocab=9, block_size=6, n_layer=1, n_head=3, n_embd=12, lengths=(3, 5)), lora=(2, 3.0)),
 }
 
 
@@ -566,9 +631,10 @@ def main():
     gen = torch.Generator().manual_seed(args.seed)
     S = VARIANTS[args.variant]
     made = {}
-    # gpt_cases last: every case draws from one generator in this order, so a case added at the end leaves the
-    # files before it unchanged
-    for group in (elementwise_cases, layer_cases, attention_cases, transformer_cases, optimizer_cases, gpt_cases):
+    # every case draws from one generator in this order, so a case added at the end leaves the files before it
+    # unchanged
+    for group in (elementwise_cases, layer_cases, attention_cases, transformer_cases, optimizer_cases, gpt_cases,
+                  lora_cases):
         made.update(group(gen, S))
     for stem, case in sorted(made.items()):
         meta = dict(case.config, kind=case.kind, generator="tools/make_golden.py", seed=args.seed,

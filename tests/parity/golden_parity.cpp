@@ -110,6 +110,7 @@ const std::map<std::string, Handler>& handlers() {
       {"transformer_decoder_layer", transformer_decoder_layer_handler},
       {"seq2seq_reversal", seq2seq_reversal_handler},
       {"gpt", gpt_handler},  // tests/parity/gpt_handlers.h
+      {"gpt_lora", gpt_lora_handler},
 
       // optimizers (tests/parity/optim_handlers.h)
       {"sgd_momentum", sgd_momentum_handler},

@@ -4,7 +4,9 @@
 // dict's names and shapes, which must be those nanoGPT's load_state_dict expects.
 #include <nlohmann/json.hpp>
 
+#include "core/ops/select.h"
 #include "nn/gpt.h"
+#include "nn/lora.h"
 #include "optim/adam.h"
 #include "parity/nn_handlers.h"
 #include "parity/parity_case.h"
@@ -63,6 +65,44 @@ inline Outputs gpt_handler(Case& c) {
     adamw.step();
   }
   for (const auto& [name, p] : trained.named_parameters()) c.check("after_adamw." + name, p);
+  return {{"logits", out.logits}, {"loss", out.loss}};
+}
+
+// The gpt case's model with LoRA (tools/make_golden.py, lora_cases): every parameter stored, base and adapters; the
+// runner compares the adapters' gradients (the file holds no other: the base is frozen). Then ten AdamW steps on the
+// adapters alone: the loss before each step (adamw_losses) and the adapters after the last.
+inline Outputs gpt_lora_handler(Case& c) {
+  std::vector<std::string> targets;
+  for (std::string rest = c.meta("lora_targets"); !rest.empty();) {
+    const std::size_t comma = rest.find(',');
+    targets.push_back(rest.substr(0, comma));
+    rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+  }
+  const nn::LoRAOptions lora{.rank = c.meta_int("lora_rank"), .alpha = c.meta_double("lora_alpha")};
+  nn::GPT model(gpt_config(c), init_generator());
+  nn::add_lora(model, targets, lora, init_generator());
+  load_module(c, model);
+  const Tensor idx = c.input("idx"), targets_ids = c.input("targets");
+  nn::GPTOutput out = model.forward(idx, targets_ids);
+
+  nn::GPT trained(gpt_config(c), init_generator());
+  nn::add_lora(trained, targets, lora, init_generator());
+  trained.to(c.dtype());
+  trained.load_state_dict(model.state_dict());
+  optim::Adam adamw(trained.named_trainable_parameters(),
+                    {.lr = c.meta_double("adamw_lr"), .beta1 = c.meta_double("adamw_beta1"),
+                     .beta2 = c.meta_double("adamw_beta2"), .eps = c.meta_double("adamw_eps"),
+                     .weight_decay = c.meta_double("adamw_weight_decay"), .decoupled_weight_decay = true});
+  std::vector<Tensor> losses;
+  for (std::int64_t s = 0; s < c.meta_int("adamw_steps"); ++s) {
+    adamw.zero_grad();
+    const Tensor loss = trained.forward(idx, targets_ids).loss;
+    losses.push_back(loss.detach());
+    loss.backward();
+    adamw.step();
+  }
+  c.check("adamw_losses", stack(losses, 0));
+  for (const auto& [name, p] : trained.named_trainable_parameters()) c.check("after_adamw." + name, p);
   return {{"logits", out.logits}, {"loss", out.loss}};
 }
 
