@@ -9,6 +9,8 @@
 //   cppgrad-gpt tokenize  encode|decode|train [flags]      text to token ids and back; train a BPE (gpt/tokenize.h)
 //   cppgrad-gpt import    --hf FILE --out CKPT [flags]     GPT-2 in Hugging Face's layout to a checkpoint, and
 //   cppgrad-gpt export    --checkpoint CKPT --out FILE     back (gpt/hf_commands.h)
+//   cppgrad-gpt merge     --checkpoint LORA --out CKPT     a LoRA checkpoint's adapters folded into its weights
+//                                                          (gpt/merge_command.h)
 //
 // Exit status: 0 on success, 2 on bad input (flags, values, files), 3 when training diverged (the loss became NaN or
 // Inf; the last checkpoint stays), 130 / 143 when Ctrl-C / SIGTERM stopped training (saved with --save), 1 otherwise.
@@ -25,6 +27,7 @@
 #include "apps/cli/processes.h"
 #include "apps/gpt/hf_commands.h"
 #include "apps/gpt/inspect_commands.h"
+#include "apps/gpt/merge_command.h"
 #include "apps/gpt/tokenize.h"
 #include "models/gpt/checkpoint.h"
 #include "models/gpt/preset.h"
@@ -75,7 +78,8 @@ cxxopts::Options train_flags() {
 TrainConfig train_config(const cxxopts::ParseResult& r, const GptCheckpoint* init) {
   const bool resume = r.count("resume") > 0;
   check_resume_or_init(resume, init != nullptr);
-  TrainConfig c = resume ? read_checkpoint_config(r["resume"].as<std::string>()) : TrainConfig{};
+  TrainConfig c;
+  if (resume) c = read_checkpoint_config(r["resume"].as<std::string>());
   train::apply_config_flags(r, config_table(), c);
   std::optional<std::string> preset;
   if (r.count("preset")) preset = r["preset"].as<std::string>();
@@ -144,6 +148,8 @@ int cmd_train(int argc, char** argv) {
   std::vector<train::InputFlag> inputs = {{"--data", config.data}};
   if (config.tokenizer.kind == data::TokenizerName::Kind::bpe_file) inputs.push_back({"--tokenizer", config.tokenizer.path});
   if (r.count("init")) inputs.push_back({"--init", flag_path(r, "init")});
+  if (r.count("resume"))  // a LoRA run's base, which its checkpoint names
+    if (const auto base = lora_base_path(flag_path(r, "resume"))) inputs.push_back({"the base of --resume", *base});
   train::open_train_outputs(r, rank0, out, {}, inputs);
   train::set_threads(config.threads);
   // Reads the data (an unreadable or invalid file is a usage error naming where its path came from), then the
@@ -215,7 +221,8 @@ std::string usage() {
     "  attention  every layer's and head's causal attention map over a prompt (terminal; --svg FILE also)\n"
     "  tokenize   encode a file to token ids, decode ids to bytes, train a BPE (gpt2 or bpe:FILE tokenizers)\n"
     "  import     a GPT-2 model.safetensors (Hugging Face's layout) to a checkpoint: sample, eval, train --init\n"
-    "  export     a checkpoint's model as Hugging Face's GPT-2 model.safetensors (--config-json: config.json too)\n";
+    "  export     a checkpoint's model as Hugging Face's GPT-2 model.safetensors (--config-json: config.json too)\n"
+    "  merge      a LoRA checkpoint (train --init CKPT --lora-rank R) as a plain one: adapters folded into weights\n";
 }
 
 // Each command's remedy when memory runs out, in its own flags.
@@ -226,13 +233,15 @@ const std::map<std::string, std::string> kOutOfMemoryHints = {
     {"attention", "the model is too large for this machine; a shorter --prompt needs less"},
     {"tokenize", "a smaller --data file needs less: split it and run once per part"},
     {"import", "the model is too large for this machine; a smaller GPT-2 (--preset gpt2) needs less"},
-    {"export", "the model is too large for this machine to write"}};
+    {"export", "the model is too large for this machine to write"},
+    {"merge", "the model is too large for this machine to merge"}};
 
 }  // namespace
 
 int main(int argc, char** argv) {
   return train::run_program("cppgrad-gpt", argc, argv, usage(),
                           {{"train", cmd_train}, {"sample", cmd_sample}, {"eval", cmd_eval}, {"attention", cmd_attention},
-                           {"tokenize", cmd_tokenize}, {"import", cmd_import}, {"export", cmd_export}},
+                           {"tokenize", cmd_tokenize}, {"import", cmd_import}, {"export", cmd_export},
+                           {"merge", cmd_merge}},
                           kOutOfMemoryHints);
 }

@@ -17,4 +17,11 @@ std::string Dropout::extra_repr() const { return fmt::format("p={:g}", p_); }
 
 Tensor Dropout::forward(const Tensor& x) const { return dropout(x, p_, is_training(), *gen_); }
 
+bool draws_dropout_masks(const Module& model) {
+  if (const auto* d = dynamic_cast<const Dropout*>(&model); d && d->p() > 0) return true;
+  for (const auto& [name, child] : model.named_children())
+    if (draws_dropout_masks(*child)) return true;
+  return false;
+}
+
 }  // namespace cppgrad::nn

@@ -15,10 +15,15 @@ class Dropout : public Layer {
   std::string extra_repr() const override;
 
   Tensor forward(const Tensor& x) const override;
+  double p() const { return p_; }
 
  private:
   double p_;
   std::shared_ptr<Generator> gen_;
 };
+
+// Whether a forward of `model` in training mode draws masks: some Dropout in its tree has p > 0 (a GPT's own, or a
+// LoRA's added to it, nn/lora.h).
+bool draws_dropout_masks(const Module& model);
 
 }  // namespace cppgrad::nn

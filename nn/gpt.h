@@ -181,6 +181,8 @@ class GPT : public Module {
   std::vector<Tensor> attention(const Tensor& idx) const;
   // Dropout draws from this generator; exposed so checkpoints can save and restore its state.
   Generator& dropout_generator() const { return *dropout_gen_; }
+  // ... and shared, for a module added later that draws masks from it too (a LoRA's dropout, nn/lora.h).
+  const std::shared_ptr<Generator>& shared_dropout_generator() const { return dropout_gen_; }
 
  private:
   // nanoGPT's `transformer` ModuleDict, so names read transformer.wte.weight, transformer.h.0.ln_1.weight, ...

@@ -14,12 +14,17 @@ namespace cppgrad::train {
 
 void save_checkpoint(const std::string& path, const CheckpointFormat& format, const nn::Module& model,
                      const optim::Optimizer& optimizer, const CheckpointMeta& meta) {
-  for (const auto& [name, p] : model.named_parameters())
+  save_checkpoint(path, format, model.state_dict(), optimizer, meta);
+}
+
+void save_checkpoint(const std::string& path, const CheckpointFormat& format, const nn::StateDict& model,
+                     const optim::Optimizer& optimizer, const CheckpointMeta& meta) {
+  for (const auto& [name, p] : model)
     if (!p.all_finite())
       throw std::runtime_error("not saving " + path + ": parameter " + name + " holds NaN or Inf values (the last "
                                "good checkpoint, if any, is kept)");
   std::map<std::string, Tensor> tensors;
-  for (const auto& [name, t] : model.state_dict()) tensors["model." + name] = t;
+  for (const auto& [name, t] : model) tensors["model." + name] = t;
   for (const auto& [name, t] : optimizer.state_dict()) tensors["optim." + name] = t;
   std::map<std::string, std::string> metadata = {{"format", format.format},
                                                  {"config", meta.config},

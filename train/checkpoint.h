@@ -48,6 +48,9 @@ struct CheckpointMeta {
 
 void save_checkpoint(const std::string& path, const CheckpointFormat& format, const nn::Module& model,
                      const optim::Optimizer& optimizer, const CheckpointMeta& meta);
+// The same with the model's tensors given: some of a model's (a LoRA run's adapters, without the frozen base).
+void save_checkpoint(const std::string& path, const CheckpointFormat& format, const nn::StateDict& model,
+                     const optim::Optimizer& optimizer, const CheckpointMeta& meta);
 
 // The file, read whole, if its metadata 'format' is this program's, or one it upgrades from (else: "not a <program>
 // checkpoint").

@@ -92,6 +92,14 @@ inline std::string flag_path(const cxxopts::ParseResult& r, const std::string& f
   return r.count(flag) ? r[flag].as<std::string>() : std::string();
 }
 
+// A flag the command cannot go without: its value, or a usage error saying what `command` needs ("merge needs
+// --checkpoint PATH (...)").
+inline std::string required_flag(const cxxopts::ParseResult& r, const std::string& command, const std::string& flag,
+                                 const std::string& what) {
+  if (!r.count(flag)) throw UsageError(command + " needs --" + flag + " " + what);
+  return r[flag].as<std::string>();
+}
+
 // Bad output paths are usage errors, found before any work is done.
 inline void check_outputs_or_usage_error(const std::vector<OutputFlag>& outputs, const std::string& resume = "",
                                          const std::vector<InputFlag>& inputs = {}) {

@@ -68,7 +68,7 @@ double sharded_step(DataParallel<nn::GPT>& parallel, const data::TokenBatch& bat
   optimizer.zero_grad();
   // Dropout: one draw per step from the model's generator (on every process), each shard's masks from it and the
   // shard's index.
-  const bool dropout = model.config().dropout > 0;
+  const bool dropout = nn::draws_dropout_masks(model);  // the GPT's own, or its LoRA adapters' (nn/lora.h)
   const std::uint64_t step_seed = dropout ? model.dropout_generator().next_u64() : 0;
   std::vector<std::int64_t> rows(static_cast<std::size_t>(batch.idx.shape()[0]));
   std::iota(rows.begin(), rows.end(), std::int64_t{0});

@@ -13,6 +13,7 @@
 #include "data/utf8.h"
 #include "models/gpt/checkpoint.h"
 #include "models/gpt/hf_config.h"
+#include "models/gpt/lora_merge.h"
 #include "models/gpt/preset.h"
 #include "apps/gpt/tokenize.h"
 #include "models/gpt/trainer.h"
@@ -23,15 +24,10 @@ namespace cppgrad::gpt {
 
 using train::flag_path;
 using train::flag_value;
+using train::required_flag;
 using train::UsageError;
 
 namespace {
-
-std::string required(const cxxopts::ParseResult& r, const char* command, const std::string& flag,
-                     const std::string& what) {
-  if (!r.count(flag)) throw UsageError(fmt::format("{} needs --{} {}", command, flag, what));
-  return flag_path(r, flag);
-}
 
 // --hf names a file that exists, told before anything looks beside it for a config.json (a directory, the folder
 // save_pretrained writes, would otherwise be "no config.json sits beside the file").
@@ -183,8 +179,8 @@ int cmd_import(int argc, char** argv) {
        cxxopts::value<std::string>())
       ("h,help", "this help");
   const auto r = train::parse_flags(o, argc, argv);
-  const std::string hf = required(r, "import", "hf", "FILE (a Hugging Face model.safetensors)");
-  const std::string out = required(r, "import", "out", "CKPT (the checkpoint to write)");
+  const std::string hf = required_flag(r, "import", "hf", "FILE (a Hugging Face model.safetensors)");
+  const std::string out = required_flag(r, "import", "out", "CKPT (the checkpoint to write)");
   // The inputs are never overwritten: the model file, the config.json beside it (its heads), --data (the vocabulary of
   // --tokenizer char) and --tokenizer bpe:FILE.
   train::check_outputs_or_usage_error({{"--out", out}}, "",
@@ -233,14 +229,16 @@ int cmd_export(int argc, char** argv) {
       ("config-json", "also write GPT-2's config.json beside --out, so transformers' from_pretrained reads the folder")
       ("h,help", "this help");
   const auto r = train::parse_flags(o, argc, argv);
-  const std::string checkpoint = required(r, "export", "checkpoint", "PATH (written by train --save or import)");
-  const std::string out = required(r, "export", "out", "FILE (the model.safetensors to write)");
+  const std::string checkpoint = required_flag(r, "export", "checkpoint", "PATH (written by train --save or import)");
+  const std::string out = required_flag(r, "export", "out", "FILE (the model.safetensors to write)");
   const std::string config_json = (std::filesystem::path(out).parent_path() / "config.json").string();
   std::vector<train::OutputFlag> outputs = {{"--out", out}};
   if (r.count("config-json")) outputs.push_back({"--config-json", config_json});
   train::check_outputs_or_usage_error(outputs, "", {{"--checkpoint", checkpoint}});
   const LoadedModel m = load_model(checkpoint);
-  nn::export_gpt2_hf(*m.model, out);
+  // A LoRA run's model leaves as the plain GPT-2 it stands for: its adapters merged into the weights.
+  const std::unique_ptr<nn::GPT> merged = m.config.lora.rank > 0 ? merged_gpt(*m.model) : nullptr;
+  nn::export_gpt2_hf(merged ? *merged : *m.model, out);
   if (r.count("config-json")) write_file_atomically(config_json, hf_config_json(m.model->config()));
   fmt::print("exported {} (step {}: {}) to {}{}\n", checkpoint, m.steps_done, shape_text(m.model->config()), out,
              r.count("config-json") ? " and " + config_json : "");

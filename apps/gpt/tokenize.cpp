@@ -18,6 +18,7 @@
 
 namespace cppgrad::gpt {
 
+using train::required_flag;
 using train::UsageError;
 
 namespace {
@@ -44,13 +45,6 @@ void write_ids(std::span<const std::int64_t> ids) {
     if (at + kChunk < ids.size()) text.back() = ' ';  // the line goes on in the next chunk
     write_stdout(text);
   }
-}
-
-// A required flag's value, or a usage error saying what the command needs.
-std::string required(const cxxopts::ParseResult& r, const char* command, const std::string& flag,
-                     const std::string& what) {
-  if (!r.count(flag)) throw UsageError(fmt::format("{} needs --{} {}", command, flag, what));
-  return r[flag].as<std::string>();
 }
 
 cxxopts::Options codec_flags(const std::string& command, const std::string& about, const std::string& data_help) {
@@ -82,8 +76,8 @@ int cmd_encode(int argc, char** argv) {
       ("special", "read \"<|endoftext|>\" in the text as its token (default: as plain text, like "
                   "tiktoken's encode_ordinary and nanoGPT's prepare.py)")("h,help", "this help");
   const auto r = train::parse_flags(o, argc, argv);
-  const std::string tokenizer = required(r, "encode", "tokenizer", "char|gpt2|bpe:FILE");
-  const std::string path = required(r, "encode", "data", "FILE (the text to encode)");
+  const std::string tokenizer = required_flag(r, "encode", "tokenizer", "char|gpt2|bpe:FILE");
+  const std::string path = required_flag(r, "encode", "data", "FILE (the text to encode)");
   const std::string text = read_bytes("--data", path);
   if (tokenizer == "char") {
     if (r.count("special")) throw UsageError("--special reads a BPE's <|endoftext|>; --tokenizer char has no such token");
@@ -110,9 +104,9 @@ int cmd_lengths(int argc, char** argv) {
       ("data", "with --tokenizer char: the text whose characters are the vocabulary", cxxopts::value<std::string>())
       ("h,help", "this help");
   const auto r = train::parse_flags(o, argc, argv);
-  const std::string tokenizer = required(r, "lengths", "tokenizer", "char|gpt2|bpe:FILE");
+  const std::string tokenizer = required_flag(r, "lengths", "tokenizer", "char|gpt2|bpe:FILE");
   if (tokenizer == "char") {
-    const std::string path = required(r, "lengths", "data", "FILE (with --tokenizer char: the text whose characters "
+    const std::string path = required_flag(r, "lengths", "data", "FILE (with --tokenizer char: the text whose characters "
                                                             "are the vocabulary)");
     write_stdout(data::ids_text(token_byte_lengths(chars_of(read_bytes("--data", path), path))));
     return 0;
@@ -128,8 +122,8 @@ int cmd_decode(int argc, char** argv) {
                                              "stdout.", "the file of ids, separated by whitespace");
   o.add_options()("h,help", "this help");
   const auto r = train::parse_flags(o, argc, argv);
-  const std::string tokenizer = required(r, "decode", "tokenizer", "gpt2|bpe:FILE");
-  const std::string path = required(r, "decode", "data", "FILE (ids, as tokenize encode prints them)");
+  const std::string tokenizer = required_flag(r, "decode", "tokenizer", "gpt2|bpe:FILE");
+  const std::string path = required_flag(r, "decode", "data", "FILE (ids, as tokenize encode prints them)");
   const std::string text = read_bytes("--data", path);
   const data::BpeTokenizer tok = load_tokenizer(tokenizer);
   std::vector<std::int64_t> ids;
@@ -172,14 +166,14 @@ int cmd_train(int argc, char** argv) {
       ("pattern", "the split pattern: gpt2 or gpt4", cxxopts::value<std::string>()->default_value("gpt4"))
       ("h,help", "this help");
   const auto r = train::parse_flags(o, argc, argv);
-  required(r, "train", "vocab-size", "N");
+  required_flag(r, "train", "vocab-size", "N");
   const std::int64_t vocab = train::flag_value<std::int64_t>(r, "vocab-size");
   if (vocab < kMinVocab || vocab > kMaxVocab)
     throw UsageError(fmt::format("--vocab-size {}: must be in {}..{} (the 256 bytes, then one token per merge)", vocab,
                                  kMinVocab, kMaxVocab));
   const std::string_view pattern = split_pattern(r["pattern"].as<std::string>());
-  const std::string data = required(r, "train", "data", "FILE (the text to train on)");
-  const std::string out = required(r, "train", "out", "FILE (the .model file to write)");
+  const std::string data = required_flag(r, "train", "data", "FILE (the text to train on)");
+  const std::string out = required_flag(r, "train", "out", "FILE (the .model file to write)");
   train::check_outputs_or_usage_error({{"--out", out}}, "", {{"--data", data}});
   const std::string text = read_bytes("--data", data);
   const auto start = std::chrono::steady_clock::now();

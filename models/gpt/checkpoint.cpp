@@ -87,14 +87,82 @@ void upgrade_from_v1(std::map<std::string, std::string>& metadata) {
   metadata["format"] = kFormat.format;
 }
 
+// A LoRA checkpoint's base read (whole and checked, as any checkpoint), held to the hash the adapters were trained
+// on, and its weights put beside the adapters in c.state.model.
+void add_lora_base(const std::string& path, const std::map<std::string, std::string>& metadata, GptCheckpoint& c) {
+  try {
+    if (!metadata.count("lora_base")) throw std::invalid_argument("metadata has no 'lora_base' (its LoRA's base)");
+    c.lora_base = LoRABase::from_json(metadata.at("lora_base"));
+    for (const auto& [name, t] : c.state.model)
+      if (name.find(".lora.") == std::string::npos)
+        throw std::invalid_argument("a LoRA checkpoint holds its adapters alone, and this one holds '" + name + "'");
+  } catch (const std::exception& e) {
+    throw std::runtime_error("checkpoint " + path + ": " + e.what());
+  }
+  const std::string& base_path = c.lora_base->path;
+  const auto refuse = [&](const std::string& why) {
+    throw std::runtime_error(fmt::format("checkpoint {}: its base {} {}", path, base_path, why));
+  };
+  // A base that names a base of its own is refused from its header, before it is read: no chain, and no loop.
+  bool base_is_lora = false;
+  try {
+    base_is_lora = SafetensorsReader(base_path).header().metadata.count("lora_base") > 0;
+  } catch (const std::runtime_error&) {
+    // unreadable: the reader below says why, in its words
+  }
+  if (base_is_lora) refuse("is a LoRA checkpoint itself");
+  GptCheckpoint base;
+  try {
+    base = read_gpt_checkpoint(base_path);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(fmt::format("checkpoint {}: its base {} (the --init it finetunes) cannot be read: {}",
+                                         path, base_path, e.what()));
+  }
+  const std::string hash = weights_hash(base.state.model);
+  if (hash != c.lora_base->weights)
+    refuse(fmt::format("holds other weights than the ones its adapters were trained on ({}, not {}): put the file it "
+                       "was finetuned from back at that path", hash, c.lora_base->weights));
+  check_finetune_of(base.model, c.model, "checkpoint " + path + ": its base " + base_path);
+  if (!(base.tokenizer == c.tokenizer)) refuse("has another tokenizer than the adapters' run");
+  for (auto& [name, t] : finetune_weights(std::move(base.state.model), c.model.block_size))
+    c.state.model.emplace(name, std::move(t));
+}
+
 }  // namespace
+
+void check_finetune_of(const nn::GPTConfig& have, const nn::GPTConfig& want, const std::string& label) {
+  for (const auto& row : nn::gpt_config_table().rows()) {
+    if (row.role == FieldRole::training || row.name == "block_size") continue;
+    if (row.get(have) != row.get(want))
+      throw std::runtime_error(fmt::format("{}: its model has {} {}, this run's {}", label, row.name,
+                                           config_text(row.get(have)), config_text(row.get(want))));
+  }
+  if (have.block_size < want.block_size)
+    throw std::runtime_error(fmt::format("{}: its model reads a context of {}, this run's {}", label, have.block_size,
+                                         want.block_size));
+}
+
+nn::StateDict finetune_weights(nn::StateDict state, std::int64_t block_size) {
+  for (auto& [name, tensor] : state)
+    if (name.ends_with("wpe.weight") && tensor.dim() == 2 && tensor.shape()[0] > block_size)
+      tensor = tensor.narrow(0, 0, block_size).contiguous();
+  return state;
+}
 
 void save_gpt_checkpoint(const std::string& path, const nn::GPT& model, const optim::Optimizer& optimizer,
                          const TrainConfig& config, const data::Tokenizer& tokenizer, std::int64_t step,
-                         const std::vector<Evaluation>& history, const IntervalProgress& progress) {
+                         const std::vector<Evaluation>& history, const IntervalProgress& progress,
+                         const std::optional<LoRABase>& lora_base) {
   std::map<std::string, std::string> extra = tokenizer_metadata(config.tokenizer, tokenizer);
   extra.emplace("model", model.config().to_json());
-  train::save_checkpoint(path, kFormat, model, optimizer,
+  nn::StateDict weights;
+  if (lora_base) {
+    extra.emplace("lora_base", lora_base->to_json());
+    for (const auto& [name, p] : model.named_trainable_parameters()) weights.emplace(name, p.detach());
+  } else {
+    weights = model.state_dict();
+  }
+  train::save_checkpoint(path, kFormat, weights, optimizer,
                          {.config = config.to_json(),
                           .epoch = 0,
                           .global_step = step,
@@ -122,9 +190,11 @@ GptCheckpoint read_gpt_checkpoint(const std::string& path) {
   } catch (const std::exception& e) {
     throw std::runtime_error("checkpoint " + path + ": " + e.what());
   }
-  // The weights the config describes against those the file holds, before anything is built from the config.
-  train::check_model_size(f, path, nn::state_dict_numel(c.model));
+  // The weights the config describes against those the file holds, before anything is built from the config (a LoRA
+  // run's: its base's file is held to its config, and the adapters to the model when loaded).
+  if (c.config.lora.rank == 0) train::check_model_size(f, path, nn::state_dict_numel(c.model));
   c.state = train::checkpoint_state(f, path, {"dropout_rng"});
+  if (c.config.lora.rank > 0) add_lora_base(path, f.metadata, c);
   try {
     c.step = c.state.meta.global_step;
     c.history = parse_history(c.state.meta.history, c.step);
@@ -143,7 +213,7 @@ LoadedModel load_model(const std::string& path) {
   LoadedModel m{.config = c.config, .tokenizer = c.tokenizer, .context = c.model.block_size, .steps_done = c.step,
                 .model = {}};
   Generator init(0);
-  m.model = std::make_unique<nn::GPT>(c.model, init);
+  m.model = make_gpt(c.model, c.config, init);
   try {
     m.model->load_state_dict(c.state.model);
   } catch (const std::exception& e) {

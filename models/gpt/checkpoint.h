@@ -11,16 +11,21 @@
 //   "dropout_rng", "batch_rng"  the generators        "history"  the evaluations so far (gpt/metrics.h)
 //   "epoch_progress"  the sums of the interval since the latest evaluation, so train_loss resumes exactly
 // The tensors' names are nanoGPT's ("model.transformer.wte.weight", ...; lm_head.weight stored too, as tied).
+// A LoRA run's (config "lora-rank" > 0) holds its adapters alone ("model.transformer.h.0.attn.c_attn.lora.A", ...) and
+//   "lora_base"  the --init checkpoint it finetunes: its absolute path and a hash of its weights (gpt/lora_base.h);
+// reading it reads the base too, and the weights it returns are the base's with the adapters.
 //
 // A v1 checkpoint (cppgrad-gpt before the model had a config of its own) is read through one upgrade to v2
 // (upgrade_from_v1 in checkpoint.cpp): its model's sizes were rows of "config" and its block_size a key "context".
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "data/tokenizer.h"
 #include "models/gpt/config.h"
+#include "models/gpt/lora_base.h"
 #include "models/gpt/metrics.h"
 #include "nn/gpt.h"
 #include "optim/optimizer.h"
@@ -37,9 +42,19 @@ struct IntervalProgress {
   double interval_s = 0;  // ... and within it
 };
 
+// lora_base: a LoRA run's base; then only the adapters (the model's trainable parameters) are stored.
 void save_gpt_checkpoint(const std::string& path, const nn::GPT& model, const optim::Optimizer& optimizer,
                          const TrainConfig& config, const data::Tokenizer& tokenizer, std::int64_t step,
-                         const std::vector<Evaluation>& history, const IntervalProgress& progress);
+                         const std::vector<Evaluation>& history, const IntervalProgress& progress,
+                         const std::optional<LoRABase>& lora_base = std::nullopt);
+
+// What a finetune may change of the model it starts from (`train --init`, and a LoRA checkpoint of its base): every
+// row of nn::GPTConfig must agree but training's (dropout and its seed) and block_size, which may shrink. Throws
+// std::runtime_error "<label>: its model has n_embd 64, this run's 32".
+void check_finetune_of(const nn::GPTConfig& base, const nn::GPTConfig& run, const std::string& label);
+// The base's weights for a model of `block_size`: the first rows of its position table when shorter (nanoGPT's
+// crop_block_size).
+nn::StateDict finetune_weights(nn::StateDict base, std::int64_t block_size);
 
 // Everything of a checkpoint, checked (format, config in range, vocab, counts, history, generators) before any
 // model is built from it; throws std::runtime_error "checkpoint <path>: ...".
@@ -50,7 +65,8 @@ struct GptCheckpoint {
   std::int64_t step = 0;
   std::vector<Evaluation> history;
   IntervalProgress progress;
-  train::CheckpointState state;  // the tensors, and the metadata as train/ reads it
+  train::CheckpointState state;  // the tensors (a LoRA run's: its base's and its adapters), and the metadata
+  std::optional<LoRABase> lora_base;  // a LoRA run's base
 };
 GptCheckpoint read_gpt_checkpoint(const std::string& path);
 

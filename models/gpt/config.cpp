@@ -92,6 +92,16 @@ const ConfigTable<TrainConfig>& config_table() {
                                  "split's start (0: as many as 2^39 multiply-adds allow: all of a small model's "
                                  "split, 4,417 at GPT-2 124M)", at(&TrainConfig::eval_tokens),
                                  in_range(0, kMaxSteps), OnResume::may_change)),
+      // LoRA's rows, written only when not their defaults: the runs before the flags keep their checkpoints' bytes.
+      written_unless_default(row("lora-rank", "training", "finetune with LoRA: adapters of this rank on "
+                                 "--lora-targets learn, the --init model stays frozen (0: every weight learns)",
+                                 at(&TrainConfig::lora, &nn::LoRAOptions::rank), in_range(0, nn::kMaxWidth))),
+      written_unless_default(row("lora-alpha", "training", "LoRA's scale: the change is multiplied by alpha / rank "
+                                 "(peft's lora_alpha)", at(&TrainConfig::lora, &nn::LoRAOptions::alpha), positive())),
+      written_unless_default(row("lora-targets", "training", "the Linear layers LoRA adapts, comma-separated: a name "
+                                 "or its end after a dot", at(&TrainConfig::lora_targets), not_empty("a layer"))),
+      written_unless_default(row("lora-dropout", "training", "dropout on the LoRA adapters' input",
+                                 at(&TrainConfig::lora, &nn::LoRAOptions::dropout), in_interval(0, 1, true))),
   }}));
   return table;
 }
@@ -133,6 +143,30 @@ void TrainConfig::validate() const {
   if (min_lr > 0 && schedule != optim::Schedule::Kind::WarmupCosine)
     throw std::invalid_argument(fmt::format("--min-lr {:g} needs --schedule cosine (a constant rate has no floor)", min_lr));
   nn::check_heads_divide(model.n_head, model.n_embd, "--heads", "--d-model");
+  const TrainConfig defaults;
+  if (lora.rank == 0) {
+    for (const auto& [flag, changed] : {std::pair{"--lora-alpha", lora.alpha != defaults.lora.alpha},
+                                        {"--lora-targets", lora_targets != defaults.lora_targets},
+                                        {"--lora-dropout", lora.dropout != defaults.lora.dropout}})
+      if (changed) throw std::invalid_argument(std::string(flag) + " needs --lora-rank (LoRA is off at rank 0)");
+  } else if (lora.rank > model.n_embd) {  // a GPT's four matrices are [k C, C] or [C, k C]: their smaller side is C
+    throw std::invalid_argument(fmt::format("--lora-rank {} is above the model's width {} (--d-model): a LoRA's rank "
+                                            "is at most its matrices' smaller side", lora.rank, model.n_embd));
+  }
+  for (const std::string& t : lora_target_names())
+    if (t.empty() || t.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.") !=
+                         std::string::npos)
+      throw std::invalid_argument("--lora-targets '" + lora_targets + "': each target is a layer's name or its end "
+                                  "(letters, digits, '_' and '.'), separated by commas");
+}
+
+std::vector<std::string> TrainConfig::lora_target_names() const {
+  std::vector<std::string> names;
+  std::size_t start = 0;
+  for (std::size_t comma; (comma = lora_targets.find(',', start)) != std::string::npos; start = comma + 1)
+    names.push_back(lora_targets.substr(start, comma - start));
+  names.push_back(lora_targets.substr(start));
+  return names;
 }
 
 std::int64_t TrainConfig::estimated_parameters(std::int64_t vocab, std::int64_t context_size) const {

@@ -8,6 +8,7 @@
 #include "data/text_corpus.h"
 #include "data/tokenizer.h"
 #include "nn/gpt.h"
+#include "nn/lora.h"
 #include "optim/adam.h"
 #include "optim/schedule.h"
 #include "core/config_table.h"
@@ -28,6 +29,9 @@ inline constexpr std::int64_t kMaxShards = 64;
 // kMaxActivations instead.
 inline constexpr std::int64_t kMaxParameters = 1'600'000'000;
 inline constexpr std::int64_t kMaxActivations = 1'000'000'000;  // floats a step's graph holds, roughly (4 GB)
+
+// GPT-2's four matrices of every block, which LoRA adapts by default (the and peft's usual choice for GPT-2).
+inline constexpr const char* kGpt2LoRATargets = "c_attn,attn.c_proj,c_fc,mlp.c_proj";
 
 // The names --format, --weight-decay-on and --schedule take, and the values they stand for.
 inline const Choices<data::TextFormat> kFormats = {{"lines", data::TextFormat::lines},
@@ -77,12 +81,18 @@ struct TrainConfig {
   // 2^39 multiply-adds allow (eval_row_bound, models/gpt/trainer.h), so that a large model's evaluation does not
   // swamp its steps.
   std::int64_t eval_tokens = 0;
+  // LoRA finetuning (nn/lora.h), off at rank 0: the --init model frozen, adapters of this rank on lora_targets
+  // trained; its checkpoint holds the adapters and names its base (models/gpt/checkpoint.h).
+  nn::LoRAOptions lora{.rank = 0};
+  std::string lora_targets = kGpt2LoRATargets;  // comma-separated Linear names (nn::add_lora's targets)
 
   // The context for the text mode when --context is not given.
   static constexpr std::int64_t kDefaultTextContext = 64;
   // --context, or when it is 0 the format's default: 0 for lines (make_text_corpus takes the longest line + 1),
   // kDefaultTextContext for a running text.
   std::int64_t corpus_context() const;
+  // --lora-targets split at its commas.
+  std::vector<std::string> lora_target_names() const;
 
   nn::GPTConfig model_config(std::int64_t vocab, std::int64_t context) const;
   // Throws std::invalid_argument with a one-line reason naming the flag, for any value out of range.

@@ -30,6 +30,9 @@ std::optional<data::Tokenizer> stored_bpe(const TrainConfig& config, const std::
 
 std::unique_ptr<Trainer> start_run(const TrainConfig& config, train::ProcessLink* processes, RunStart start) {
   check_default_data(config);
+  if (config.lora.rank > 0 && start.resume.empty() && !start.init)
+    throw std::invalid_argument(fmt::format("--lora-rank {} finetunes a trained model: give it with --init CKPT (a "
+                                            "checkpoint of train --save or import)", config.lora.rank));
   const std::optional<data::Tokenizer> bpe =
       stored_bpe(config, start.resume, start.tokenizer_given, start.init ? &*start.init : nullptr);
   auto t = std::make_unique<Trainer>(config, processes, bpe ? &*bpe : nullptr,

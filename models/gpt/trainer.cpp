@@ -186,7 +186,7 @@ Trainer::Trainer(const TrainConfig& config, train::ProcessLink* processes, const
   // The first model made is the run's (its initial values from `init`); a replica's own values are dropped.
   parallel_ = std::make_unique<train::DataParallel<nn::GPT>>(
       train::DataParallelOptions{.threads = threads, .shards = static_cast<int>(config_.shards), .processes = processes},
-      [&] { return std::make_unique<nn::GPT>(mc, init); });
+      [&] { return make_gpt(mc, config_, init); });
   if (processes_) {  // one run: the same configuration and data everywhere, rank 0's weights
     TrainConfig shared = config_;
     shared.threads = 0;  // each process may use its own cores
@@ -200,7 +200,7 @@ Trainer::Trainer(const TrainConfig& config, train::ProcessLink* processes, const
     train::check_processes_agree(*processes_, "data (vocabulary and split sizes)", vocab + sizes);
     processes_->broadcast(model().parameters());
   }
-  optimizer_ = make_optimizer(config_, model().named_parameters());
+  optimizer_ = make_optimizer(config_, model().named_trainable_parameters());  // a LoRA run's: its adapters
   schedule_ = {.kind = config_.schedule,
                .base_lr = config_.lr,
                .warmup_steps = config_.warmup_steps,
@@ -310,7 +310,8 @@ void Trainer::grow_steps(std::int64_t steps) {
 void Trainer::save(const std::string& path) const {
   save_gpt_checkpoint(path, parallel_->model(), *optimizer_, config_, corpus_.tokenizer, step_, history_,
                       {.batch_rng = batch_gen_.state(), .loss_sum = loss_sum_, .steps_since_eval = steps_since_eval_,
-                       .train_s = train_s_, .interval_s = interval_s_});
+                       .train_s = train_s_, .interval_s = interval_s_},
+                      lora_base_);
 }
 
 // A resumed run reads its text through the checkpoint's tokenizer: another is refused naming both (the --tokenizer
@@ -349,6 +350,7 @@ void Trainer::resume(const std::string& path, GptCheckpoint c) {
   model().dropout_generator().set_state(c.state.meta.generators.at("dropout_rng"));
   batch_gen_.set_state(c.progress.batch_rng);
   step_ = c.step;
+  lora_base_ = c.lora_base;
   history_ = std::move(c.history);
   loss_sum_ = c.progress.loss_sum, steps_since_eval_ = c.progress.steps_since_eval;
   train_s_ = c.progress.train_s, interval_s_ = c.progress.interval_s;
@@ -359,24 +361,18 @@ void Trainer::resume(const std::string& path, GptCheckpoint c) {
 }
 
 void Trainer::init_from(const GptCheckpoint& c, const std::string& path) {
-  // Every row of the model's config must agree but training's (dropout and its seed: a finetune's own, as in
-  // shape_flags) and block_size, which may shrink (the position table cropped below).
-  const nn::GPTConfig& have = c.model;
-  const nn::GPTConfig& want = model().config();
-  for (const auto& row : nn::gpt_config_table().rows()) {
-    if (row.role == FieldRole::training || row.name == "block_size") continue;
-    if (row.get(have) != row.get(want))
-      throw std::runtime_error(fmt::format("--init {}: its model has {} {}, this run's {}", path, row.name,
-                                           config_text(row.get(have)), config_text(row.get(want))));
-  }
-  if (have.block_size < want.block_size)
-    throw std::runtime_error(fmt::format("--init {}: its model reads a context of {}, this run's {}", path,
-                                         have.block_size, want.block_size));
+  if (c.lora_base)
+    throw std::runtime_error(fmt::format("--init {}: a LoRA checkpoint (adapters on {}); finetune its merged model: "
+                                         "cppgrad-gpt merge --checkpoint {} --out MERGED, then --init MERGED",
+                                         path, c.lora_base->path, path));
+  check_finetune_of(c.model, model().config(), "--init " + path);
   check_same_tokenizer(path, c);
-  nn::StateDict state = c.state.model;
-  if (want.block_size < have.block_size)  // a shorter --context: the first rows of the position table (crop_block_size)
-    for (auto& [name, tensor] : state)
-      if (name.ends_with("wpe.weight")) tensor = tensor.narrow(0, 0, want.block_size).contiguous();
+  nn::StateDict state = finetune_weights(c.state.model, model().config().block_size);
+  if (config_.lora.rank > 0) {  // the base under this run's adapters, which keep their initial values
+    for (auto& [name, adapter] : model().state_dict())
+      if (name.find(".lora.") != std::string::npos) state.emplace(name, adapter);
+    lora_base_ = LoRABase{.path = absolute_path(path), .weights = weights_hash(c.state.model)};
+  }
   try {
     model().load_state_dict(state);  // names and shapes checked: a transposed weight is refused
   } catch (const std::exception& e) {

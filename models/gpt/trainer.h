@@ -6,12 +6,14 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "data/text_corpus.h"
 #include "data/token_batch.h"
 #include "models/gpt/config.h"
+#include "models/gpt/lora_base.h"
 #include "models/gpt/metrics.h"
 #include "nn/gpt.h"
 #include "optim/optimizer.h"
@@ -116,6 +118,7 @@ class Trainer {
   std::int64_t validation_rows() const;
   const std::vector<Evaluation>& history() const { return history_; }
   double bigram_val_loss() const { return bigram_val_loss_; }
+  const std::optional<LoRABase>& lora_base() const { return lora_base_; }  // a LoRA run's base
   int workers() const { return std::min(parallel_->threads(), parallel_->shards()); }  // threads that run shards
 
   // Checkpoints (train/checkpoint.h), written atomically; weights that are not all finite are refused. Loading
@@ -127,8 +130,10 @@ class Trainer {
   void load_with_this_data(const std::string& path);
   // Finetuning (`train --init`): the weights of a checkpoint `c` read from `path`, whose model must have this run's
   // shape and tokenizer (a shorter context takes the first rows of its position table); AdamW, the step (0), the
-  // generators and the history stay this run's own. Throws
-  // std::runtime_error "--init <path>: ..." naming both shapes, or the tensor refused.
+  // generators and the history stay this run's own. With --lora-rank they become the frozen base under this run's
+  // adapters, and `path` the base its checkpoints name. Throws
+  // std::runtime_error "--init <path>: ..." naming both shapes, or the tensor refused (a LoRA checkpoint among them:
+  // merge it first).
   void init_from(const GptCheckpoint& c, const std::string& path);
 
  private:
@@ -142,6 +147,7 @@ class Trainer {
   double bigram_val_loss_ = 0;
   train::ProcessLink* processes_ = nullptr;
   std::unique_ptr<train::DataParallel<nn::GPT>> parallel_;  // the model, and a replica per shard
+  std::optional<LoRABase> lora_base_;  // a LoRA run's base (--init's, or its checkpoint's), named by its checkpoints
   std::unique_ptr<optim::Optimizer> optimizer_;
   optim::Schedule schedule_;
   Generator batch_gen_;  // draws the batches

@@ -6,8 +6,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <filesystem>
 #include <cstdio>
@@ -95,6 +97,14 @@ inline CliResult run_cli(const std::string& binary, const std::vector<std::strin
   const int raw = std::system(cmd.c_str());
   return {WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw), slurp(out), slurp(err)};
 }
+
+// A usage error as the programs give one: exit 2 and one line on stderr that holds `message`.
+inline void expect_usage_error(const CliResult& r, const std::string& message) {
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, ::testing::HasSubstr(message));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line, not a stack trace:\n" << r.err;
+}
+
 
 // An empty directory of its own for the running test: <tmp>/<prefix>_<pid>_<test name>, removed first if it exists.
 inline std::filesystem::path fresh_test_dir(const std::string& prefix) {

@@ -84,11 +84,7 @@ class GptCli : public ::testing::Test {
   fs::path dir_;
 };
 
-void expect_usage_error(const CliResult& r, const std::string& message) {
-  EXPECT_EQ(r.status, 2) << r.out << r.err;
-  EXPECT_THAT(r.err, HasSubstr(message));
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line, not a stack trace:\n" << r.err;
-}
+using cppgrad::test::expect_usage_error;
 
 std::vector<nlohmann::json> jsonl(const std::string& path) {
   std::vector<nlohmann::json> lines;
@@ -99,14 +95,14 @@ std::vector<nlohmann::json> jsonl(const std::string& path) {
 
 TEST_F(GptCli, HelpAndVersion) {
   EXPECT_EQ(cli({"--version"}).out, std::string("cppgrad-gpt ") + CPPGRAD_VERSION + "\n");
-  for (const char* cmd : {"train", "sample", "eval", "attention", "import", "export"}) {
+  for (const char* cmd : {"train", "sample", "eval", "attention", "import", "export", "merge"}) {
     const CliResult r = cli({cmd, "--help"});
     EXPECT_EQ(r.status, 0) << cmd;
     EXPECT_THAT(r.out, HasSubstr(std::string("cppgrad-gpt ") + cmd)) << cmd;
   }
   EXPECT_EQ(cli({}).status, 2);
   expect_usage_error(cli({"fly"}),
-                     "unknown command 'fly' (commands: attention, eval, export, import, sample, tokenize, train");
+                     "unknown command 'fly' (commands: attention, eval, export, import, merge, sample, tokenize, train");
 }
 
 TEST_F(GptCli, TrainsBelowTheBigramAndWritesItsMetricsPlotAndCheckpoint) {

@@ -86,11 +86,7 @@ class GptHfCli : public ::testing::Test {
   std::int64_t n_head_ = 0;
 };
 
-void expect_usage_error(const CliResult& r, const std::string& message) {
-  EXPECT_EQ(r.status, 2) << r.out << r.err;
-  EXPECT_THAT(r.err, HasSubstr(message));
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line, not a stack trace:\n" << r.err;
-}
+using cppgrad::test::expect_usage_error;
 
 // eval's loss of a file, as the library computes it from the Hugging Face file itself: the text's characters in
 // code-point order are the ids (checked), the windows 0, T, 2T, ... of the running text, one forward, and the

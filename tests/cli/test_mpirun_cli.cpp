@@ -121,6 +121,20 @@ TEST_F(MpirunCli, ABfloat16GptOnTwoAndFourProcessesEndsAsOnOne) {
       {"tokens_per_s", "elapsed_s", "train_wall_s"}, printed);
 }
 
+// A LoRA finetune (adapters with dropout on a frozen base): the same bits on any number of processes too.
+TEST_F(MpirunCli, ALoRAFinetuneOnTwoAndFourProcessesEndsAsOnOne) {
+  ASSERT_EQ(run(0, CPPGRAD_GPT_BIN, gpt_args("base", "2")).status, 0);
+  std::vector<std::string> printed;
+  expect_processes_end_as_one(
+      *this, CPPGRAD_GPT_BIN,
+      [&](const std::string& n, const std::string& th) {
+        std::vector<std::string> a = gpt_args(n, th);
+        a.insert(a.end(), {"--init", path("base.safetensors"), "--lora-rank", "2", "--lora-dropout", "0.1"});
+        return a;
+      },
+      {"tokens_per_s", "elapsed_s", "train_wall_s"}, printed);
+}
+
 TEST_F(MpirunCli, ReversalOnTwoAndFourProcessesEndsAsOnOne) {
   std::vector<std::string> printed;
   expect_processes_end_as_one(

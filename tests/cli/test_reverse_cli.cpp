@@ -50,11 +50,7 @@ class ReverseCli : public ::testing::Test {
   fs::path dir_;
 };
 
-void expect_usage_error(const CliResult& r, const std::string& message) {
-  EXPECT_EQ(r.status, 2) << r.err;
-  EXPECT_THAT(r.err, HasSubstr(message));
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line, not a stack trace:\n" << r.err;
-}
+using cppgrad::test::expect_usage_error;
 
 TEST_F(ReverseCli, BadFlagsAndValuesExitTwoWithOneLine) {
   expect_usage_error(cli({"train", "--no-such-flag"}), "no-such-flag");
