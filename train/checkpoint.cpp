@@ -40,14 +40,20 @@ void save_checkpoint(const std::string& path, const CheckpointFormat& format, co
   write_safetensors(path, tensors, metadata);
 }
 
-SafetensorsFile read_checkpoint(const std::string& path, const CheckpointFormat& format) {
-  SafetensorsFile f = read_safetensors(path);
-  const auto found = f.metadata.find("format");
+SafetensorsFile read_checkpoint(const std::string& path, const CheckpointFormat& format, CheckpointTensors which) {
+  SafetensorsReader reader(path);  // the header read and checked whole: every entry's name, shape and bytes
+  const auto& metadata = reader.header().metadata;
+  const auto found = metadata.find("format");
   const auto& earlier = format.upgrades_from;
-  if (found == f.metadata.end() ||
+  if (found == metadata.end() ||
       (found->second != format.format && std::find(earlier.begin(), earlier.end(), found->second) == earlier.end()))
     throw std::runtime_error("checkpoint " + path + ": not a " + format.program + " checkpoint (metadata 'format' is "
                              "missing or not " + format.format + ")");
+  if (which == CheckpointTensors::all) return std::move(reader).read_all();
+  SafetensorsFile f;
+  for (const SafetensorsEntry& e : reader.header().entries)
+    if (e.name.rfind("optim.", 0) != 0) f.tensors.emplace(e.name, reader.read(e));
+  f.metadata = metadata;
   return f;
 }
 

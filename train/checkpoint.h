@@ -52,9 +52,14 @@ void save_checkpoint(const std::string& path, const CheckpointFormat& format, co
 void save_checkpoint(const std::string& path, const CheckpointFormat& format, const nn::StateDict& model,
                      const optim::Optimizer& optimizer, const CheckpointMeta& meta);
 
+// Which tensors a reader wants: every one (to resume a run), or all but the optimizer's (to sample, evaluate, finetune
+// from or merge: AdamW's moments are twice the weights, and are then not read at all).
+enum class CheckpointTensors { all, without_optimizer };
+
 // The file, read whole, if its metadata 'format' is this program's, or one it upgrades from (else: "not a <program>
-// checkpoint").
-SafetensorsFile read_checkpoint(const std::string& path, const CheckpointFormat& format);
+// checkpoint"); without_optimizer: its optim.* tensors left unread.
+SafetensorsFile read_checkpoint(const std::string& path, const CheckpointFormat& format,
+                                CheckpointTensors which = CheckpointTensors::all);
 // Its 'config' metadata, for the program to parse and compare with its own.
 const std::string& checkpoint_config(const SafetensorsFile& file, const std::string& path);
 

@@ -113,7 +113,7 @@ void add_lora_base(const std::string& path, const std::map<std::string, std::str
   if (base_is_lora) refuse("is a LoRA checkpoint itself");
   GptCheckpoint base;
   try {
-    base = read_gpt_checkpoint(base_path);
+    base = read_gpt_checkpoint(base_path, train::CheckpointTensors::without_optimizer);
   } catch (const std::exception& e) {
     throw std::runtime_error(fmt::format("checkpoint {}: its base {} (the --init it finetunes) cannot be read: {}",
                                          path, base_path, e.what()));
@@ -172,8 +172,8 @@ void save_gpt_checkpoint(const std::string& path, const nn::GPT& model, const op
                           .extra = std::move(extra)});
 }
 
-GptCheckpoint read_gpt_checkpoint(const std::string& path) {
-  SafetensorsFile f = train::read_checkpoint(path, kFormat);
+GptCheckpoint read_gpt_checkpoint(const std::string& path, train::CheckpointTensors which) {
+  SafetensorsFile f = train::read_checkpoint(path, kFormat, which);
   GptCheckpoint c;
   try {
     if (f.metadata.at("format") == kFormatV1) upgrade_from_v1(f.metadata);
@@ -209,7 +209,7 @@ GptCheckpoint read_gpt_checkpoint(const std::string& path) {
 }
 
 LoadedModel load_model(const std::string& path) {
-  GptCheckpoint c = read_gpt_checkpoint(path);
+  GptCheckpoint c = read_gpt_checkpoint(path, train::CheckpointTensors::without_optimizer);
   LoadedModel m{.config = c.config, .tokenizer = c.tokenizer, .context = c.model.block_size, .steps_done = c.step,
                 .model = {}};
   Generator init(0);

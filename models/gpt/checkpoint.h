@@ -68,7 +68,9 @@ struct GptCheckpoint {
   train::CheckpointState state;  // the tensors (a LoRA run's: its base's and its adapters), and the metadata
   std::optional<LoRABase> lora_base;  // a LoRA run's base
 };
-GptCheckpoint read_gpt_checkpoint(const std::string& path);
+// without_optimizer: its AdamW moments left unread (all a reader needs but a resumed run).
+GptCheckpoint read_gpt_checkpoint(const std::string& path,
+                                  train::CheckpointTensors which = train::CheckpointTensors::all);
 
 // What sample, eval and attention need of a checkpoint: its config, tokenizer, step count and model, built by the
 // library from the file alone (no trainer, no data).

@@ -17,7 +17,7 @@ std::unique_ptr<nn::GPT> merged_gpt(const nn::GPT& adapted) {
 }
 
 MergeResult merge_lora_checkpoint(const std::string& lora_path, const std::string& out) {
-  GptCheckpoint c = read_gpt_checkpoint(lora_path);
+  GptCheckpoint c = read_gpt_checkpoint(lora_path, train::CheckpointTensors::without_optimizer);
   if (!c.lora_base)
     throw std::runtime_error("checkpoint " + lora_path + ": has no LoRA adapters to merge (it is a plain model: "
                              "sample, eval, export and train --init read it as it is)");

@@ -381,6 +381,8 @@ void Trainer::init_from(const GptCheckpoint& c, const std::string& path) {
   if (processes_) processes_->broadcast(model().parameters());
 }
 
-TrainConfig read_checkpoint_config(const std::string& path) { return read_gpt_checkpoint(path).config; }
+TrainConfig read_checkpoint_config(const std::string& path) {
+  return read_gpt_checkpoint(path, train::CheckpointTensors::without_optimizer).config;
+}
 
 }  // namespace cppgrad::gpt

@@ -60,6 +60,28 @@ TEST(Checkpoint, SavedAndRestoredExactly) {
   EXPECT_EQ(values(adam.state_dict()), values(trained.adam.state_dict()));
 }
 
+// A reader that samples or finetunes takes the weights and the metadata, and leaves AdamW's moments unread.
+TEST(Checkpoint, WithoutTheOptimizerReadsEverythingButItsMoments) {
+  test::TempDir dir;
+  const std::string path = (dir.path / "run.safetensors").string();
+  TrainedLinear trained;
+  train::save_checkpoint(path, kFormat, trained.model, trained.adam, meta_of(trained.gen));
+  const SafetensorsFile all = train::read_checkpoint(path, kFormat);
+  const SafetensorsFile light = train::read_checkpoint(path, kFormat, train::CheckpointTensors::without_optimizer);
+  EXPECT_EQ(light.metadata, all.metadata);
+  std::size_t moments = 0;
+  for (const auto& [name, t] : all.tensors) {
+    if (name.rfind("optim.", 0) == 0) {
+      ++moments;
+      EXPECT_EQ(light.tensors.count(name), 0u) << name;
+    } else {
+      EXPECT_EQ(light.tensors.at(name).to_double_vector(), t.to_double_vector()) << name;
+    }
+  }
+  EXPECT_GT(moments, 0u);
+  EXPECT_EQ(light.tensors.size() + moments, all.tensors.size());
+}
+
 TEST(Checkpoint, AnotherProgramsFileIsRefused) {
   test::TempDir dir;
   const std::string path = (dir.path / "run.safetensors").string();
