@@ -134,9 +134,9 @@ void print_final(Trainer& t, train::TrainOutputs& out, std::int64_t samples) {
 int cmd_train(int argc, char** argv) {
   cxxopts::Options o = train_flags();
   const auto r = train::parse_flags(o, argc, argv);
-  // --init's checkpoint, read once: its shape for the config, its weights for the model.
+  // --init's checkpoint: its shape for the config now, its weights once the model is built (start_run).
   std::optional<GptCheckpoint> init;
-  if (r.count("init")) init = read_init_checkpoint(flag_path(r, "init"));
+  if (r.count("init")) init = read_init_checkpoint(flag_path(r, "init"), train::CheckpointTensors::none);
   const TrainConfig config = train_config(r, init ? &*init : nullptr);
   const std::int64_t samples = flag_value<std::int64_t>(r, "samples");
   if (samples < 0 || samples > 1000) throw UsageError("--samples must be in 0..1000");

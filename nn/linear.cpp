@@ -49,8 +49,8 @@ void Linear::add_lora(const LoRAOptions& options, Generator& gen, std::shared_pt
 
 Tensor Linear::forward(const Tensor& x) const {
   check_input(x);
-  const Tensor y = linear(x, weight_, bias_);  // [.., in] @ [in, out] + [out] -> [.., out]
-  return lora_ ? y + lora_->forward(x) : y;
+  if (lora_) return lora_->forward_with(x, weight_, bias_);  // x W^T + b + the adapter's change, one op
+  return linear(x, weight_, bias_);  // [.., in] @ [in, out] + [out] -> [.., out]
 }
 
 Tensor Linear::forward_relu(const Tensor& x) const {

@@ -53,6 +53,10 @@ Tensor LoRA::forward(const Tensor& x) const {
   return linear(linear(h, a_), b_) * scaling_;           // [.., r], then [.., out]
 }
 
+Tensor LoRA::forward_with(const Tensor& x, const Tensor& weight, const Tensor& bias) const {
+  return linear_lora(x, weight, bias, dropout_ ? dropout_->forward(x) : x, a_, b_, scaling_);
+}
+
 Tensor LoRA::weight_delta() const {
   NoGradGuard no_grad;
   return matmul(b_, a_) * scaling_;  // [out, r] @ [r, in] -> [out, in]

@@ -40,6 +40,9 @@ class LoRA : public Layer {
   std::string extra_repr() const override;
 
   Tensor forward(const Tensor& x) const override;
+  // x W^T + b plus this change, for the Linear that holds it: one op (linear_lora, core/ops/matmul.h), which keeps
+  // none of the [.., out] tensors the sum of the two would keep for backward.
+  Tensor forward_with(const Tensor& x, const Tensor& weight, const Tensor& bias) const;
   // (alpha / r) B A [out, in], without a graph: what merging adds to the weight.
   Tensor weight_delta() const;
 

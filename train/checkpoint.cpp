@@ -51,8 +51,9 @@ SafetensorsFile read_checkpoint(const std::string& path, const CheckpointFormat&
                              "missing or not " + format.format + ")");
   if (which == CheckpointTensors::all) return std::move(reader).read_all();
   SafetensorsFile f;
-  for (const SafetensorsEntry& e : reader.header().entries)
-    if (e.name.rfind("optim.", 0) != 0) f.tensors.emplace(e.name, reader.read(e));
+  if (which == CheckpointTensors::without_optimizer)
+    for (const SafetensorsEntry& e : reader.header().entries)
+      if (e.name.rfind("optim.", 0) != 0) f.tensors.emplace(e.name, reader.read(e));
   f.metadata = metadata;
   return f;
 }
@@ -91,13 +92,29 @@ Generator::State generator_state(const std::map<std::string, std::string>& metad
 
 }  // namespace
 
+namespace {
+
+void check_held(std::int64_t held, const std::string& path, std::int64_t expected) {
+  if (held != expected)
+    throw std::runtime_error(fmt::format("checkpoint {}: its config makes a model of {} values, but its model tensors "
+                                         "hold {}: the config does not describe these weights", path, expected, held));
+}
+
+}  // namespace
+
 void check_model_size(const SafetensorsFile& file, const std::string& path, std::int64_t expected) {
   std::int64_t held = 0;
   for (const auto& [name, t] : file.tensors)
     if (name.rfind("model.", 0) == 0) held += t.numel();
-  if (held != expected)
-    throw std::runtime_error(fmt::format("checkpoint {}: its config makes a model of {} values, but its model tensors "
-                                         "hold {}: the config does not describe these weights", path, expected, held));
+  check_held(held, path, expected);
+}
+
+void check_model_size(const std::string& path, std::int64_t expected) {
+  const SafetensorsReader reader(path);  // named: a temporary's header would be gone before the loop reads it
+  std::int64_t held = 0;
+  for (const SafetensorsEntry& e : reader.header().entries)
+    if (e.name.rfind("model.", 0) == 0) held += numel_of(e.shape);
+  check_held(held, path, expected);
 }
 
 CheckpointState checkpoint_state(const SafetensorsFile& file, const std::string& path,

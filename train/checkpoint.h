@@ -52,9 +52,10 @@ void save_checkpoint(const std::string& path, const CheckpointFormat& format, co
 void save_checkpoint(const std::string& path, const CheckpointFormat& format, const nn::StateDict& model,
                      const optim::Optimizer& optimizer, const CheckpointMeta& meta);
 
-// Which tensors a reader wants: every one (to resume a run), or all but the optimizer's (to sample, evaluate, finetune
-// from or merge: AdamW's moments are twice the weights, and are then not read at all).
-enum class CheckpointTensors { all, without_optimizer };
+// Which tensors a reader wants: every one (to resume a run), all but the optimizer's (to sample, evaluate, finetune
+// from or merge: AdamW's moments are twice the weights, and are then not read at all), or none (the config and the
+// rest of the metadata alone, e.g. a finetune's shape before its model is built).
+enum class CheckpointTensors { all, without_optimizer, none };
 
 // The file, read whole, if its metadata 'format' is this program's, or one it upgrades from (else: "not a <program>
 // checkpoint"); without_optimizer: its optim.* tensors left unread.
@@ -68,6 +69,9 @@ const std::string& checkpoint_config(const SafetensorsFile& file, const std::str
 // weights the file holds (a 60 KB file saying d_model 8192) is refused before gigabytes are allocated for it. Throws
 // std::runtime_error "checkpoint <path>: its config makes a model of N values, but its model tensors hold M".
 void check_model_size(const SafetensorsFile& file, const std::string& path, std::int64_t expected);
+// The same from the file's header alone (its entries' shapes), for a reader that reads no tensor (CheckpointTensors::
+// none) but builds the model the config describes.
+void check_model_size(const std::string& path, std::int64_t expected);
 
 // The rest of a checkpoint, split and checked: tensors named model.* or optim.* only, every one finite (as saving
 // requires); 'epoch', 'global_step', the generators listed and 'history' present; counts whole numbers >= 0;

@@ -15,5 +15,12 @@ Tensor matmul(const Tensor& a, const Tensor& b, std::source_location where = std
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(), std::source_location where = std::source_location::current());
 // relu(linear(x, weight, bias)) as one op: a feed-forward block's first layer without a separate relu pass and node.
 Tensor linear_relu(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(), std::source_location where = std::source_location::current());
+// A frozen Linear with its LoRA (nn/lora.h) as one op: x W^T + b + scaling (adapter_x A^T) B^T, where adapter_x is x
+// or the adapter's own view of it (its dropout). x, adapter_x: [.., in]  weight: [out, in]  bias: [out] or undefined
+// A: [r, in]  B: [out, r] -> [.., out] (core/ops/linear_lora.cpp). Equal to linear(x, weight, bias) +
+// linear(linear(adapter_x, A), B) * scaling, whose four nodes keep three [.., out] tensors for backward where this
+// keeps one [.., r].
+Tensor linear_lora(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& adapter_x, const Tensor& A,
+                   const Tensor& B, double scaling, std::source_location where = std::source_location::current());
 
 }  // namespace cppgrad

@@ -88,8 +88,9 @@ void upgrade_from_v1(std::map<std::string, std::string>& metadata) {
 }
 
 // A LoRA checkpoint's base read (whole and checked, as any checkpoint), held to the hash the adapters were trained
-// on, and its weights put beside the adapters in c.state.model.
-void add_lora_base(const std::string& path, const std::map<std::string, std::string>& metadata, GptCheckpoint& c) {
+// on, and its weights put beside the adapters in c.state.model; without read_base, its metadata parsed alone.
+void add_lora_base(const std::string& path, const std::map<std::string, std::string>& metadata, GptCheckpoint& c,
+                   bool read_base) {
   try {
     if (!metadata.count("lora_base")) throw std::invalid_argument("metadata has no 'lora_base' (its LoRA's base)");
     c.lora_base = LoRABase::from_json(metadata.at("lora_base"));
@@ -99,6 +100,7 @@ void add_lora_base(const std::string& path, const std::map<std::string, std::str
   } catch (const std::exception& e) {
     throw std::runtime_error("checkpoint " + path + ": " + e.what());
   }
+  if (!read_base) return;
   const std::string& base_path = c.lora_base->path;
   const auto refuse = [&](const std::string& why) {
     throw std::runtime_error(fmt::format("checkpoint {}: its base {} {}", path, base_path, why));
@@ -192,9 +194,13 @@ GptCheckpoint read_gpt_checkpoint(const std::string& path, train::CheckpointTens
   }
   // The weights the config describes against those the file holds, before anything is built from the config (a LoRA
   // run's: its base's file is held to its config, and the adapters to the model when loaded).
-  if (c.config.lora.rank == 0) train::check_model_size(f, path, nn::state_dict_numel(c.model));
+  const bool tensors = which != train::CheckpointTensors::none;
+  if (c.config.lora.rank == 0) {
+    if (tensors) train::check_model_size(f, path, nn::state_dict_numel(c.model));
+    else train::check_model_size(path, nn::state_dict_numel(c.model));  // from the header: no tensor was read
+  }
   c.state = train::checkpoint_state(f, path, {"dropout_rng"});
-  if (c.config.lora.rank > 0) add_lora_base(path, f.metadata, c);
+  if (c.config.lora.rank > 0) add_lora_base(path, f.metadata, c, /*read_base=*/tensors);
   try {
     c.step = c.state.meta.global_step;
     c.history = parse_history(c.state.meta.history, c.step);

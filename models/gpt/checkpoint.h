@@ -68,7 +68,8 @@ struct GptCheckpoint {
   train::CheckpointState state;  // the tensors (a LoRA run's: its base's and its adapters), and the metadata
   std::optional<LoRABase> lora_base;  // a LoRA run's base
 };
-// without_optimizer: its AdamW moments left unread (all a reader needs but a resumed run).
+// without_optimizer: its AdamW moments left unread (all a reader needs but a resumed run); none: no tensor read (nor
+// a LoRA run's base: its lora_base is parsed alone), for the config, model and tokenizer.
 GptCheckpoint read_gpt_checkpoint(const std::string& path,
                                   train::CheckpointTensors which = train::CheckpointTensors::all);
 

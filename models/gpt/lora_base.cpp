@@ -67,6 +67,12 @@ std::optional<std::string> lora_base_path(const std::string& checkpoint) {
   return std::nullopt;
 }
 
+std::runtime_error lora_checkpoint_as_init(const std::string& path, const LoRABase& base) {
+  return std::runtime_error(fmt::format("--init {}: a LoRA checkpoint (adapters on {}); finetune its merged model: "
+                                        "cppgrad-gpt merge --checkpoint {} --out MERGED, then --init MERGED",
+                                        path, base.path, path));
+}
+
 std::unique_ptr<nn::GPT> make_gpt(const nn::GPTConfig& model, const TrainConfig& config, Generator& init) {
   auto gpt = std::make_unique<nn::GPT>(model, init);
   if (config.lora.rank == 0) return gpt;

@@ -5,6 +5,7 @@
 // again and refuses one whose weights are not those the adapters were trained on.
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "core/generator.h"
@@ -28,6 +29,9 @@ struct LoRABase {
 // The base a LoRA checkpoint names, from its header alone, or nullopt (a plain checkpoint, or a file the checkpoint's
 // reader will refuse in its own words): what a command that reads the checkpoint must not overwrite.
 std::optional<std::string> lora_base_path(const std::string& checkpoint);
+
+// The refusal of a LoRA checkpoint given to train --init, saying how to finetune what it stands for.
+std::runtime_error lora_checkpoint_as_init(const std::string& path, const LoRABase& base);
 
 // "fnv1a64:<16 hex digits>": FNV-1a over the entries in name order, each its name, shape and float32 bytes (in
 // 64-bit words, so 124M parameters hash in a fraction of a second).

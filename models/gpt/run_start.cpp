@@ -9,9 +9,12 @@
 
 namespace cppgrad::gpt {
 
-GptCheckpoint read_init_checkpoint(const std::string& path) {
+GptCheckpoint read_init_checkpoint(const std::string& path, train::CheckpointTensors which) {
   try {
-    return read_gpt_checkpoint(path, train::CheckpointTensors::without_optimizer);  // its weights, not its moments
+    GptCheckpoint c = read_gpt_checkpoint(path, which);
+    if (c.lora_base)
+      throw lora_checkpoint_as_init(path, *c.lora_base);
+    return c;
   } catch (const std::runtime_error& e) {
     const std::string what = e.what();
     if (what.find("not a cppgrad-gpt checkpoint") == std::string::npos) throw;
@@ -24,7 +27,7 @@ std::optional<data::Tokenizer> stored_bpe(const TrainConfig& config, const std::
                                           const GptCheckpoint* init) {
   std::optional<data::Tokenizer> bpe;
   if (!resume.empty() && !tokenizer_given && config.tokenizer.kind == data::TokenizerName::Kind::bpe_file)
-    bpe = read_gpt_checkpoint(resume, train::CheckpointTensors::without_optimizer).tokenizer;
+    bpe = read_gpt_checkpoint(resume, train::CheckpointTensors::none).tokenizer;
   if (init && init->tokenizer.bpe()) bpe = init->tokenizer;
   return bpe;
 }
@@ -40,8 +43,8 @@ std::unique_ptr<Trainer> start_run(const TrainConfig& config, train::ProcessLink
                                      !start.resume.empty() && !start.data_given ? kCheckpointData : kDataFlag);
   if (!start.resume.empty()) t->load(start.resume);
   if (start.init) {
-    t->init_from(*start.init, start.init_path);
-    start.init.reset();  // its tensors are the model's now
+    start.init.reset();
+    t->init_from(read_init_checkpoint(start.init_path), start.init_path);  // its tensors are the model's now
     // ... and its buffers sit in this thread's block cache, where only a gradient of a weight's size would take
     // them: a LoRA run has none (0.5 GB idle through a whole finetune at GPT-2 124M).
     release_cached_storage();

@@ -13,9 +13,11 @@
 
 namespace cppgrad::gpt {
 
-// --init's checkpoint, read whole; a Hugging Face file (no cppgrad-gpt format) is refused with a std::runtime_error
-// saying how to convert it ("cppgrad-gpt import --hf PATH --out CKPT").
-GptCheckpoint read_init_checkpoint(const std::string& path);
+// --init's checkpoint: its weights (which), or none of its tensors (its shape and tokenizer, for the config, before the
+// model is built). A Hugging Face file (no cppgrad-gpt format) is refused with a std::runtime_error saying how to
+// convert it ("cppgrad-gpt import --hf PATH --out CKPT"), a LoRA checkpoint with one saying how to merge it.
+GptCheckpoint read_init_checkpoint(const std::string& path,
+                                   train::CheckpointTensors which = train::CheckpointTensors::without_optimizer);
 
 // The BPE a run reads its text through instead of its --tokenizer file: a bpe:FILE run resumed without --tokenizer
 // reads the checkpoint's (the file may be gone), a finetune of a BPE model reads --init's (it is the model's);
@@ -27,8 +29,10 @@ struct RunStart {
   std::string resume;                 // --resume's checkpoint, or ""
   bool tokenizer_given = false;       // --tokenizer typed
   bool data_given = false;            // --data typed
-  std::optional<GptCheckpoint> init;  // --init's checkpoint: its tensors become the model's, and are let go
-  std::string init_path;              // ... as typed
+  // --init's checkpoint, read for its shape (read_init_checkpoint's none): once the model is built, its weights are
+  // read from init_path and become the model's, so they are never in memory beside the replicas being built.
+  std::optional<GptCheckpoint> init;
+  std::string init_path;  // ... as typed
 };
 
 // config: run_config's. Throws std::invalid_argument when the default data is not installed or a resumed run has

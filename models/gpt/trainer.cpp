@@ -362,9 +362,7 @@ void Trainer::resume(const std::string& path, GptCheckpoint c) {
 
 void Trainer::init_from(const GptCheckpoint& c, const std::string& path) {
   if (c.lora_base)
-    throw std::runtime_error(fmt::format("--init {}: a LoRA checkpoint (adapters on {}); finetune its merged model: "
-                                         "cppgrad-gpt merge --checkpoint {} --out MERGED, then --init MERGED",
-                                         path, c.lora_base->path, path));
+    throw lora_checkpoint_as_init(path, *c.lora_base);
   check_finetune_of(c.model, model().config(), "--init " + path);
   check_same_tokenizer(path, c);
   nn::StateDict state = finetune_weights(c.state.model, model().config().block_size);
@@ -382,7 +380,7 @@ void Trainer::init_from(const GptCheckpoint& c, const std::string& path) {
 }
 
 TrainConfig read_checkpoint_config(const std::string& path) {
-  return read_gpt_checkpoint(path, train::CheckpointTensors::without_optimizer).config;
+  return read_gpt_checkpoint(path, train::CheckpointTensors::none).config;
 }
 
 }  // namespace cppgrad::gpt

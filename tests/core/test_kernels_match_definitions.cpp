@@ -151,6 +151,22 @@ TEST(KernelsMatchDefinitions, LinearAndLinearRelu) {
   });
 }
 
+// A Linear with its LoRA (nn/lora.h): the adapter reading x itself, or its own input (a LoRA's dropout).
+TEST(KernelsMatchDefinitions, LinearLora) {
+  expect_kernel_matches("linear_lora", 12, [](Generator& gen) {
+    const std::int64_t in = draw(gen, 1, 40), out = draw(gen, 1, 40), r = draw(gen, 1, 6), B = draw(gen, 1, 4),
+                       L = draw(gen, 1, 9);
+    const bool with_bias = draw(gen, 0, 3) > 0, own_input = draw(gen, 0, 1) == 1;
+    const double scaling = 0.25 * static_cast<double>(draw(gen, 1, 16));
+    return std::pair<Op, Inputs>{[=](const Inputs& x) {
+                                   return linear_lora(x[0], x[1], with_bias ? x[2] : Tensor(), own_input ? x[3] : x[0],
+                                                      x[4], x[5], scaling);
+                                 },
+                                 Inputs{randn({B, L, in}, gen), randn({out, in}, gen), randn({out}, gen),
+                                        randn({B, L, in}, gen), randn({r, in}, gen), randn({out, r}, gen)}};
+  });
+}
+
 TEST(KernelsMatchDefinitions, CrossEntropy) {
   expect_kernel_matches("cross_entropy", 12, [](Generator& gen) {
     const std::int64_t N = draw(gen, 1, 30), C = draw(gen, 2, 40);
