@@ -119,6 +119,14 @@ std::vector<std::string> add_lora(Module& model, const std::vector<std::string>&
   return adapted;
 }
 
+std::vector<std::string> lora_layers(const Module& model) {
+  std::vector<std::pair<std::string, const Linear*>> adapted;
+  adapted_linears(model, "", adapted);
+  std::vector<std::string> names;
+  for (const auto& [prefix, lin] : adapted) names.push_back(prefix.substr(0, prefix.size() - 1));  // without its dot
+  return names;
+}
+
 StateDict merged_state_dict(const Module& model) {
   StateDict state = model.state_dict();
   std::vector<std::pair<std::string, const Linear*>> adapted;

@@ -65,6 +65,9 @@ class LoRA : public Layer {
 std::vector<std::string> add_lora(Module& model, const std::vector<std::string>& targets, const LoRAOptions& options,
                                   Generator& gen, std::shared_ptr<Generator> dropout_gen = nullptr);
 
+// The dotted names of the Linears under `model` that hold a LoRA, depth first.
+std::vector<std::string> lora_layers(const Module& model);
+
 // The state dict of the same model without its adapters: every Linear that has a LoRA gets W + (alpha / r) B A as
 // its weight, and the adapters' entries are left out. It loads into the model built without add_lora.
 StateDict merged_state_dict(const Module& model);

@@ -12,17 +12,19 @@
 
 namespace cppgrad::train {
 
-void save_checkpoint(const std::string& path, const CheckpointFormat& format, const nn::Module& model,
-                     const optim::Optimizer& optimizer, const CheckpointMeta& meta) {
-  save_checkpoint(path, format, model.state_dict(), optimizer, meta);
-}
+namespace {
 
-void save_checkpoint(const std::string& path, const CheckpointFormat& format, const nn::StateDict& model,
-                     const optim::Optimizer& optimizer, const CheckpointMeta& meta) {
-  for (const auto& [name, p] : model)
+// Saving refuses weights that are not all finite: the last good checkpoint is kept. parameters: the weights to check,
+// each once (a tied weight under its owner's name).
+void check_finite(const std::string& path, const nn::NamedTensors& parameters) {
+  for (const auto& [name, p] : parameters)
     if (!p.all_finite())
       throw std::runtime_error("not saving " + path + ": parameter " + name + " holds NaN or Inf values (the last "
                                "good checkpoint, if any, is kept)");
+}
+
+void write_checkpoint(const std::string& path, const CheckpointFormat& format, const nn::StateDict& model,
+                      const optim::Optimizer& optimizer, const CheckpointMeta& meta) {
   std::map<std::string, Tensor> tensors;
   for (const auto& [name, t] : model) tensors["model." + name] = t;
   for (const auto& [name, t] : optimizer.state_dict()) tensors["optim." + name] = t;
@@ -38,6 +40,20 @@ void save_checkpoint(const std::string& path, const CheckpointFormat& format, co
     if (!metadata.emplace(key, value).second)
       throw std::invalid_argument("save_checkpoint: metadata key '" + key + "' is the checkpoint's own");
   write_safetensors(path, tensors, metadata);
+}
+
+}  // namespace
+
+void save_checkpoint(const std::string& path, const CheckpointFormat& format, const nn::Module& model,
+                     const optim::Optimizer& optimizer, const CheckpointMeta& meta) {
+  check_finite(path, model.named_parameters());
+  write_checkpoint(path, format, model.state_dict(), optimizer, meta);
+}
+
+void save_checkpoint(const std::string& path, const CheckpointFormat& format, const nn::StateDict& model,
+                     const optim::Optimizer& optimizer, const CheckpointMeta& meta) {
+  check_finite(path, nn::NamedTensors(model.begin(), model.end()));
+  write_checkpoint(path, format, model, optimizer, meta);
 }
 
 SafetensorsFile read_checkpoint(const std::string& path, const CheckpointFormat& format, CheckpointTensors which) {

@@ -157,21 +157,18 @@ void save_gpt_checkpoint(const std::string& path, const nn::GPT& model, const op
                          const std::optional<LoRABase>& lora_base) {
   std::map<std::string, std::string> extra = tokenizer_metadata(config.tokenizer, tokenizer);
   extra.emplace("model", model.config().to_json());
-  nn::StateDict weights;
-  if (lora_base) {
-    extra.emplace("lora_base", lora_base->to_json());
-    for (const auto& [name, p] : model.named_trainable_parameters()) weights.emplace(name, p.detach());
-  } else {
-    weights = model.state_dict();
-  }
-  train::save_checkpoint(path, kFormat, weights, optimizer,
-                         {.config = config.to_json(),
-                          .epoch = 0,
-                          .global_step = step,
-                          .generators = {{"dropout_rng", model.dropout_generator().state()}},
-                          .history = history_json(history),
-                          .epoch_progress = progress_json(progress).dump(),
-                          .extra = std::move(extra)});
+  if (lora_base) extra.emplace("lora_base", lora_base->to_json());
+  const train::CheckpointMeta meta{.config = config.to_json(),
+                                   .epoch = 0,
+                                   .global_step = step,
+                                   .generators = {{"dropout_rng", model.dropout_generator().state()}},
+                                   .history = history_json(history),
+                                   .epoch_progress = progress_json(progress).dump(),
+                                   .extra = std::move(extra)};
+  if (!lora_base) return train::save_checkpoint(path, kFormat, model, optimizer, meta);
+  nn::StateDict adapters;  // the trainable parameters: the frozen base stays in its own file
+  for (const auto& [name, p] : model.named_trainable_parameters()) adapters.emplace(name, p.detach());
+  train::save_checkpoint(path, kFormat, adapters, optimizer, meta);
 }
 
 GptCheckpoint read_gpt_checkpoint(const std::string& path, train::CheckpointTensors which) {

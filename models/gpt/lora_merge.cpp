@@ -26,9 +26,7 @@ MergeResult merge_lora_checkpoint(const std::string& lora_path, const std::strin
   adapted->load_state_dict(c.state.model);
   adapted->dropout_generator().set_state(c.state.meta.generators.at("dropout_rng"));
   const std::unique_ptr<nn::GPT> plain = merged_gpt(*adapted);
-  MergeResult result{.step = c.step, .adapted = 0, .rank = c.config.lora.rank};
-  for (const auto& [name, p] : adapted->named_trainable_parameters())
-    if (name.ends_with(".lora.A")) ++result.adapted;
+  const MergeResult result{.step = c.step, .adapted = std::ssize(nn::lora_layers(*adapted)), .rank = c.config.lora.rank};
   TrainConfig config = c.config;
   const TrainConfig defaults;
   config.lora = defaults.lora, config.lora_targets = defaults.lora_targets;

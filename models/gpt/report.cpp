@@ -71,13 +71,11 @@ std::string run_header(Trainer& t) {
                    t.model().num_parameters(), t.config().model.n_embd, t.config().model.n_layer,
                    t.config().model.n_head, architecture_note(t.config().model), t.tokens_per_step());
   if (t.config().lora.rank > 0) {  // what learns: the adapters alone
-    std::int64_t trained = 0, adapters = 0;
-    for (const auto& [name, p] : t.model().named_trainable_parameters()) {
-      trained += p.numel();
-      adapters += name.ends_with(".lora.A");
-    }
+    std::int64_t trained = 0;
+    for (const auto& [name, p] : t.model().named_trainable_parameters()) trained += p.numel();
     s += fmt::format("LoRA: rank {} (alpha {:g}) on {} matrices ({}): {} parameters learn, the rest of {} is frozen\n",
-                     t.config().lora.rank, t.config().lora.alpha, adapters, t.config().lora_targets, trained,
+                     t.config().lora.rank, t.config().lora.alpha, nn::lora_layers(t.model()).size(),
+                     t.config().lora_targets, trained,
                      t.lora_base() ? t.lora_base()->path : std::string("the model"));
   }
   s += fmt::format("bigram baseline (counts, add-one smoothing): validation loss {:.4f} nats/token (perplexity {})\n",

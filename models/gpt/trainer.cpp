@@ -366,9 +366,8 @@ void Trainer::init_from(const GptCheckpoint& c, const std::string& path) {
   check_finetune_of(c.model, model().config(), "--init " + path);
   check_same_tokenizer(path, c);
   nn::StateDict state = finetune_weights(c.state.model, model().config().block_size);
-  if (config_.lora.rank > 0) {  // the base under this run's adapters, which keep their initial values
-    for (auto& [name, adapter] : model().state_dict())
-      if (name.find(".lora.") != std::string::npos) state.emplace(name, adapter);
+  if (config_.lora.rank > 0) {  // the base under this run's adapters (its trainable parameters), which keep their values
+    for (const auto& [name, adapter] : model().named_trainable_parameters()) state.emplace(name, adapter.detach());
     lora_base_ = LoRABase{.path = absolute_path(path), .weights = weights_hash(c.state.model)};
   }
   try {

@@ -9,6 +9,7 @@
 #include "nn/lora.h"
 #include "optim/adam.h"
 #include "parity/nn_handlers.h"
+#include "train/flags.h"
 #include "parity/parity_case.h"
 
 namespace cppgrad::parity {
@@ -43,6 +44,13 @@ inline void check_gpt_state_dict(Case& c, const nn::GPT& model) {
   if (named != order) c.fail("named_parameters: not nanoGPT's names in nanoGPT's order");
 }
 
+// AdamW as the case's metadata sets it (adamw_lr, adamw_beta1, ...), over `params`.
+inline optim::Adam case_adamw(const Case& c, const nn::NamedTensors& params) {
+  return optim::Adam(params, {.lr = c.meta_double("adamw_lr"), .beta1 = c.meta_double("adamw_beta1"),
+                              .beta2 = c.meta_double("adamw_beta2"), .eps = c.meta_double("adamw_eps"),
+                              .weight_decay = c.meta_double("adamw_weight_decay"), .decoupled_weight_decay = true});
+}
+
 // idx, targets: [B, T] int64 (targets -1 on padding) -> logits [B, T, V], loss []. Then, on a second copy of the
 // model, three AdamW steps on the same batch must give after_adamw.<param>.
 inline Outputs gpt_handler(Case& c) {
@@ -55,10 +63,7 @@ inline Outputs gpt_handler(Case& c) {
   nn::GPT trained(gpt_config(c), init_generator());
   trained.to(c.dtype());
   trained.load_state_dict(model.state_dict());
-  optim::Adam adamw(trained.named_parameters(),
-                    {.lr = c.meta_double("adamw_lr"), .beta1 = c.meta_double("adamw_beta1"),
-                     .beta2 = c.meta_double("adamw_beta2"), .eps = c.meta_double("adamw_eps"),
-                     .weight_decay = c.meta_double("adamw_weight_decay"), .decoupled_weight_decay = true});
+  optim::Adam adamw = case_adamw(c, trained.named_parameters());
   for (std::int64_t s = 0; s < c.meta_int("adamw_steps"); ++s) {
     adamw.zero_grad();
     trained.forward(idx, targets).loss.backward();
@@ -72,12 +77,7 @@ inline Outputs gpt_handler(Case& c) {
 // runner compares the adapters' gradients (the file holds no other: the base is frozen). Then ten AdamW steps on the
 // adapters alone: the loss before each step (adamw_losses) and the adapters after the last.
 inline Outputs gpt_lora_handler(Case& c) {
-  std::vector<std::string> targets;
-  for (std::string rest = c.meta("lora_targets"); !rest.empty();) {
-    const std::size_t comma = rest.find(',');
-    targets.push_back(rest.substr(0, comma));
-    rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
-  }
+  const std::vector<std::string> targets = train::split_list(c.meta("lora_targets"));
   const nn::LoRAOptions lora{.rank = c.meta_int("lora_rank"), .alpha = c.meta_double("lora_alpha")};
   nn::GPT model(gpt_config(c), init_generator());
   nn::add_lora(model, targets, lora, init_generator());
@@ -89,10 +89,7 @@ inline Outputs gpt_lora_handler(Case& c) {
   nn::add_lora(trained, targets, lora, init_generator());
   trained.to(c.dtype());
   trained.load_state_dict(model.state_dict());
-  optim::Adam adamw(trained.named_trainable_parameters(),
-                    {.lr = c.meta_double("adamw_lr"), .beta1 = c.meta_double("adamw_beta1"),
-                     .beta2 = c.meta_double("adamw_beta2"), .eps = c.meta_double("adamw_eps"),
-                     .weight_decay = c.meta_double("adamw_weight_decay"), .decoupled_weight_decay = true});
+  optim::Adam adamw = case_adamw(c, trained.named_trainable_parameters());
   std::vector<Tensor> losses;
   for (std::int64_t s = 0; s < c.meta_int("adamw_steps"); ++s) {
     adamw.zero_grad();
