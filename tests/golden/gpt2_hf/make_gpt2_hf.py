@@ -28,6 +28,8 @@ and PyTorch's loss (tests/parity/test_gpt2_hf_half.cpp).
     /usr/bin/python3 tests/golden/gpt2_hf/make_gpt2_hf.py --out tests/golden/gpt2_hf      # the committed files
     /usr/bin/python3 tests/golden/gpt2_hf/make_gpt2_hf.py --gpt2-124m --out /tmp/gpt2-124m  # 124M's shapes, ~0.5 GB
     /usr/bin/python3 tests/golden/gpt2_hf/make_gpt2_hf.py --check FILE --out DIR  # PyTorch reads FILE (an export)
+    /usr/bin/python3 tests/golden/gpt2_hf/make_gpt2_hf.py --loss FILE --ids IDS --context T --n-head H --out DIR
+                                       # FILE's loss on IDS (`cppgrad-gpt tokenize encode`) in eval's windows
     /usr/bin/python3 tests/golden/gpt2_hf/make_gpt2_hf.py --dtype f16 --out tests/golden/gpt2_hf   # committed too
     /usr/bin/python3 tests/golden/gpt2_hf/make_gpt2_hf.py --dtype bf16 --out tests/golden/gpt2_hf  # committed too
 
@@ -287,20 +289,43 @@ def make_half(args):
     print(f"{args.dtype}: loss float64 {out['loss'].item():.12f}, float32 {out['loss_f32'].item():.9f}")
 
 
-def check(args):
-    """PyTorch reads an HF-layout file (cppgrad's export) and must reproduce expected.safetensors' float64 logits."""
-    exp = read_safetensors(os.path.join(args.out, "expected.safetensors"))
-    state = read_safetensors(args.check)
+def read_model(path, n_head, dtype):
+    """An HF-layout file (cppgrad's export: no mask buffers) as the PyTorch model, its weights in dtype."""
+    state = read_safetensors(path)
     V, C = state["transformer.wte.weight"].shape
     n_ctx = state["transformer.wpe.weight"].shape[0]
     L = len({k.split(".")[2] for k in state if k.startswith("transformer.h.")})
-    model = GPT2LMHeadModel(V, n_ctx, L, args.n_head, C).double()
-    missing, unexpected = model.load_state_dict({k: v.double() for k, v in state.items()}, strict=False)
+    model = GPT2LMHeadModel(V, n_ctx, L, n_head, C).to(dtype)
+    missing, unexpected = model.load_state_dict({k: v.to(dtype) for k, v in state.items()}, strict=False)
     assert not unexpected and all(k.endswith(".attn.bias") or k.endswith(".attn.masked_bias") for k in missing), \
         (missing, unexpected)
+    return model
+
+
+def check(args):
+    """PyTorch reads an HF-layout file (cppgrad's export) and must reproduce expected.safetensors' float64 logits."""
+    exp = read_safetensors(os.path.join(args.out, "expected.safetensors"))
+    model = read_model(args.check, args.n_head, torch.float64)
     with torch.no_grad():
         logits, _ = model(exp["idx"], exp["targets"])
     print(f"{args.check}: PyTorch's float64 logits vs expected: max |diff| {(logits - exp['logits']).abs().max():.2e}")
+
+
+def loss(args):
+    """PyTorch reads an HF-layout file (cppgrad's export) and prints its mean loss over the ids in --ids, scored as
+    `cppgrad-gpt eval --data` scores a text: the non-overlapping windows 0, T, 2T, ... while s + T + 1 <= n, each
+    predicting ids[s + 1 : s + T + 1] from ids[s : s + T]; every window is whole, so the mean is over all targets."""
+    with open(args.ids) as f:
+        ids = torch.tensor([int(t) for t in f.read().split()], dtype=torch.int64)
+    T = args.context
+    starts = range(0, ids.numel() - T, T)  # s + T + 1 <= n
+    idx = torch.stack([ids[s:s + T] for s in starts])  # [windows, T]
+    targets = torch.stack([ids[s + 1:s + T + 1] for s in starts])
+    for dtype in (torch.float64, torch.float32):
+        model = read_model(args.loss, args.n_head, dtype)
+        with torch.no_grad():
+            value = model(idx, targets)[1].item()
+        print(f"{args.loss}: PyTorch's {str(dtype)[6:]} loss over {targets.numel()} tokens: {value:.9f} nats/token")
 
 
 def main():
@@ -309,6 +334,9 @@ def main():
     p.add_argument("--gpt2-124m", action="store_true", help="GPT-2 124M's shapes (not committed: ~0.5 GB)")
     p.add_argument("--variant", choices=("default", "alt"), default="default", help="alt: other small shapes")
     p.add_argument("--check", metavar="FILE", help="read FILE into PyTorch and compare with --out's expected logits")
+    p.add_argument("--loss", metavar="FILE", help="read FILE into PyTorch and print its loss on --ids")
+    p.add_argument("--ids", metavar="IDS", help="--loss: token ids, decimal, separated by white space")
+    p.add_argument("--context", type=int, default=None, help="--loss: the window (the checkpoint's context)")
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--n-head", type=int, default=None)
     p.add_argument("--dtype", choices=("f32", "f16", "bf16"), default="f32",
@@ -324,7 +352,9 @@ def main():
     for k, v in chosen.items():
         if getattr(a, k, None) is None:
             setattr(a, k, v)
-    if a.check:
+    if a.loss:
+        loss(a)
+    elif a.check:
         check(a)
     elif a.dtype != "f32":
         make_half(a)
