@@ -1,4 +1,7 @@
 // The engine: accumulation, explicit upstream gradients, graph release, deep graphs, detach and no-grad.
+#include <cmath>
+#include <memory>
+
 #include "core/autograd.h"
 #include "core/ops/elementwise.h"
 #include "core/ops/reduce.h"
@@ -65,6 +68,30 @@ TEST(Autograd, RetainGraphAllowsASecondBackward) {
   y.backward(Tensor(), /*retain_graph=*/true);
   y.backward();
   EXPECT_DOUBLE_EQ(x.grad().item(), 2 * 3.0);
+}
+
+// An activation lives until the last node that reads it has run, not until the whole pass ends (PyTorch frees saved
+// tensors the same way): the memory of a deep network's backward falls as it goes. A probe op nearest the leaf runs
+// its backward last and looks whether h, read by the two nodes after it, is gone by then; with retain_graph it stays.
+TEST(Autograd, AnActivationIsFreedOnceTheNodesReadingItHaveRun) {
+  for (const bool retain : {false, true}) {
+    Tensor x = Tensor::from_vector({0.5, -1.0, 2.0}, {3}, DType::Float64);
+    x.set_requires_grad(true);
+    std::weak_ptr<TensorImpl> h_impl;
+    bool h_freed_before_the_probe = false;
+    const Tensor probe = record_op(mul(x.detach(), 1.0), "probe", {x}, [&](const Tensor& g) {
+      h_freed_before_the_probe = h_impl.expired();
+      return TensorList{g};
+    });
+    Tensor h = exp(probe);  // exp saves its output: h is held by the graph alone once this handle goes
+    h_impl = h.impl_ptr();
+    const Tensor y = sum(mul(h, h));
+    h = Tensor();
+    EXPECT_FALSE(h_impl.expired()) << "the graph holds h until backward";
+    y.backward(Tensor(), retain);
+    EXPECT_EQ(h_freed_before_the_probe, !retain) << (retain ? "retain_graph keeps h" : "h outlived its readers");
+    EXPECT_NEAR(x.grad().at({2}), 2 * std::exp(4.0), 1e-9);  // d/dx e^{2x} = 2 e^{2x}
+  }
 }
 
 TEST(Autograd, DeepChainDoesNotOverflowTheStack) {
