@@ -208,6 +208,8 @@ bool worth_tiling(std::int64_t M, std::int64_t N, std::int64_t K) {
 
 }  // namespace
 
+bool gemm_is_tiled(std::int64_t M, std::int64_t N, std::int64_t K) { return worth_tiling<float>(M, N, K); }
+
 template <typename T>
 void gemm(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<T> A, MatrixRef<T> B, T* C) {
   if (worth_tiling<T>(M, N, K)) return gemm_tiled_at(simd_level(), M, N, K, A, B, C, N, /*parallel=*/false);

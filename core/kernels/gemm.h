@@ -49,6 +49,10 @@ void gemm_reference(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<T>
 template <typename T>
 void gemm(std::int64_t M, std::int64_t N, std::int64_t K, MatrixRef<T> A, MatrixRef<T> B, T* C);
 
+// Whether a float product of this shape runs in the tiled kernel (gemm_tiled.h); narrower or smaller ones run in row
+// loops, which stream well only when A's rows are contiguous.
+bool gemm_is_tiled(std::int64_t M, std::int64_t N, std::int64_t K);
+
 // `batch` independent products C_b = A_b @ B_b, A_b at A.data + a_offsets[b] (likewise B); C_b at C + c_offsets[b]
 // with rows ldc elements apart (ldc = N and c_offsets[b] = b*M*N for a dense result; a larger ldc lets the
 // products of several heads interleave their rows, [B, L, H, dh], so merging heads afterwards needs no copy).

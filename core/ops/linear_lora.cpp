@@ -68,7 +68,8 @@ Tensor linear_lora(const Tensor& x, const Tensor& weight, const Tensor& bias, co
                         const auto [dx, dw, dbias] = kernels::linear_backward(
                             g, x, weight, x.requires_grad(), weight.requires_grad(),
                             bias.defined() && bias.requires_grad(), precision);
-                        const Tensor gs = (g * scaling).detach();  // the definition's mul, backward
+                        // The definition's mul, backward; times 1 (alpha = rank, the default) is g itself.
+                        const Tensor gs = scaling == 1.0 ? g : (g * scaling).detach();
                         const bool need_xa = adapter_x.requires_grad(), need_a = a.requires_grad();
                         const auto [dh, db, unused_h] =
                             kernels::linear_backward(gs, h, b, need_xa || need_a, b.requires_grad(), false, precision);
@@ -76,8 +77,9 @@ Tensor linear_lora(const Tensor& x, const Tensor& weight, const Tensor& bias, co
                         if (dh.defined())
                           adapter = kernels::linear_backward(dh, adapter_x, a, need_xa, need_a, false, precision);
                         if (!shared) return TensorList{dx, dw, dbias, adapter[0], adapter[1], db};
-                        const Tensor dx_both = dx.defined() && adapter[0].defined() ? (dx + adapter[0]).detach() : dx;
-                        return TensorList{dx_both, dw, dbias, Tensor(), adapter[1], db};
+                        if (!dx.defined()) return TensorList{adapter[0], dw, dbias, Tensor(), adapter[1], db};
+                        if (adapter[0].defined()) dx.add_(adapter[0]);  // dx is this rule's own new tensor
+                        return TensorList{dx, dw, dbias, Tensor(), adapter[1], db};
                       },
                       where);
 }

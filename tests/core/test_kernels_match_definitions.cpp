@@ -149,6 +149,13 @@ TEST(KernelsMatchDefinitions, LinearAndLinearRelu) {
                                  },
                                  Inputs{randn({B, L, in}, gen), w, randn({out}, gen)}};
   });
+  // A weight a few columns wide (a LoRA's B) and enough rows for the tiled kernel: its gradient is computed
+  // transposed, x^T g (core/kernels/linear.cpp).
+  expect_kernel_matches("linear, a narrow weight", 6, [](Generator& gen) {
+    const std::int64_t in = draw(gen, 6, 15), out = draw(gen, 16, 48), B = draw(gen, 4, 6), L = draw(gen, 45, 60);
+    return std::pair<Op, Inputs>{[](const Inputs& x) { return linear(x[0], x[1], x[2]); },
+                                 Inputs{randn({B, L, in}, gen), randn({out, in}, gen), randn({out}, gen)}};
+  });
 }
 
 // A Linear with its LoRA (nn/lora.h): the adapter reading x itself, or its own input (a LoRA's dropout).
