@@ -16,7 +16,7 @@ set -euo pipefail
 build=$(cd "${1:?usage: lora_fortunes.sh BUILD_DIR [OUT_DIR]}" && pwd)
 out=${2:-$(mktemp -d)}; mkdir -p "$out"; out=$(cd "$out" && pwd)
 STEPS=${STEPS:-1000} RANK=${RANK:-8} THREADS=${THREADS:-2}
-LORA_LRS=${LORA_LRS:-1e-3 3e-3 1e-2} FULL_LRS=${FULL_LRS:-1e-4 3e-4 1e-3}
+LORA_LRS=${LORA_LRS-1e-3 3e-3 1e-2} FULL_LRS=${FULL_LRS-1e-4 3e-4 1e-3}  # set but empty: no run of that kind
 gpt=$build/bin/cppgrad-gpt
 cd "$out"
 [[ -s kjv.txt ]] || bible -f gen1:1-rev22:21 > kjv.txt
