@@ -10,13 +10,14 @@
 # model is scored on the second, which no run trains on (`cppgrad-gpt eval --data`). Both finetunes use the base's
 # flags (batch 16 x context 64, warm-up then cosine to a tenth, beta2 0.95), STEPS steps, and each learning rate of
 # LORA_LRS or FULL_LRS; LoRA is rank RANK on GPT-2's four matrices of every block (alpha 8).
-# Environment (defaults): STEPS [1000] RANK [8] LORA_LRS ["1e-3 3e-3 1e-2"] FULL_LRS ["1e-4 3e-4 1e-3"] THREADS [2].
+# Environment (defaults): STEPS [1000] RANK [8] LORA_LRS ["1e-3 3e-3 1e-2 3e-2"] FULL_LRS ["3e-4 1e-3 3e-3 1e-2"]
+# THREADS [2]; the best of each kind was inside its range (2026-12-07: LoRA 1e-2, full 3e-3).
 # About 15 minutes on 2 quiet cores (check `uptime`). Needs bible-kjv and fortunes.
 set -euo pipefail
 build=$(cd "${1:?usage: lora_fortunes.sh BUILD_DIR [OUT_DIR]}" && pwd)
 out=${2:-$(mktemp -d)}; mkdir -p "$out"; out=$(cd "$out" && pwd)
 STEPS=${STEPS:-1000} RANK=${RANK:-8} THREADS=${THREADS:-2}
-LORA_LRS=${LORA_LRS-1e-3 3e-3 1e-2} FULL_LRS=${FULL_LRS-1e-4 3e-4 1e-3}  # set but empty: no run of that kind
+LORA_LRS=${LORA_LRS-1e-3 3e-3 1e-2 3e-2} FULL_LRS=${FULL_LRS-3e-4 1e-3 3e-3 1e-2}  # set but empty: no run of that kind
 gpt=$build/bin/cppgrad-gpt
 cd "$out"
 [[ -s kjv.txt ]] || bible -f gen1:1-rev22:21 > kjv.txt
