@@ -25,15 +25,12 @@ bool transpose_weight_gradient(std::int64_t out, std::int64_t in, std::int64_t r
 }
 
 // dw [out, in] = (x^T [in, rows] @ g [rows, out])^T; g [rows, out] and x [rows, in] contiguous.
-void weight_gradient_transposed(const Tensor& g, const Tensor& x, Tensor& dw) {
+void weight_gradient_transposed(const Tensor& g, const Tensor& x, const Tensor& dw) {
   const std::int64_t out = dw.shape()[0], in = dw.shape()[1], rows = g.numel() / out, zero = 0;
   Tensor dwt = Tensor::empty({in, out}, DType::Float32);  // [in, out]
   batched_gemm<float>(1, in, out, rows, {x.data<float>(), 1, in}, &zero, {g.data<float>(), out, 1}, &zero,
                       dwt.mutable_data<float>(), &zero, out);
-  const float* t = dwt.data<float>();
-  float* d = dw.mutable_data<float>();
-  for (std::int64_t o = 0; o < out; ++o)
-    for (std::int64_t i = 0; i < in; ++i) d[o * in + i] = t[i * out + o];
+  dw.copy_(dwt.t());
 }
 
 }  // namespace

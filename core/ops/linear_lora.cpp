@@ -77,8 +77,8 @@ Tensor linear_lora(const Tensor& x, const Tensor& weight, const Tensor& bias, co
                         if (dh.defined())
                           adapter = kernels::linear_backward(dh, adapter_x, a, need_xa, need_a, false, precision);
                         if (!shared) return TensorList{dx, dw, dbias, adapter[0], adapter[1], db};
-                        if (!dx.defined()) return TensorList{adapter[0], dw, dbias, Tensor(), adapter[1], db};
-                        if (adapter[0].defined()) dx.add_(adapter[0]);  // dx is this rule's own new tensor
+                        // One input read twice: the two paths' gradients summed, into dx (this rule's own tensor).
+                        if (dx.defined() && adapter[0].defined()) dx.add_(adapter[0]);
                         return TensorList{dx, dw, dbias, Tensor(), adapter[1], db};
                       },
                       where);
