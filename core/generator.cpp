@@ -1,9 +1,13 @@
 #include "core/generator.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <stdexcept>
 #include <string>
+#include <vector>
+
+#include "core/kernels/parallel_for.h"
 
 namespace cppgrad {
 
@@ -15,6 +19,22 @@ std::uint64_t splitmix64(std::uint64_t& x) {
   return z ^ (z >> 31);
 }
 std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+// Box-Muller's first value from two uniforms, u1 in (0, 1] (so the log is finite) and u2 in [0, 1).
+double box_muller(double u1, double u2) { return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2); }
+
+template <typename T>
+void fill_normal_in_chunks(Generator& gen, std::span<T> out) {
+  constexpr std::size_t kChunk = std::size_t{1} << 16;  // two buffers of 512 KiB
+  std::vector<double> u1(std::min(kChunk, out.size())), u2(u1.size());
+  for (std::size_t start = 0; start < out.size(); start += kChunk) {
+    const std::size_t n = std::min(kChunk, out.size() - start);
+    for (std::size_t i = 0; i < n; ++i) u1[i] = 1.0 - gen.uniform(), u2[i] = gen.uniform();  // normal()'s order
+    kernels::parallel_for(static_cast<std::int64_t>(n), n >= 4096, [&](std::int64_t i) {
+      out[start + static_cast<std::size_t>(i)] = static_cast<T>(box_muller(u1[i], u2[i]));
+    });
+  }
+}
 }  // namespace
 
 void Generator::manual_seed(std::uint64_t seed) {
@@ -36,10 +56,12 @@ std::uint64_t Generator::next_u64() {
 double Generator::uniform() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
 
 double Generator::normal() {
-  // 1 - uniform() lies in (0, 1], so the log is finite.
   const double u1 = 1.0 - uniform(), u2 = uniform();
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+  return box_muller(u1, u2);
 }
+
+void Generator::fill_normal(std::span<float> out) { fill_normal_in_chunks(*this, out); }
+void Generator::fill_normal(std::span<double> out) { fill_normal_in_chunks(*this, out); }
 
 std::int64_t Generator::randint(std::int64_t low, std::int64_t high) {
   if (high <= low)

@@ -155,8 +155,7 @@ Tensor Tensor::randn(const Shape& shape, Generator& gen, DType dtype) {
   Tensor t = empty(shape, dtype);
   dispatch_floating(dtype, "randn", [&](auto tag) {
     using T = decltype(tag);
-    T* p = t.mutable_data<T>();
-    for (std::int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<T>(gen.normal());
+    gen.fill_normal(std::span<T>(t.mutable_data<T>(), static_cast<std::size_t>(t.numel())));
   });
   return t;
 }
@@ -166,7 +165,8 @@ Tensor Tensor::rand(const Shape& shape, Generator& gen, DType dtype) {
   dispatch_floating(dtype, "rand", [&](auto tag) {
     using T = decltype(tag);
     T* p = t.mutable_data<T>();
-    for (std::int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<T>(gen.uniform());
+    const std::int64_t n = t.numel();
+    for (std::int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(gen.uniform());
   });
   return t;
 }
@@ -174,7 +174,8 @@ Tensor Tensor::rand(const Shape& shape, Generator& gen, DType dtype) {
 Tensor Tensor::randint(std::int64_t low, std::int64_t high, const Shape& shape, Generator& gen) {
   Tensor t = empty(shape, DType::Int64);
   auto* p = t.mutable_data<std::int64_t>();
-  for (std::int64_t i = 0; i < t.numel(); ++i) p[i] = gen.randint(low, high);
+  const std::int64_t n = t.numel();
+  for (std::int64_t i = 0; i < n; ++i) p[i] = gen.randint(low, high);
   return t;
 }
 

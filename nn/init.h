@@ -13,7 +13,8 @@ inline Tensor uniform(const Shape& shape, double low, double high, Generator& ge
   dispatch_floating(dtype, "init::uniform", [&](auto tag) {
     using T = decltype(tag);
     T* p = t.mutable_data<T>();
-    for (std::int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<T>(low + (high - low) * gen.uniform());
+    const std::int64_t n = t.numel();
+    for (std::int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(low + (high - low) * gen.uniform());
   });
   return t;
 }

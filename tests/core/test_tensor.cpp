@@ -76,6 +76,20 @@ TEST(Tensor, RandomFactoriesAreReproducibleFromTheirGenerator) {
   }
 }
 
+// randn fills in chunks, the log and cos on the pool's threads (Generator::fill_normal): the values must be those of
+// calls of normal() one after another, across chunk boundaries, and the generator must end where those calls leave it.
+TEST(Tensor, RandnIsNormalDrawnInOrder) {
+  const std::int64_t n = (std::int64_t{1} << 17) + 777;  // two whole chunks and a part
+  Generator bulk(9), one_by_one(9);
+  const std::vector<float> f = Tensor::randn({n}, bulk).to_vector<float>();
+  const std::vector<double> d = Tensor::randn({n}, bulk, DType::Float64).to_vector<double>();
+  std::int64_t wrong = 0;
+  for (std::int64_t i = 0; i < n; ++i) wrong += f[i] != static_cast<float>(one_by_one.normal());
+  for (std::int64_t i = 0; i < n; ++i) wrong += d[i] != one_by_one.normal();
+  EXPECT_EQ(wrong, 0);
+  EXPECT_EQ(bulk.state(), one_by_one.state());
+}
+
 TEST(Tensor, GeneratorStateRoundTrips) {
   Generator g(5);
   g.next_u64();
