@@ -22,6 +22,8 @@ ExecutionContext& context() { return detail::this_thread_context(); }
 // whose rule made them ("backward of 'sqrt'"), not each as a forward of its own. Not part of the execution context:
 // it says what this thread's own stack is doing, not how work handed to another thread should run.
 thread_local bool g_in_backward = false;
+// The innermost OnLeafGradient's callback on this thread, or null.
+thread_local const std::function<void(const Tensor&)>* g_on_leaf = nullptr;
 
 // Counts of NaN and infinite values of a floating tensor, and its finite range.
 struct ValueSummary {
@@ -82,6 +84,10 @@ GradModeGuard::~GradModeGuard() { context().grad_enabled = previous_; }
 bool anomaly_detection_enabled() { return context().detect_anomaly; }
 DetectAnomalyGuard::DetectAnomalyGuard() : previous_(std::exchange(context().detect_anomaly, true)) {}
 DetectAnomalyGuard::~DetectAnomalyGuard() { context().detect_anomaly = previous_; }
+
+OnLeafGradient::OnLeafGradient(std::function<void(const Tensor&)> on_leaf)
+    : on_leaf_(std::move(on_leaf)), previous_(std::exchange(g_on_leaf, on_leaf_ ? &on_leaf_ : nullptr)) {}
+OnLeafGradient::~OnLeafGradient() { g_on_leaf = previous_; }
 
 namespace {
 
@@ -394,7 +400,10 @@ std::vector<Tensor> run_pass(const Pass& pass) {
     for (std::size_t w = 0; w < pass.wanted.size(); ++w)
       if (pass.wanted[w].same(t)) delivered[w] = pending[k];
     if (!t.grad_fn()) {
-      if (pass.into_leaves) accumulate(t.impl().grad, std::move(pending[k]));
+      if (pass.into_leaves) {
+        accumulate(t.impl().grad, std::move(pending[k]));
+        if (g_on_leaf) (*g_on_leaf)(t);
+      }
       continue;
     }
     propagate(t, std::move(pending[k]), position, pending, pass.record_grad_norms);

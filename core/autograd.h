@@ -121,6 +121,25 @@ class DetectAnomalyGuard {
   bool previous_;
 };
 
+// --- a leaf's gradient is final: thread state, scoped ---
+// While an OnLeafGradient is alive on this thread, a backward pass that adds into leaves' gradients (backward(), not
+// grad()) calls on_leaf(leaf) right after adding into leaf.grad(), once per leaf and pass: PyTorch's
+// post-accumulate-grad hook, for every leaf at once. The data-parallel step (train/gradient_tree.h) uses it to add a
+// parameter's gradients over its shards as soon as each is final, instead of holding every shard's to the end.
+// An empty on_leaf: no calls in its scope. Not part of the execution context (core/execution_context.h): a pass
+// runs on the thread that starts it.
+class OnLeafGradient {
+ public:
+  explicit OnLeafGradient(std::function<void(const Tensor& leaf)> on_leaf);
+  ~OnLeafGradient();
+  OnLeafGradient(const OnLeafGradient&) = delete;
+  OnLeafGradient& operator=(const OnLeafGradient&) = delete;
+
+ private:
+  std::function<void(const Tensor&)> on_leaf_;
+  const std::function<void(const Tensor&)>* previous_;
+};
+
 struct AnomalyError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };

@@ -31,6 +31,7 @@
 #include "train/diverged.h"
 #include "train/flags.h"
 #include "train/gpt_step.h"
+#include "train/gradient_tree.h"
 #include "train/history.h"
 #include "train/lines_output.h"
 #include "train/outputs.h"

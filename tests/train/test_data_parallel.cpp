@@ -112,8 +112,9 @@ struct LinearRun {
                                         {9, 2});
   Generator init{5};
   train::DataParallel<nn::Linear> parallel;
-  explicit LinearRun(int threads, int shards = 4)
-      : parallel({.threads = threads, .shards = shards},
+  // early_sum: the gradients summed while the shards run (train/gradient_tree.h), as a large model's are.
+  explicit LinearRun(int threads, int shards = 4, bool early_sum = false)
+      : parallel({.threads = threads, .shards = shards, .sum_early_from_bytes = early_sum ? 0 : std::int64_t{1} << 40},
                  [this] { return std::make_unique<nn::Linear>(nn::LinearOptions{.in = 2, .out = 3}, init); }) {}
 
   Tensor loss(const nn::Linear& m, const std::vector<std::int64_t>& rows) const {
@@ -164,11 +165,14 @@ TEST(DataParallel, AnyThreadCountGivesBitIdenticalGradientsAndSums) {
   LinearRun one(1);
   const std::vector<double> sums = train::sums_to_doubles(one.step(rows));
   const auto reference = grads(one.parallel.parameters());
-  for (const int threads : {2, 3, 4, 8}) {
-    LinearRun run(threads);
-    EXPECT_EQ(train::sums_to_doubles(run.step(rows)), sums) << threads << " threads";
-    EXPECT_EQ(grads(run.parallel.parameters()), reference) << threads << " threads";
-  }
+  for (const int threads : {1, 2, 3, 4, 8})
+    for (const bool early_sum : {false, true}) {
+      LinearRun run(threads, 4, early_sum);
+      for (int step = 0; step < 2; ++step) {  // the second: replicas whose gradients were let go the step before
+        EXPECT_EQ(train::sums_to_doubles(run.step(rows)), sums) << threads << " threads, early " << early_sum;
+        EXPECT_EQ(grads(run.parallel.parameters()), reference) << threads << " threads, early " << early_sum;
+      }
+    }
   LinearRun other_shards(1, 2);  // the shard count, unlike the threads, may round differently
   other_shards.step(rows);
   EXPECT_EQ(other_shards.parallel.shards(), 2);
