@@ -129,11 +129,15 @@ StateDict Module::state_dict() const {
 
 namespace {
 
-// Bit for bit (NaN equals NaN), after converting `a` to `b`'s dtype.
+// Bit for bit (so a NaN equals a NaN of the same bits), after converting `a` to `b`'s dtype. In place: GPT-2's tied
+// table is 38.6M values, and copies of both as doubles were 0.6 GB at the peak of a finetune's start.
 bool same_values(const Tensor& a, const Tensor& b) {
   if (a.shape() != b.shape()) return false;
-  const std::vector<double> x = a.to(b.dtype()).to_double_vector(), y = b.to_double_vector();
-  return std::memcmp(x.data(), y.data(), x.size() * sizeof(double)) == 0;
+  const Tensor x = a.to(b.dtype()).contiguous(), y = b.contiguous();  // copies only when not so already
+  return dispatch_all(b.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    return std::memcmp(x.data<T>(), y.data<T>(), static_cast<std::size_t>(x.numel()) * sizeof(T)) == 0;
+  });
 }
 
 }  // namespace

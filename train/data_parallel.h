@@ -86,7 +86,7 @@ struct DataParallelOptions {
   int shards = 8;                   // a power of two, a multiple of the processes
   ProcessLink* processes = nullptr;  // none: this process alone
   // A model whose gradients take at least this many bytes has them summed while its shards' backward passes run
-  // (train/gradient_tree.h: GPT-2 124M's peak at 4 x 64 fell from 3.10 to 2.91 GB); a smaller one after them, with
+  // (train/gradient_tree.h: GPT-2 124M's peak at 4 x 64 fell from 3.18 to 2.89 GB); a smaller one after them, with
   // the same bits. The early sum saves memory that only a large model misses, and costs a lock per parameter and a
   // thread woken every step: the reversal model's 1.3 ms step took 7% longer with it.
   std::int64_t sum_early_from_bytes = std::int64_t{64} << 20;
