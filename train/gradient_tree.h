@@ -13,10 +13,10 @@
 //
 // Who adds: the thread that runs the added operand's shard (the `from` of into += from), which allocated its memory
 // and so is the one to give it back (core/allocator.h keeps freed blocks per thread; a block freed on another thread
-// would leave its own thread allocating afresh every step). It adds at its next report, or once its shards are done,
-// while it waits for the other threads' (it has nothing else to do until the step's pieces all end). The thread that
-// keeps the sum never waits and never adds for others. One backward pass per shard: a parameter reported twice is
-// refused.
+// would leave its own thread allocating afresh every step). It adds at its next report, or once its shards are done:
+// every thread then waits for the others' (the step waits for them anyway) and makes what is queued for it meanwhile.
+// So shard 0's thread, whose gradients hold the sum, adds nothing for the other threads. One backward pass per shard:
+// a parameter reported twice is refused.
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
