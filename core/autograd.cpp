@@ -22,6 +22,9 @@ ExecutionContext& context() { return detail::this_thread_context(); }
 // whose rule made them ("backward of 'sqrt'"), not each as a forward of its own. Not part of the execution context:
 // it says what this thread's own stack is doing, not how work handed to another thread should run.
 thread_local bool g_in_backward = false;
+// True while the rules running on this thread belong to a pass that releases each node right after its rule
+// (autograd::rule_runs_once). Thread state for the same reason as g_in_backward.
+thread_local bool g_rules_run_once = false;
 // The innermost OnLeafGradient's callback on this thread, or null.
 thread_local const std::function<void(const Tensor&)>* g_on_leaf = nullptr;
 
@@ -380,9 +383,13 @@ std::vector<Tensor> run_pass(const Pass& pass) {
   // Rules record a graph of their own exactly when one was asked for.
   GradModeGuard grad_mode(pass.create_graph);
   struct InBackward {  // restored on the way out, also by an exception
-    bool previous = std::exchange(g_in_backward, true);
-    ~InBackward() { g_in_backward = previous; }
-  } in_backward;
+    bool previous, previous_once;
+    explicit InBackward(bool once)
+        : previous(std::exchange(g_in_backward, true)), previous_once(std::exchange(g_rules_run_once, once)) {}
+    ~InBackward() { g_in_backward = previous, g_rules_run_once = previous_once; }
+    InBackward(const InBackward&) = delete;
+    InBackward& operator=(const InBackward&) = delete;
+  } in_backward(/*once=*/!pass.retain_graph);
   ImplIndex position;
   std::vector<Tensor> order = topological_order(pass.roots, position);
   check_not_released(order);
@@ -452,6 +459,8 @@ void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph, boo
   run_pass(Pass{roots, seeds, wanted, /*into_leaves=*/true, retain_graph || create_graph, create_graph,
                 record_grad_norms});
 }
+
+bool autograd::rule_runs_once() { return g_rules_run_once; }
 
 std::vector<Tensor> autograd::grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
                                    const std::vector<Tensor>& grad_outputs, std::optional<bool> retain_graph,

@@ -191,6 +191,13 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
                          const std::vector<Tensor>& grad_outputs = {}, std::optional<bool> retain_graph = std::nullopt,
                          bool create_graph = false, bool allow_unused = false);
 
+// True while a backward rule runs on this thread in a pass that will not run it again: the pass releases each node
+// right after its rule (neither retain_graph nor create_graph), so the tensors the rule saved die with it and the
+// rule may write its gradient into one of them. cross_entropy writes dlogits [N, V] over the probabilities [N, V]
+// it kept: at GPT-2's vocabulary that is the largest buffer of a step, and one fewer of them is the step's peak.
+// False outside backward.
+bool rule_runs_once();
+
 }  // namespace autograd
 
 // The backward of a fused op while create_graph records a graph. A fused kernel's backward is a closed form on raw

@@ -251,19 +251,38 @@ Tensor GPT::embed(const Tensor& idx) const {
   return t.drop->forward(add(tok_emb, pos_emb));                // [B, T, C]
 }
 
-GPTOutput GPT::forward(const Tensor& idx, const Tensor& targets) const {
+Tensor GPT::features(const Tensor& idx) const {
+  const Transformer& t = *transformer_;
+  Tensor x = embed(idx);                                 // [B, T, C]
+  for (const auto& block : *t.h) x = block->forward(x);  // [B, T, C]
+  return t.ln_f->forward(x);                             // [B, T, C]
+}
+
+namespace {
+
+void check_targets(const Tensor& idx, const Tensor& targets) {
   if (targets.defined() && targets.shape() != idx.shape())
     throw std::invalid_argument("GPT: targets " + shape_str(targets.shape()) + " must be shaped like idx " +
                                 shape_str(idx.shape()));
-  const Transformer& t = *transformer_;
-  Tensor x = embed(idx);                                        // [B, T, C]
-  for (const auto& block : *t.h) x = block->forward(x);         // [B, T, C]
-  const Tensor logits = lm_head_->forward(t.ln_f->forward(x));  // [B, T, V]
+}
+
+}  // namespace
+
+GPTOutput GPT::forward(const Tensor& idx, const Tensor& targets) const {
+  check_targets(idx, targets);
+  const Tensor logits = lm_head_->forward(features(idx));  // [B, T, V]
   // The mean over the counted positions of -log softmax(logits)[target]. A target of -1 (padding after a short line)
   // is not counted; its position needs no mask in the attention either: padding comes after a line's tokens, so the
   // causal mask already hides it from every counted position.
   Tensor loss = targets.defined() ? cross_entropy(logits, targets, /*ignore_index=*/-1) : Tensor();
   return {logits, loss};
+}
+
+Tensor GPT::loss(const Tensor& idx, const Tensor& targets) const {
+  if (!targets.defined()) throw std::invalid_argument("GPT::loss: needs targets [B, T], shaped like idx");
+  check_targets(idx, targets);
+  // lm_head then cross_entropy, as forward(), in one op: lm_head has no bias, and no adapter (its weight is wte's)
+  return linear_cross_entropy(features(idx), lm_head_->weight(), targets, /*ignore_index=*/-1);  // []
 }
 
 KVCache GPT::make_cache(std::int64_t batch) const {

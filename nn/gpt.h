@@ -164,6 +164,9 @@ class GPT : public Module {
   // idx: [B, T] int64 token ids, T <= block_size  targets: [B, T] int64, -1 where a position is not counted
   // (the padding of a batch of unequal sequences), or undefined -> logits [B, T, V] and the loss
   GPTOutput forward(const Tensor& idx, const Tensor& targets = Tensor()) const;
+  // The training loss alone: forward(idx, targets).loss, the same bits, from one op that never keeps the logits
+  // (linear_cross_entropy, core/ops/softmax.h), so backward starts with one [B, T, V] buffer live instead of two.
+  Tensor loss(const Tensor& idx, const Tensor& targets) const;
 
   // Incremental decoding (nn/kv_cache.h). make_cache: empty keys and values for `batch` sequences, room for the
   // whole context, in the parameters' dtype. forward_cached: idx [B, t] int64, the tokens at positions
@@ -196,6 +199,7 @@ class GPT : public Module {
   };
   void init_weights(Generator& gen);
   Tensor embed(const Tensor& idx) const;  // idx [B, T], checked -> tokens' and positions' embeddings [B, T, C]
+  Tensor features(const Tensor& idx) const;  // idx [B, T] -> the blocks' output after ln_f [B, T, C]: lm_head's input
 
   GPTConfig config_;
   std::shared_ptr<Generator> dropout_gen_;

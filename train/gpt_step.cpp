@@ -15,13 +15,13 @@ double plain_step(nn::GPT& model, const data::TokenBatch& batch, optim::Optimize
   optimizer.zero_grad();  // the last step's gradients are spent
 
   // Forward. batch.idx [B, T]: the tokens the model reads; batch.targets [B, T]: the token that follows each one,
-  // -1 on padding. logits [B, T, V]: the next token's scores at every position; loss []: the mean cross-entropy
-  // over the batch.tokens positions whose target is not -1.
-  const nn::GPTOutput out = model.forward(batch.idx, batch.targets);
-  const double loss = out.loss.item();
+  // -1 on padding. loss []: the mean cross-entropy over the batch.tokens positions whose target is not -1, as
+  // model.forward(idx, targets).loss, without keeping the logits [B, T, V] (GPT::loss).
+  const Tensor loss_tensor = model.loss(batch.idx, batch.targets);
+  const double loss = loss_tensor.item();
 
   // Backward: d loss / d w for every parameter w, into w.grad() (each the shape of its parameter).
-  out.loss.backward();
+  loss_tensor.backward();
   if (!std::isfinite(loss)) return loss;  // diverged: no update, so the weights stay the last good ones
 
   // Clip: when the global 2-norm of all the gradients exceeds clip_grad, scale them all down to it (one bad batch
@@ -56,9 +56,9 @@ data::TokenBatch rows_of(const data::TokenBatch& batch, const std::vector<std::i
 }  // namespace
 
 LmSums shard_pass(nn::GPT& replica, const data::TokenBatch& shard, double share) {
-  const nn::GPTOutput out = replica.forward(shard.idx, shard.targets);  // logits [b, T, V], loss [] (mean over tokens)
-  out.loss.backward(Tensor::scalar(share, out.loss.dtype()));          // d (share * loss) / d w
-  return {.loss = share * out.loss.item(), .tokens = shard.tokens};
+  const Tensor loss = replica.loss(shard.idx, shard.targets);         // [] (mean over the shard's tokens)
+  loss.backward(Tensor::scalar(share, loss.dtype()));                   // d (share * loss) / d w
+  return {.loss = share * loss.item(), .tokens = shard.tokens};
 }
 
 double sharded_step(DataParallel<nn::GPT>& parallel, const data::TokenBatch& batch, optim::Optimizer& optimizer,

@@ -42,6 +42,11 @@ std::vector<GradcheckCase> softmax_cases() {
     return Prepared{[target](const Inputs& in) { return cross_entropy(in[0], target, /*ignore_index=*/0); },
                     Inputs{leaf({2, 3, 5}, seed + 57, -2, 2)}};
   });
+  check("LinearCrossEntropy", [](std::uint64_t seed) {
+    Tensor target = Tensor::from_vector<std::int64_t>({0, 3, -100, 2, 4, 1}, {2, 3});
+    return Prepared{[target](const Inputs& in) { return linear_cross_entropy(in[0], in[1], target); },
+                    Inputs{leaf({2, 3, 4}, seed + 58, -2, 2), leaf({5, 4}, seed + 59, -1, 1)}};
+  });
   return cases;
 }
 

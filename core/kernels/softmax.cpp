@@ -1,5 +1,6 @@
 #include "core/kernels/softmax.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -58,16 +59,17 @@ void softmax_row_f32x8(const float* xi, float* yi, std::int64_t n) {
   for (std::int64_t j = 0; j < n; ++j) yi[j] *= inv;
 }
 
-Tensor cross_entropy_forward(const Tensor& logits, const Tensor& target, std::int64_t ignore_index, std::int64_t valid,
-                             Tensor& probs) {
-  const std::int64_t N = logits.shape()[0], C = logits.shape()[1];
-  const float* px = logits.data<float>();
-  const std::int64_t* pt = target.data<std::int64_t>();
-  probs = Tensor::empty({N, C}, DType::Float32);
-  float* pp = probs.mutable_data<float>();
+namespace {
+
+// The rows' softmax into pp and the sum of -log p[t] over the counted rows; pp may be px itself (each entry is read
+// before it is written, the target's logit first of all).
+double cross_entropy_rows(const float* px, float* pp, const std::int64_t* pt, std::int64_t N, std::int64_t C,
+                          std::int64_t ignore_index) {
   double total = 0;
   for (std::int64_t i = 0; i < N; ++i) {
     const float* xi = px + i * C;
+    const bool counted = pt[i] != ignore_index;
+    const float x_target = counted ? xi[pt[i]] : 0.0f;
     float m = -std::numeric_limits<float>::infinity();
     for (std::int64_t j = 0; j < C; ++j) m = xi[j] > m ? xi[j] : m;
     // e^(x - m) eight classes at a time on the vectorised exp (the GPT's rows of 64-70 classes; libm's expf, a call
@@ -85,27 +87,68 @@ Tensor cross_entropy_forward(const Tensor& logits, const Tensor& target, std::in
     for (; j < C; ++j) s += (pi[j] = xi[j] == minus_inf ? 0.0f : exp_float(xi[j] - m));
     for (j = 0; j < C; ++j) pi[j] /= s;
     // -log p[t] = log-sum-exp - x[t], taken in this form so that a tiny probability does not round to log 0
-    if (pt[i] != ignore_index) total += static_cast<double>(m + std::log(s) - xi[pt[i]]);
+    if (counted) total += static_cast<double>(m + std::log(s) - x_target);
   }
-  // The mean over no target is 0 / 0: NaN, as PyTorch gives (its gradient is zero: no target pulls on x).
+  return total;
+}
+
+// The mean over no target is 0 / 0: NaN, as PyTorch gives (its gradient is zero: no target pulls on x).
+Tensor mean_loss(double total, std::int64_t valid) {
   return Tensor::scalar(valid == 0 ? std::nan("") : total / static_cast<double>(valid), DType::Float32);
 }
 
-Tensor cross_entropy_backward(const Tensor& g, const Tensor& probs, const Tensor& target, std::int64_t ignore_index,
-                              std::int64_t valid) {
+}  // namespace
+
+Tensor cross_entropy_forward(const Tensor& logits, const Tensor& target, std::int64_t ignore_index, std::int64_t valid,
+                             Tensor& probs) {
+  const std::int64_t N = logits.shape()[0], C = logits.shape()[1];
+  probs = Tensor::empty({N, C}, DType::Float32);
+  const double total = cross_entropy_rows(logits.data<float>(), probs.mutable_data<float>(),
+                                          target.data<std::int64_t>(), N, C, ignore_index);
+  return mean_loss(total, valid);
+}
+
+Tensor cross_entropy_forward_in_place(const Tensor& logits, const Tensor& target, std::int64_t ignore_index,
+                                      std::int64_t valid) {
+  const std::int64_t N = logits.shape()[0], C = logits.shape()[1];
+  float* p = logits.mutable_data<float>();
+  return mean_loss(cross_entropy_rows(p, p, target.data<std::int64_t>(), N, C, ignore_index), valid);
+}
+
+namespace {
+
+// dx = scale * (p - onehot(t)) row by row, zero on ignored rows; dx may be p itself (each entry is read before it is
+// written, and only by its own write).
+void write_cross_entropy_gradient(const Tensor& g, const Tensor& probs, const Tensor& target, std::int64_t ignore_index,
+                                  std::int64_t valid, float* dx) {
   const std::int64_t N = probs.shape()[0], C = probs.shape()[1];
-  Tensor dx = Tensor::zeros({N, C}, DType::Float32);
-  if (valid == 0) return dx;
-  const float scale = static_cast<float>(g.item() / static_cast<double>(valid));
+  const float scale = valid == 0 ? 0.0f : static_cast<float>(g.item() / static_cast<double>(valid));
   const float* pp = probs.data<float>();
   const std::int64_t* pt = target.data<std::int64_t>();
-  float* po = dx.mutable_data<float>();
   for (std::int64_t i = 0; i < N; ++i) {
-    if (pt[i] == ignore_index) continue;
-    for (std::int64_t j = 0; j < C; ++j) po[i * C + j] = scale * pp[i * C + j];
-    po[i * C + pt[i]] -= scale;
+    float* row = dx + i * C;
+    if (valid == 0 || pt[i] == ignore_index) {
+      std::fill(row, row + C, 0.0f);
+      continue;
+    }
+    for (std::int64_t j = 0; j < C; ++j) row[j] = scale * pp[i * C + j];
+    row[pt[i]] -= scale;
   }
+}
+
+}  // namespace
+
+Tensor cross_entropy_backward(const Tensor& g, const Tensor& probs, const Tensor& target, std::int64_t ignore_index,
+                              std::int64_t valid) {
+  Tensor dx = Tensor::empty(probs.shape(), DType::Float32);
+  write_cross_entropy_gradient(g, probs, target, ignore_index, valid, dx.mutable_data<float>());
   return dx;
+}
+
+Tensor cross_entropy_backward_over_probs(const Tensor& g, const Tensor& probs, const Tensor& target,
+                                         std::int64_t ignore_index, std::int64_t valid) {
+  write_cross_entropy_gradient(g, probs, target, ignore_index, valid, probs.mutable_data<float>());
+  return probs;
 }
 
 }  // namespace cppgrad::kernels

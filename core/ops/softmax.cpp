@@ -1,7 +1,8 @@
 // softmax, log_softmax and cross_entropy. softmax and log_softmax are primitives: a loop over rows forward (each
 // row's maximum subtracted first, so large logits never overflow; float32 rows on 8-lane vectors,
 // core/kernels/softmax.h) and a backward rule in ops. cross_entropy is a composition: its definition is
-// log_softmax, gather and a mean, and float32 takes a fused kernel instead.
+// log_softmax, gather and a mean, and float32 takes a fused kernel instead. linear_cross_entropy is the language
+// model head and its loss in one op, defined as the two ops (linear, then cross_entropy).
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -9,14 +10,17 @@
 
 #include "core/autograd.h"
 #include "core/dispatch.h"
+#include "core/kernels/linear.h"
 #include "core/kernels/parallel_for.h"
 #include "core/kernels/softmax.h"
 #include "core/ops/compare.h"
 #include "core/ops/elementwise.h"
+#include "core/ops/matmul.h"
 #include "core/ops/reduce.h"
 #include "core/ops/select.h"
 #include "core/ops/softmax.h"
 #include "core/ops/unary.h"
+#include "core/precision.h"
 
 namespace cppgrad {
 
@@ -104,25 +108,26 @@ Tensor cross_entropy_definition(const Tensor& logits, const Tensor& target, std:
 }
 
 // Checks the arguments and counts the targets that are not ignore_index.
-std::int64_t check_cross_entropy(const Tensor& logits, const Tensor& target, std::int64_t ignore_index) {
-  if (logits.dim() < 1)
-    throw std::invalid_argument("cross_entropy: logits need a class dim, got shape " + shape_str(logits.shape()));
+std::int64_t check_cross_entropy(const Shape& logits, const Tensor& target, std::int64_t ignore_index,
+                                 const char* op = "cross_entropy") {
+  if (logits.empty())
+    throw std::invalid_argument(std::string(op) + ": logits need a class dim, got shape " + shape_str(logits));
   if (target.dtype() != DType::Int64)
-    throw std::invalid_argument(std::string("cross_entropy: target must be int64 class indices, got ") +
+    throw std::invalid_argument(std::string(op) + ": target must be int64 class indices, got " +
                                 dtype_name(target.dtype()));
-  const Shape expected(logits.shape().begin(), logits.shape().end() - 1);
+  const Shape expected(logits.begin(), logits.end() - 1);
   if (target.shape() != expected)
-    throw std::invalid_argument("cross_entropy: target shape " + shape_str(target.shape()) +
-                                " must equal the logits' shape without the class dim: logits " +
-                                shape_str(logits.shape()) + " -> " + shape_str(expected));
-  const std::int64_t C = logits.shape().back();
+    throw std::invalid_argument(std::string(op) + ": target shape " + shape_str(target.shape()) +
+                                " must equal the logits' shape without the class dim: logits " + shape_str(logits) +
+                                " -> " + shape_str(expected));
+  const std::int64_t C = logits.back();
   const Tensor t = target.contiguous();
   const std::int64_t* pt = t.data<std::int64_t>();
   std::int64_t valid = 0;
   for (std::int64_t i = 0; i < t.numel(); ++i) {
     if (pt[i] == ignore_index) continue;
     if (pt[i] < 0 || pt[i] >= C)
-      throw std::out_of_range("cross_entropy: target " + std::to_string(pt[i]) + " at position " + std::to_string(i) +
+      throw std::out_of_range(std::string(op) + ": target " + std::to_string(pt[i]) + " at position " + std::to_string(i) +
                               " is out of range for " + std::to_string(C) + " classes (ignore_index is " +
                               std::to_string(ignore_index) + ")");
     ++valid;
@@ -162,21 +167,63 @@ Tensor log_softmax(const Tensor& x, std::int64_t dim, std::source_location where
 }
 
 // loss = (1/|valid|) sum_{i valid} -log_softmax(x_i)[t_i]: the definition above. The fused float32 kernel keeps the
-// rows' softmax p_i from forward; its backward is dx_i = g/|valid| * (p_i - onehot(t_i)).
+// rows' softmax p_i from forward; its backward is dx_i = g/|valid| * (p_i - onehot(t_i)), written over p when the rule
+// runs once (then no second [N, C] buffer is live as backward starts).
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, std::int64_t ignore_index, std::source_location where) {
-  const std::int64_t valid = check_cross_entropy(logits, target, ignore_index);
+  const std::int64_t valid = check_cross_entropy(logits.shape(), target, ignore_index);
   if (!fast_path(logits) || logits.numel() == 0) return cross_entropy_definition(logits, target, ignore_index, valid);
   const std::int64_t C = logits.shape().back(), N = logits.numel() / C;
   const Tensor x = logits.detach().contiguous().reshape({N, C}), t = target.detach().contiguous().reshape({N});
-  Tensor probs;
+  Tensor probs;  // [N, C]
   Tensor loss = kernels::cross_entropy_forward(x, t, ignore_index, valid, probs);
   return record_fused(loss, "cross_entropy", {logits},
                       [=](const TensorList& in) {
                         return cross_entropy_definition(in[0], target, ignore_index, valid);
                       },
+                      [=, shape = logits.shape()](const Tensor& g) {
+                        const Tensor dx = autograd::rule_runs_once()
+                                              ? kernels::cross_entropy_backward_over_probs(g, probs, t, ignore_index, valid)
+                                              : kernels::cross_entropy_backward(g, probs, t, ignore_index, valid);
+                        return TensorList{dx.reshape(shape)};
+                      },
+                      where);
+}
+
+// loss = cross_entropy(linear(x, W), target): a language model's head and its loss as one op. Written as the two ops,
+// the graph holds the logits [N, V] (cross_entropy's input) and the probabilities cross_entropy keeps, both until
+// backward reaches the head; at GPT-2's vocabulary those are a step's two largest tensors. The fused kernel computes
+// the logits into one buffer, turns that into the rows' softmax in place and keeps it alone. Its values and
+// gradients are the two ops' bits: the same kernels in the same order.
+//   dlogits = g/|valid| (p - onehot(t)) (written over p when the rule runs once);  dx = dlogits W;  dW = dlogits^T x
+Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor& target, std::int64_t ignore_index,
+                            std::source_location where) {
+  if (weight.dim() != 2 || x.dim() < 1 || x.shape().back() != weight.shape()[1] || weight.dtype() != x.dtype())
+    throw std::invalid_argument("linear_cross_entropy: expected x [.., in] and weight [classes, in] of one dtype, got "
+                                "x " + shape_str(x.shape()) + " " + dtype_name(x.dtype()) + " and weight " +
+                                shape_str(weight.shape()) + " " + dtype_name(weight.dtype()));
+  Shape logits_shape = x.shape();  // [.., V]
+  logits_shape.back() = weight.shape()[0];
+  const std::int64_t valid = check_cross_entropy(logits_shape, target, ignore_index, "linear_cross_entropy");
+  const LinearPrecision precision = linear_precision();  // this call's, kept for its backward and its definition
+  const auto definition = [target, ignore_index, precision](const TensorList& in) {
+    const LinearPrecisionGuard same_precision(precision);
+    return cross_entropy(linear(in[0], in[1]), target, ignore_index);
+  };
+  const std::int64_t N = target.numel(), V = logits_shape.back();
+  if (!fast_path(x) || N * V == 0) return definition({x, weight});
+  const Tensor t = target.detach().contiguous().reshape({N});
+  const Tensor probs = kernels::linear_forward(x, weight, Tensor(), false, precision).reshape({N, V});  // the logits
+  Tensor loss = kernels::cross_entropy_forward_in_place(probs, t, ignore_index, valid);             // now the softmax
+  return record_fused(loss, "linear_cross_entropy", {x, weight}, definition,
                       [=](const Tensor& g) {
-                        return TensorList{kernels::cross_entropy_backward(g, probs, t, ignore_index, valid)
-                                              .reshape(logits.shape())};
+                        const Tensor dlogits =
+                            autograd::rule_runs_once()
+                                ? kernels::cross_entropy_backward_over_probs(g, probs, t, ignore_index, valid)
+                                : kernels::cross_entropy_backward(g, probs, t, ignore_index, valid);
+                        const auto [dx, dw, unused] =
+                            kernels::linear_backward(dlogits.reshape(logits_shape), x, weight, x.requires_grad(),
+                                                     weight.requires_grad(), false, precision);
+                        return TensorList{dx, dw};
                       },
                       where);
 }

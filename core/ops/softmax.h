@@ -16,5 +16,10 @@ Tensor log_softmax(const Tensor& x, std::int64_t dim = -1, std::source_location 
 // PyTorch's: 0 / 0).
 // Note: the class dim is LAST (PyTorch puts it at dim 1 for inputs of rank > 2).
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, std::int64_t ignore_index = -100, std::source_location where = std::source_location::current());
+// cross_entropy(linear(x, weight), target, ignore_index), the same values and gradients, as one op that never keeps
+// the logits (a language model's head and loss: GPT::loss). x: [.., in]  weight: [classes, in]  target: [..]
+Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor& target,
+                            std::int64_t ignore_index = -100,
+                            std::source_location where = std::source_location::current());
 
 }  // namespace cppgrad

@@ -185,6 +185,17 @@ TEST(KernelsMatchDefinitions, CrossEntropy) {
   });
 }
 
+TEST(KernelsMatchDefinitions, LinearCrossEntropy) {
+  expect_kernel_matches("linear_cross_entropy", 12, [](Generator& gen) {
+    const std::int64_t N = draw(gen, 1, 30), in = draw(gen, 1, 20), C = draw(gen, 2, 40);
+    Tensor target = Tensor::randint(0, C, {N}, gen);
+    for (std::int64_t i = 0; i < N; i += 4) target.set({i}, -100);  // some rows ignored
+    target.set({N - 1}, static_cast<double>(C - 1));                 // and at least one valid row
+    return std::pair<Op, Inputs>{[target](const Inputs& in) { return linear_cross_entropy(in[0], in[1], target); },
+                                 Inputs{randn({N, in}, gen), randn({C, in}, gen)}};
+  });
+}
+
 TEST(KernelsMatchDefinitions, GeluTanh) {
   // Sizes around the kernel's blocks of 8 (and its scalar tail), values out to |x| = 12, where tanh saturates and
   // the kernel's sigmoid form underflows, and transposed views.

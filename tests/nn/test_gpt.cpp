@@ -180,6 +180,29 @@ TEST(GPT, PaddedPositionsAddNothingToTheLoss) {
   EXPECT_NEAR(loss, sum / 8, 1e-6);
 }
 
+// GPT::loss is forward's loss to the bit, and so are its gradients, with a padded row (-1 targets) and a ragged
+// vocabulary (7 classes: the kernels' 8-lane tail).
+TEST(GPT, LossIsForwardsLossWithoutTheLogits) {
+  Generator gen(4);
+  GPT model(small_config(), gen);
+  const Tensor idx = Tensor::from_vector<std::int64_t>({0, 3, 1, 4, 2, 0, 5, 6, 0, 0}, {2, 5});
+  const Tensor targets = Tensor::from_vector<std::int64_t>({3, 1, 4, 2, 0, 5, 6, 0, -1, -1}, {2, 5});
+  const auto gradients = [&](const Tensor& loss) {
+    model.zero_grad();
+    loss.backward();
+    std::vector<std::vector<float>> g;
+    for (const Tensor& p : model.parameters()) g.push_back(p.grad().to_vector<float>());
+    return g;
+  };
+  const Tensor loss = model.loss(idx, targets), reference = model.forward(idx, targets).loss;
+  EXPECT_EQ(loss.item<float>(), reference.item<float>());
+  EXPECT_EQ(loss.grad_fn()->name, "linear_cross_entropy");
+  EXPECT_EQ(gradients(loss), gradients(reference));
+  EXPECT_THROW_MSG(model.loss(idx, Tensor()), std::invalid_argument, "GPT::loss: needs targets");
+  EXPECT_THROW_MSG(model.loss(idx, test::random_ids({2, 4}, 0, 7, 6)), std::invalid_argument,
+                   "targets [2, 4] must be shaped like idx [2, 5]");
+}
+
 TEST(GPT, AttentionMapsAreCausal) {
   Generator gen(5);
   GPT model(small_config(), gen);
