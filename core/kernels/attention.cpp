@@ -389,8 +389,10 @@ void attention_reach(const AttentionDims& d, const bool* mask, std::int64_t mask
 template <>
 void attention_forward<float>(const AttentionDims& d, const AttentionHead<float>& h, float* weights, float* out,
                               std::int64_t out_rs) {
-  if (d.Lq == 1 && d.Lk <= kLanes && d.Lk > 0 && d.dk == kLanes && d.dv == kLanes)
-    return attention_one_query(d, h, weights, out);
+  if (d.Lq == 1 && d.Lk <= kLanes && d.Lk > 0 && d.dk == kLanes && d.dv == kLanes) {
+    float unused_row[kLanes];  // the weights alone: the output row goes here
+    return attention_one_query(d, h, weights, out != nullptr ? out : unused_row);
+  }
   constexpr float minus_inf = -std::numeric_limits<float>::infinity();
   const std::int64_t kv = vectors_for(d.Lk), vv = vectors_for(d.dv);
   const float scale = static_cast<float>(d.scale);
@@ -455,6 +457,7 @@ void attention_forward<float>(const AttentionDims& d, const AttentionHead<float>
   }
   for (i = 0; i < d.Lq; ++i)
     for (std::int64_t c = 0; c < kv; ++c) store_partial(weights + i * d.Lk + c * kLanes, s[i * kv + c], d.Lk - c * kLanes);
+  if (out == nullptr) return;  // the weights alone (backward recomputes them)
   // O = P V, reading P from its padded rows, each block of queries as far as it reaches
   const float* pf = reinterpret_cast<const float*>(s);
   if (by_gemm) {

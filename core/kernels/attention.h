@@ -48,7 +48,8 @@ struct AttentionHead {
 void attention_reach(const AttentionDims& d, const bool* mask, std::int64_t mask_rs, std::int64_t mask_cs,
                      std::int64_t* key_end, std::int64_t* query_begin);
 
-// Forward: writes P [Lq, Lk] (contiguous) and O [Lq, dv] (rows out_rs apart).
+// Forward: writes P [Lq, Lk] (contiguous) and O [Lq, dv] (rows out_rs apart); P alone when out is null (the same
+// bits: backward's recompute).
 template <typename T>
 void attention_forward(const AttentionDims& d, const AttentionHead<T>& h, T* weights, T* out, std::int64_t out_rs);
 
@@ -65,7 +66,7 @@ inline bool one_query_group_applies(const AttentionDims& d) {
 void attention_forward_one_query_group(const AttentionDims& d, const AttentionHead<float> (&heads)[kHeadGroup],
                                        float* weights, float* const (&out)[kHeadGroup]);
 
-// Backward: reads P (the forward's weights) and dO [Lq, dv] (rows dout_rs apart); overwrites dQ [Lq, dk],
+// Backward: reads P (the forward's weights, or the same recomputed) and dO [Lq, dv] (rows dout_rs apart); overwrites dQ [Lq, dk],
 // dK [Lk, dk] and dV [Lk, dv], each contiguous-rowed with its own row stride.
 template <typename T>
 struct AttentionGrads {

@@ -7,6 +7,7 @@
 #include "core/kernels/attention.h"
 #include "core/small_vector.h"
 #include "core/kernels/parallel_for.h"
+#include "core/kernels/scratch.h"
 #include "core/kernels/layout.h"
 
 namespace cppgrad::kernels {
@@ -152,6 +153,15 @@ struct Plan {
   }
 };
 
+// One head's P [Lq, Lk], computed again as the forward computed it, into this thread's buffer for it (valid until the
+// thread's next call): what backward reads when the op kept no weights.
+const float* recomputed_weights(const AttentionDims& dims, const AttentionHead<float>& head) {
+  thread_local ScratchBuffer<float> weights;
+  float* p = weights.get(static_cast<std::size_t>(dims.Lq * dims.Lk));
+  attention_forward<float>(dims, head, p, /*out=*/nullptr, 0);
+  return p;
+}
+
 }  // namespace
 
 std::array<Tensor, 2> attention_forward_batch(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask) {
@@ -198,7 +208,7 @@ void attention_backward_batch_into(const Tensor& g, const Tensor& q, const Tenso
   const Tensor qs = unit_rows(q), ks = unit_rows(k), vs = unit_rows(v), ms = mask.defined() ? mask.detach() : Tensor();
   const Tensor gs = unit_rows(g);
   const Heads<float> heads(qs, ks, vs, ms, plan.mask_strides, plan.r, dims);
-  const float* const p0 = weights.data<float>();
+  const float* const p0 = weights.defined() ? weights.data<float>() : nullptr;
   const HeadRows<const float> go(gs, plan.r);
   const HeadRows<float> gq(dq, plan.r), gk(dk, plan.r), gv(dv, plan.r);
   for_each_head<8>(plan.batch, plan.lead, plan.worth_threads,
@@ -207,7 +217,9 @@ void attention_backward_batch_into(const Tensor& g, const Tensor& q, const Tenso
                    [&](std::int64_t b, const std::array<std::int64_t, 8>& off) {
                      const AttentionGrads<float> grads{go.base + off[4], go.rs, gq.base + off[5], gq.rs,
                                                        gk.base + off[6], gk.rs, gv.base + off[7], gv.rs};
-                     attention_backward<float>(dims, heads.at(off), p0 + b * dims.Lq * dims.Lk, grads);
+                     const AttentionHead<float> head = heads.at(off);
+                     attention_backward<float>(dims, head, p0 ? p0 + b * dims.Lq * dims.Lk : recomputed_weights(dims, head),
+                                               grads);
                    });
 }
 

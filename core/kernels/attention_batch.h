@@ -15,7 +15,9 @@ inline constexpr std::size_t kMaxAttentionLeadingDims = 8;
 // (all checked by the op) -> {output [.., Lq, dv] (in v's memory order), weights [.., Lq, Lk]}
 std::array<Tensor, 2> attention_forward_batch(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask);
 
-// g: [.., Lq, dv], weights: the forward's -> {dq, dk, dv}, shaped like q, k and v
+// g: [.., Lq, dv], weights: the forward's, or undefined (each head's recomputed, the same bits, just before its
+// backward: an op that keeps only q, k and v holds no [.., Lq, Lk] between forward and backward) -> {dq, dk, dv},
+// shaped like q, k and v
 std::array<Tensor, 3> attention_backward_batch(const Tensor& g, const Tensor& q, const Tensor& k, const Tensor& v,
                                                const Tensor& mask, const Tensor& weights);
 

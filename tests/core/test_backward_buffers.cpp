@@ -1,10 +1,11 @@
 // Backward's buffer economies keep the values: a pending gradient added into in place only when nothing else sees
 // its memory (core/autograd.cpp, add_pending), and index_select's gradient written into its zeros
 // (core/ops/index_add_to_zeros.h), cross_entropy's gradient written over the probabilities it kept when its rule runs
-// once (autograd::rule_runs_once), and linear_cross_entropy, which keeps no logits. Each case is built so that the
-// economy done wrongly gives other numbers.
+// once (autograd::rule_runs_once), linear_cross_entropy, which keeps no logits, and attention's backward, which
+// computes its weights again. Each case is built so that the economy done wrongly gives other numbers.
 #include "core/allocator.h"
 #include "core/autograd.h"
+#include "core/kernels/attention_batch.h"
 #include "core/ops/elementwise.h"
 #include "core/ops/index_add_to_zeros.h"
 #include "core/ops/matmul.h"
@@ -162,6 +163,28 @@ TEST(BackwardBuffers, LinearCrossEntropyIsTheTwoOpsToTheBitAndKeepsNoLogits) {
   beyond.set({0, 0}, 37);
   EXPECT_THROW_MSG(linear_cross_entropy(x, w, beyond, -1), std::out_of_range,
                    "linear_cross_entropy: target 37 at position 0 is out of range for 37 classes (ignore_index is -1)");
+}
+
+// The fused attention's rule keeps q, k and v, not the weights P: backward computes each head's P again. Its
+// gradients must be those from the forward's P to the bit, on each of the kernel's paths: the products by GEMM
+// (>= 16 queries, >= 32 keys and dims), the vector products (a causal mask, a ragged length), and one query.
+TEST(BackwardBuffers, AttentionsBackwardComputesTheWeightsAgainToTheBit) {
+  struct Shape4 { std::int64_t B, H, Lq, Lk, d; bool causal; };
+  Generator gen(12);
+  for (const Shape4 c : {Shape4{2, 3, 40, 40, 32, true}, Shape4{2, 3, 13, 13, 16, true}, Shape4{3, 2, 1, 5, 8, false}}) {
+    const Tensor q = Tensor::randn({c.B, c.H, c.Lq, c.d}, gen), k = Tensor::randn({c.B, c.H, c.Lk, c.d}, gen),
+                 v = Tensor::randn({c.B, c.H, c.Lk, c.d}, gen), g = Tensor::randn({c.B, c.H, c.Lq, c.d}, gen);
+    Tensor mask;
+    if (c.causal) {
+      mask = Tensor::zeros({c.Lq, c.Lk}, DType::Bool);
+      for (std::int64_t i = 0; i < c.Lq; ++i)
+        for (std::int64_t j = 0; j <= i; ++j) mask.set({i, j}, 1);
+    }
+    const Tensor weights = kernels::attention_forward_batch(q, k, v, mask)[1];
+    const auto kept = kernels::attention_backward_batch(g, q, k, v, mask, weights);
+    const auto again = kernels::attention_backward_batch(g, q, k, v, mask, Tensor());
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(values(again[i]), values(kept[i])) << "Lq " << c.Lq << ", gradient " << i;
+  }
 }
 
 }  // namespace
