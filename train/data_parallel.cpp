@@ -94,4 +94,11 @@ void tree_sum_gradients(const std::vector<std::vector<Tensor>>& shard_params, in
   });
 }
 
+std::int64_t gradient_bytes(const std::vector<Tensor>& params) {
+  std::int64_t bytes = 0;
+  for (const Tensor& p : params)
+    if (p.requires_grad()) bytes += p.numel() * static_cast<std::int64_t>(dtype_size(p.dtype()));
+  return bytes;
+}
+
 }  // namespace cppgrad::train

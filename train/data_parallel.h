@@ -33,8 +33,8 @@
 #include "core/allocator_release.h"
 #include "core/parallel.h"
 #include "core/tensor.h"
-#include "train/shard_sums.h"
 #include "train/gradient_tree.h"
+#include "train/shard_sums.h"
 #include "train/tree.h"
 
 namespace cppgrad::train {
@@ -51,6 +51,9 @@ std::vector<double> loss_shares(const std::vector<std::int64_t>& counts);
 // gradients, in place. A missing gradient counts as zeros (made on first need), so every shard adds alike. The
 // parameters are shared among `threads` threads; the additions of each element are the same on any number.
 void tree_sum_gradients(const std::vector<std::vector<Tensor>>& shard_params, int threads = 1);
+
+// The bytes of the gradients of the parameters that learn (requires_grad), as they are now.
+std::int64_t gradient_bytes(const std::vector<Tensor>& params);
 
 // Runs body() on this thread; when `pack_once`, inside a scope where the tiled GEMM packs each linear layer's weight
 // once for every product with it (core/kernels/packed_weights.h): for a thread that runs several shards of a step.
@@ -140,8 +143,6 @@ class DataParallel {
       shard_params_.push_back(replicas_.back()->parameters());
     }
     params_ = model_->parameters();
-    for (const Tensor& p : params_)
-      if (p.requires_grad()) gradient_bytes_ += p.numel() * static_cast<std::int64_t>(dtype_size(p.dtype()));
     // The replicas' own weights, dropped for the model's, and the initialisation's temporaries sit in this thread's
     // block cache, where only this thread's blocks of the same sizes could reuse them (AdamW's moments do; with an
     // optimizer keeping fewer, they would stay idle for the whole run).
@@ -184,7 +185,7 @@ class DataParallel {
     // This process's block of the tree (train/tree.h), for the gradients (into the first replica's): a large model's
     // additions each made as soon as both of its shards' gradients are final (train/gradient_tree.h), the rest after.
     std::optional<GradientTree> early;
-    if (local > 1 && gradient_bytes_ >= options_.sum_early_from_bytes) early.emplace(shard_params_, threads);
+    if (local > 1 && gradient_bytes(params_) >= options_.sum_early_from_bytes) early.emplace(shard_params_, threads);
     run_in_parallel(threads, [&](int t) {
       std::optional<GradientTree::OnThread> here;
       if (early) here.emplace(*early, t);
@@ -255,7 +256,6 @@ class DataParallel {
   std::vector<std::unique_ptr<Model>> replicas_;   // one per shard of this process, in shard order
   std::vector<std::vector<Tensor>> shard_params_;  // each replica's parameters (handles), in the same order
   std::vector<Tensor> params_;                     // the model's
-  std::int64_t gradient_bytes_ = 0;                // of the parameters that learn
 };
 
 }  // namespace cppgrad::train

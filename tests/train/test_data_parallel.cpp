@@ -28,6 +28,15 @@ TEST(DataParallel, TheReplicasOwnWeightsAreNotLeftInTheBuildingThreadsCache) {
   EXPECT_EQ(allocator_stats().cached_bytes, 0u);
 }
 
+TEST(DataParallel, GradientBytesCountTheParametersThatLearnAsTheyAreNow) {
+  Tensor a = Tensor::zeros({3, 4}), b = Tensor::zeros({5}, DType::Float64);
+  a.set_requires_grad(true), b.set_requires_grad(true);
+  const std::vector<Tensor> params{a, b};
+  EXPECT_EQ(train::gradient_bytes(params), 12 * 4 + 5 * 8);
+  a.set_requires_grad(false);  // frozen after the list was made: no longer counted
+  EXPECT_EQ(train::gradient_bytes(params), 5 * 8);
+}
+
 TEST(DataParallel, ShardsAreContiguousCoverTheBatchAndDifferByAtMostOne) {
   const std::vector<std::int64_t> rows = {10, 11, 12, 13, 14, 15, 16};
   std::vector<std::int64_t> joined;
