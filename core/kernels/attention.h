@@ -66,8 +66,8 @@ inline bool one_query_group_applies(const AttentionDims& d) {
 void attention_forward_one_query_group(const AttentionDims& d, const AttentionHead<float> (&heads)[kHeadGroup],
                                        float* weights, float* const (&out)[kHeadGroup]);
 
-// Backward: reads P (the forward's weights, or the same recomputed) and dO [Lq, dv] (rows dout_rs apart); overwrites dQ [Lq, dk],
-// dK [Lk, dk] and dV [Lk, dv], each contiguous-rowed with its own row stride.
+// Backward: reads P (the forward's weights, or the same computed again) and dO [Lq, dv] (rows dout_rs apart);
+// overwrites dQ [Lq, dk], dK [Lk, dk] and dV [Lk, dv], each contiguous-rowed with its own row stride.
 template <typename T>
 struct AttentionGrads {
   const T* dout; std::int64_t dout_rs;

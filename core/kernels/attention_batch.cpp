@@ -218,8 +218,8 @@ void attention_backward_batch_into(const Tensor& g, const Tensor& q, const Tenso
                      const AttentionGrads<float> grads{go.base + off[4], go.rs, gq.base + off[5], gq.rs,
                                                        gk.base + off[6], gk.rs, gv.base + off[7], gv.rs};
                      const AttentionHead<float> head = heads.at(off);
-                     attention_backward<float>(dims, head, p0 ? p0 + b * dims.Lq * dims.Lk : recomputed_weights(dims, head),
-                                               grads);
+                     const float* p = p0 ? p0 + b * dims.Lq * dims.Lk : recomputed_weights(dims, head);
+                     attention_backward<float>(dims, head, p, grads);
                    });
 }
 

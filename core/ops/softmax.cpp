@@ -181,9 +181,10 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, std::int64_t ig
                         return cross_entropy_definition(in[0], target, ignore_index, valid);
                       },
                       [=, shape = logits.shape()](const Tensor& g) {
-                        const Tensor dx = autograd::rule_runs_once()
-                                              ? kernels::cross_entropy_backward_over_probs(g, probs, t, ignore_index, valid)
-                                              : kernels::cross_entropy_backward(g, probs, t, ignore_index, valid);
+                        const Tensor dx =
+                            autograd::rule_runs_once()
+                                ? kernels::cross_entropy_backward_over_probs(g, probs, t, ignore_index, valid)
+                                : kernels::cross_entropy_backward(g, probs, t, ignore_index, valid);
                         return TensorList{dx.reshape(shape)};
                       },
                       where);

@@ -171,7 +171,8 @@ TEST(BackwardBuffers, LinearCrossEntropyIsTheTwoOpsToTheBitAndKeepsNoLogits) {
 TEST(BackwardBuffers, AttentionsBackwardComputesTheWeightsAgainToTheBit) {
   struct Shape4 { std::int64_t B, H, Lq, Lk, d; bool causal; };
   Generator gen(12);
-  for (const Shape4 c : {Shape4{2, 3, 40, 40, 32, true}, Shape4{2, 3, 13, 13, 16, true}, Shape4{3, 2, 1, 5, 8, false}}) {
+  for (const Shape4 c :
+       {Shape4{2, 3, 40, 40, 32, true}, Shape4{2, 3, 13, 13, 16, true}, Shape4{3, 2, 1, 5, 8, false}}) {
     const Tensor q = Tensor::randn({c.B, c.H, c.Lq, c.d}, gen), k = Tensor::randn({c.B, c.H, c.Lk, c.d}, gen),
                  v = Tensor::randn({c.B, c.H, c.Lk, c.d}, gen), g = Tensor::randn({c.B, c.H, c.Lq, c.d}, gen);
     Tensor mask;
