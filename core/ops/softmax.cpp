@@ -127,12 +127,19 @@ std::int64_t check_cross_entropy(const Shape& logits, const Tensor& target, std:
   for (std::int64_t i = 0; i < t.numel(); ++i) {
     if (pt[i] == ignore_index) continue;
     if (pt[i] < 0 || pt[i] >= C)
-      throw std::out_of_range(std::string(op) + ": target " + std::to_string(pt[i]) + " at position " + std::to_string(i) +
-                              " is out of range for " + std::to_string(C) + " classes (ignore_index is " +
-                              std::to_string(ignore_index) + ")");
+      throw std::out_of_range(std::string(op) + ": target " + std::to_string(pt[i]) + " at position " +
+                              std::to_string(i) + " is out of range for " + std::to_string(C) +
+                              " classes (ignore_index is " + std::to_string(ignore_index) + ")");
     ++valid;
   }
   return valid;
+}
+
+// The fused kernels' backward, dlogits [N, C] = g/|valid| (p - onehot(t)): written over p when the rule runs once
+// (autograd::rule_runs_once: nothing reads p after it), into a buffer of its own when the graph is kept.
+Tensor dlogits(const Tensor& g, const Tensor& probs, const Tensor& t, std::int64_t ignore_index, std::int64_t valid) {
+  return autograd::rule_runs_once() ? kernels::cross_entropy_backward_over_probs(g, probs, t, ignore_index, valid)
+                                    : kernels::cross_entropy_backward(g, probs, t, ignore_index, valid);
 }
 
 }  // namespace
@@ -181,11 +188,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, std::int64_t ig
                         return cross_entropy_definition(in[0], target, ignore_index, valid);
                       },
                       [=, shape = logits.shape()](const Tensor& g) {
-                        const Tensor dx =
-                            autograd::rule_runs_once()
-                                ? kernels::cross_entropy_backward_over_probs(g, probs, t, ignore_index, valid)
-                                : kernels::cross_entropy_backward(g, probs, t, ignore_index, valid);
-                        return TensorList{dx.reshape(shape)};
+                        return TensorList{dlogits(g, probs, t, ignore_index, valid).reshape(shape)};
                       },
                       where);
 }
@@ -217,13 +220,10 @@ Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor&
   Tensor loss = kernels::cross_entropy_forward_in_place(probs, t, ignore_index, valid);             // now the softmax
   return record_fused(loss, "linear_cross_entropy", {x, weight}, definition,
                       [=](const Tensor& g) {
-                        const Tensor dlogits =
-                            autograd::rule_runs_once()
-                                ? kernels::cross_entropy_backward_over_probs(g, probs, t, ignore_index, valid)
-                                : kernels::cross_entropy_backward(g, probs, t, ignore_index, valid);
                         const auto [dx, dw, unused] =
-                            kernels::linear_backward(dlogits.reshape(logits_shape), x, weight, x.requires_grad(),
-                                                     weight.requires_grad(), false, precision);
+                            kernels::linear_backward(dlogits(g, probs, t, ignore_index, valid).reshape(logits_shape),
+                                                     x, weight, x.requires_grad(), weight.requires_grad(), false,
+                                                     precision);
                         return TensorList{dx, dw};
                       },
                       where);
