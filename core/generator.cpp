@@ -60,6 +60,12 @@ double Generator::normal() {
   return box_muller(u1, u2);
 }
 
+void Generator::skip_uniforms(std::uint64_t n) {
+  for (std::uint64_t i = 0; i < n; ++i) next_u64();
+}
+
+void Generator::skip_normals(std::uint64_t n) { skip_uniforms(2 * n); }  // normal()'s two uniforms
+
 void Generator::fill_normal(std::span<float> out) { fill_normal_in_chunks(*this, out); }
 void Generator::fill_normal(std::span<double> out) { fill_normal_in_chunks(*this, out); }
 

@@ -22,6 +22,11 @@ class Generator {
   void fill_normal(std::span<float> out);
   void fill_normal(std::span<double> out);
   std::int64_t randint(std::int64_t low, std::int64_t high);  // [low, high), unbiased
+  // Leave the state where n calls of uniform() (one 64-bit draw each) or of normal() (two) would, computing no value:
+  // a model whose values a file will replace skips drawing them (nn/init.h's SkipInit), and whatever is drawn after
+  // it is what it would have been.
+  void skip_uniforms(std::uint64_t n);
+  void skip_normals(std::uint64_t n);
 
   using State = std::array<std::uint64_t, 4>;
   State state() const { return s_; }

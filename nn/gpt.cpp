@@ -14,6 +14,7 @@
 #include "core/ops/softmax.h"
 #include "core/ops/unary.h"
 #include "core/ops/views.h"
+#include "nn/init.h"
 
 namespace cppgrad::nn {
 
@@ -217,7 +218,7 @@ GPT::GPT(const GPTConfig& config, Generator& gen)
 void GPT::init_weights(Generator& gen) {
   NoGradGuard no_grad;
   const double residual_std = 0.02 / std::sqrt(2.0 * static_cast<double>(config_.n_layer));
-  auto normal = [&](const Tensor& p, double std) { p.copy_(mul(Tensor::randn(p.shape(), gen, p.dtype()), std)); };
+  auto normal = [&](const Tensor& p, double std) { init::normal_(p, std, gen); };
   auto linear = [&](const Linear& l, double std) {
     normal(l.weight(), std);
     if (l.bias().defined()) l.bias().copy_(Tensor::zeros(l.bias().shape(), l.bias().dtype()));

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "core/autograd.h"
+#include "nn/init.h"
 
 namespace cppgrad::nn {
 
@@ -271,8 +272,11 @@ std::unique_ptr<GPT> read_and_build(const Checked& c, Read read, const std::stri
     check_tied_head(read(head->second), read(c.to_read.at("wte.weight")), path);
   std::map<std::string, bool> conv1d;
   for (const HFTensor& e : c.layout) conv1d[e.name] = e.conv1d;
-  Generator gen(0);  // the initial values are all overwritten
-  auto model = std::make_unique<GPT>(c.config, gen);
+  Generator gen(0);
+  auto model = [&] {
+    const init::SkipInit skip;  // every value is the file's
+    return std::make_unique<GPT>(c.config, gen);
+  }();
   NoGradGuard no_grad;
   for (const auto& [name, p] : model->named_parameters()) {
     const std::string hf = name.rfind(kPrefix, 0) == 0 ? name.substr(kPrefix.size()) : name;

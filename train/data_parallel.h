@@ -33,6 +33,7 @@
 #include "core/allocator_release.h"
 #include "core/parallel.h"
 #include "core/tensor.h"
+#include "nn/init.h"
 #include "train/gradient_tree.h"
 #include "train/shard_sums.h"
 #include "train/tree.h"
@@ -138,7 +139,10 @@ class DataParallel {
     first_shard_ = (options.processes ? options.processes->rank() : 0) * local;
     model_ = make();
     for (int s = 0; s < local; ++s) {
-      replicas_.push_back(make());
+      {
+        const nn::init::SkipInit skip;  // a replica's values are the model's: none are drawn (nn/init.h)
+        replicas_.push_back(make());
+      }
       replicas_.back()->share_parameters_with(*model_);
       shard_params_.push_back(replicas_.back()->parameters());
     }

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "core/json_bounded.h"
+#include "nn/init.h"
 #include "train/run_config.h"
 
 namespace cppgrad::gpt {
@@ -216,7 +217,10 @@ LoadedModel load_model(const std::string& path) {
   LoadedModel m{.config = c.config, .tokenizer = c.tokenizer, .context = c.model.block_size, .steps_done = c.step,
                 .model = {}};
   Generator init(0);
-  m.model = make_gpt(c.model, c.config, init);
+  {
+    const nn::init::SkipInit skip;  // every value is the checkpoint's
+    m.model = make_gpt(c.model, c.config, init);
+  }
   try {
     m.model->load_state_dict(c.state.model);
   } catch (const std::exception& e) {

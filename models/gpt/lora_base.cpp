@@ -8,6 +8,7 @@
 
 #include "core/json_bounded.h"
 #include "core/safetensors.h"
+#include "nn/init.h"
 #include "nn/lora.h"
 
 namespace cppgrad::gpt {
@@ -76,6 +77,9 @@ std::runtime_error lora_checkpoint_as_init(const std::string& path, const LoRABa
 std::unique_ptr<nn::GPT> make_gpt(const nn::GPTConfig& model, const TrainConfig& config, Generator& init) {
   auto gpt = std::make_unique<nn::GPT>(model, init);
   if (config.lora.rank == 0) return gpt;
+  // Drawn even where the base's values are to be loaded (a caller's SkipInit): under train --init they are the
+  // finetune's start. Elsewhere a load replaces them, and they are a few thousand values.
+  const nn::init::SkipInit draw_adapters(false);
   try {
     nn::add_lora(*gpt, config.lora_target_names(), config.lora, init, gpt->shared_dropout_generator());
   } catch (const std::invalid_argument& e) {

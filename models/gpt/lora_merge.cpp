@@ -3,13 +3,17 @@
 #include <stdexcept>
 
 #include "models/gpt/trainer.h"
+#include "nn/init.h"
 #include "nn/lora.h"
 
 namespace cppgrad::gpt {
 
 std::unique_ptr<nn::GPT> merged_gpt(const nn::GPT& adapted) {
-  Generator init(0);  // every value is overwritten
-  auto plain = std::make_unique<nn::GPT>(adapted.config(), init);
+  Generator init(0);
+  auto plain = [&] {
+    const nn::init::SkipInit skip;  // every value is the merge's
+    return std::make_unique<nn::GPT>(adapted.config(), init);
+  }();
   plain->load_state_dict(nn::merged_state_dict(adapted));
   plain->dropout_generator().set_state(adapted.dropout_generator().state());
   plain->train(adapted.is_training());
@@ -22,7 +26,10 @@ MergeResult merge_lora_checkpoint(const std::string& lora_path, const std::strin
     throw std::runtime_error("checkpoint " + lora_path + ": has no LoRA adapters to merge (it is a plain model: "
                              "sample, eval, export and train --init read it as it is)");
   Generator init(0);
-  const std::unique_ptr<nn::GPT> adapted = make_gpt(c.model, c.config, init);
+  const std::unique_ptr<nn::GPT> adapted = [&] {
+    const nn::init::SkipInit skip;  // every value is the checkpoint's
+    return make_gpt(c.model, c.config, init);
+  }();
   adapted->load_state_dict(c.state.model);
   adapted->dropout_generator().set_state(c.state.meta.generators.at("dropout_rng"));
   const std::unique_ptr<nn::GPT> plain = merged_gpt(*adapted);

@@ -6,6 +6,7 @@
 
 #include "core/allocator_release.h"
 #include "models/gpt/train_checks.h"
+#include "nn/init.h"
 
 namespace cppgrad::gpt {
 
@@ -39,8 +40,13 @@ std::unique_ptr<Trainer> start_run(const TrainConfig& config, train::ProcessLink
                                             "checkpoint of train --save or import)", config.lora.rank));
   const std::optional<data::Tokenizer> bpe =
       stored_bpe(config, start.resume, start.tokenizer_given, start.init ? &*start.init : nullptr);
-  auto t = std::make_unique<Trainer>(config, processes, bpe ? &*bpe : nullptr,
+  auto t = [&] {
+    // The model's values are the checkpoint's (--resume) or the base's (--init; its new LoRA adapters are drawn,
+    // make_gpt): none of them is drawn, and the generator moves on as if they were (nn/init.h).
+    const nn::init::SkipInit skip(!start.resume.empty() || start.init.has_value());
+    return std::make_unique<Trainer>(config, processes, bpe ? &*bpe : nullptr,
                                      !start.resume.empty() && !start.data_given ? kCheckpointData : kDataFlag);
+  }();
   if (!start.resume.empty()) t->load(start.resume);
   if (start.init) {
     start.init.reset();

@@ -91,6 +91,30 @@ TEST(GptRunStart, ResumesFinetunesAndRefusesARunWithNothingLeft) {
     EXPECT_EQ(t.to_double_vector(), finetuned->model().state_dict().at(name).to_double_vector()) << name;
 }
 
+// start_run draws none of the values --init or --resume replaces (nn/init.h's SkipInit), and the seed's LoRA adapters
+// are still the ones it draws after them: each run equals the same run made with every value drawn.
+TEST(GptRunStart, DrawsOnlyWhatNoFileGivesAndTheSameBits) {
+  test::GptSmallRun run;
+  const std::string saved = run.path("m.safetensors");
+  gpt::Trainer(run.config(1)).save(saved);
+  gpt::TrainConfig lora = run.config(2);
+  lora.lora.rank = 2;
+  const auto finetune = gpt::start_run(lora, nullptr, {.resume = "", .tokenizer_given = false, .data_given = true,
+                                                       .init = gpt::read_init_checkpoint(saved), .init_path = saved});
+  gpt::Trainer drawn(lora);
+  drawn.init_from(gpt::read_init_checkpoint(saved), saved);
+  const nn::StateDict want = drawn.model().state_dict();
+  EXPECT_EQ(want.size(), finetune->model().state_dict().size());
+  for (const auto& [name, t] : finetune->model().state_dict())
+    EXPECT_EQ(t.to_double_vector(), want.at(name).to_double_vector()) << name;
+  const std::string adapted = run.path("lora.safetensors");
+  finetune->save(adapted);
+  const auto resumed = gpt::start_run(lora, nullptr, {.resume = adapted, .tokenizer_given = false, .data_given = false,
+                                                      .init = std::nullopt, .init_path = ""});
+  for (const auto& [name, t] : resumed->model().state_dict())
+    EXPECT_EQ(t.to_double_vector(), want.at(name).to_double_vector()) << name;
+}
+
 TEST(GptTrainChecks, RefuseResumeWithInitAndAMissingDefaultData) {
   EXPECT_THROW_MSG(gpt::check_resume_or_init(true, true), std::invalid_argument,
                    "--init starts a new run from a checkpoint's weights, --resume continues one: give one of them");
