@@ -1,7 +1,9 @@
 #include "core/generator.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <memory>
 #include <numbers>
 #include <stdexcept>
 #include <string>
@@ -23,6 +25,51 @@ std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); 
 // Box-Muller's first value from two uniforms, u1 in (0, 1] (so the log is finite) and u2 in [0, 1).
 double box_muller(double u1, double u2) { return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2); }
 
+// xoshiro256**'s state update, next_u64 without its output: xors, a shift and a rotation of the four words.
+void advance(Generator::State& s) {
+  const std::uint64_t t = s[1] << 17;
+  s[2] ^= s[0];
+  s[3] ^= s[1];
+  s[1] ^= s[2];
+  s[0] ^= s[3];
+  s[2] ^= t;
+  s[3] = rotl(s[3], 45);
+}
+
+// Skipping n draws without making them. Each operation of the update is linear over the 256 bits of the state
+// (GF(2): xor is addition), so one draw is a 256 x 256 bit matrix M and n draws are M^n. The powers M^(2^k) are found
+// once by squaring (64 matrices, 512 KiB, about 10 ms); skipping n draws applies those of n's set bits to the state.
+struct BitMatrix {
+  std::array<Generator::State, 256> column;  // column j: where the state with only bit j set goes
+};
+
+Generator::State multiply(const BitMatrix& m, const Generator::State& s) {
+  Generator::State out{};
+  for (int j = 0; j < 256; ++j)
+    if ((s[j / 64] >> (j % 64)) & 1)
+      for (int w = 0; w < 4; ++w) out[w] ^= m.column[j][w];
+  return out;
+}
+
+const std::array<BitMatrix, 64>& draw_powers() {  // [k]: M^(2^k)
+  static const std::unique_ptr<std::array<BitMatrix, 64>> powers = [] {
+    auto p = std::make_unique<std::array<BitMatrix, 64>>();
+    for (int j = 0; j < 256; ++j) {
+      Generator::State e{};
+      e[j / 64] = std::uint64_t{1} << (j % 64);
+      advance(e);
+      (*p)[0].column[j] = e;
+    }
+    for (int k = 1; k < 64; ++k)
+      for (int j = 0; j < 256; ++j) (*p)[k].column[j] = multiply((*p)[k - 1], (*p)[k - 1].column[j]);
+    return p;
+  }();
+  return *powers;
+}
+
+// Below this many draws, stepping is cheaper than the powers' first making (a draw costs about a nanosecond).
+constexpr std::uint64_t kSkipByStepsBelow = std::uint64_t{1} << 20;
+
 template <typename T>
 void fill_normal_in_chunks(Generator& gen, std::span<T> out) {
   constexpr std::size_t kChunk = std::size_t{1} << 16;  // two buffers of 512 KiB
@@ -43,13 +90,7 @@ void Generator::manual_seed(std::uint64_t seed) {
 
 std::uint64_t Generator::next_u64() {
   const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
-  const std::uint64_t t = s_[1] << 17;
-  s_[2] ^= s_[0];
-  s_[3] ^= s_[1];
-  s_[1] ^= s_[2];
-  s_[0] ^= s_[3];
-  s_[2] ^= t;
-  s_[3] = rotl(s_[3], 45);
+  advance(s_);
   return result;
 }
 
@@ -61,7 +102,13 @@ double Generator::normal() {
 }
 
 void Generator::skip_uniforms(std::uint64_t n) {
-  for (std::uint64_t i = 0; i < n; ++i) next_u64();
+  if (n < kSkipByStepsBelow) {
+    for (std::uint64_t i = 0; i < n; ++i) advance(s_);
+    return;
+  }
+  const std::array<BitMatrix, 64>& powers = draw_powers();
+  for (int k = 0; k < 64; ++k)
+    if ((n >> k) & 1) s_ = multiply(powers[static_cast<std::size_t>(k)], s_);
 }
 
 void Generator::skip_normals(std::uint64_t n) { skip_uniforms(2 * n); }  // normal()'s two uniforms

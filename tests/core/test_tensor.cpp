@@ -90,6 +90,24 @@ TEST(Tensor, RandnIsNormalDrawnInOrder) {
   EXPECT_EQ(bulk.state(), one_by_one.state());
 }
 
+// Skipping draws (nn/init.h's SkipInit) leaves the state where making them would: by steps for few, by powers of the
+// update's bit matrix for many (from 2^20 draws: a normal is two), both held to draws made one by one. The comparison
+// can fail: one draw fewer leaves another state.
+TEST(Tensor, GeneratorSkipsExactlyTheDrawsItWouldMake) {
+  for (const std::uint64_t n : {0, 1, 7, 1000, (1 << 19) - 1, (1 << 19) + 5, (1 << 20) + 1, 3 << 20}) {
+    Generator skipped(11), drawn(11), one_short(11);
+    skipped.skip_normals(n);
+    skipped.skip_uniforms(n);
+    for (std::uint64_t i = 0; i < n; ++i) drawn.normal();
+    for (std::uint64_t i = 0; i < n; ++i) drawn.uniform();
+    EXPECT_EQ(skipped.state(), drawn.state()) << n;
+    if (n == 0) continue;
+    for (std::uint64_t i = 0; i < n; ++i) one_short.normal();
+    for (std::uint64_t i = 0; i + 1 < n; ++i) one_short.uniform();
+    EXPECT_NE(skipped.state(), one_short.state()) << n;
+  }
+}
+
 TEST(Tensor, GeneratorStateRoundTrips) {
   Generator g(5);
   g.next_u64();
