@@ -15,7 +15,8 @@ const state = {
   steps_done: 0, max_steps: Number(document.getElementById('max-steps').value),
   losses: [], vals: [], means: [], historyFrom: 0, bigram: null, val_loss: null, attention: null, ms_per_step: null,
   tokens_per_s: null, errors: [], errorFrom: null, pendingData: null, graphWhat: null,
-  sampleSeed: 0, format: 'lines', savedAt: 0, evaluating: null, diverged: null, before: null, chart: null,
+  sampleSeed: 0, format: 'lines', dtype: 'float32', savedAt: 0, evaluating: null, diverged: null, before: null,
+  chart: null,
 };
 
 Object.defineProperty(window, 'cppgradPage', {
@@ -77,6 +78,7 @@ function showError(message, request) {
     Object.assign(state, { waitingForReady: false, loading: false, ready: state.hasSession, pendingData: null },
                   state.before ?? {});
     $('format').value = state.format;
+    $('dtype').value = state.dtype;
     updateNumbers();
   }
   if (request === 'train') {
@@ -125,8 +127,8 @@ const send = (message, transfer = []) => worker.postMessage(message, transfer);
 // keeps Train and Reset off, so no run starts from it).
 function config() {
   const run = { steps_done: 0, max_steps: state.max_steps };
-  return { format: $('format').value, seed: readBox('seed', run).value, steps: readBox('max-steps', run).value,
-           lr: readBox('lr', run).value };
+  return { format: $('format').value, dtype: $('dtype').value, seed: readBox('seed', run).value,
+           steps: readBox('max-steps', run).value, lr: readBox('lr', run).value };
 }
 
 // init, reset and load each end in 'ready' (a new run) or an error; until then chunks of the old run are ignored.
@@ -156,20 +158,23 @@ function startRun(type) {
   return true;
 }
 
-// A seed, step count or learning rate changed before the first step restarts the run at once (the same as starting it
-// so natively). Later, more steps grow the run (train --resume --steps N: a finished run trains on); a new seed or
-// learning rate is a new run, which Reset starts. A box the page refuses changes nothing but its message.
+// A seed, step count, learning rate or dtype changed before the first step restarts the run at once (the same as
+// starting it so natively). Later, more steps grow the run (train --resume --steps N: a finished run trains on); a new
+// seed, learning rate or dtype is a new run, which Reset starts. A box the page refuses changes nothing but its
+// message.
 function reconfigure(event) {
   if (!boxesOk() || !state.hasSession || state.loading) return;
   const steps = readBox('max-steps', state).value;
   if (state.steps_done === 0 && !state.training) startRun('reset');
   else if (event.target.id === 'max-steps' && steps !== state.max_steps) send({ type: 'steps', steps });
-  else if (event.target.id !== 'max-steps') setStatus('A new seed or learning rate is a new run: press Reset to start it.');
+  else if (event.target.id !== 'max-steps')
+    setStatus('A new seed, learning rate or dtype is a new run: press Reset to start it.');
 }
 for (const id of boxIds) {
   $(id).addEventListener('input', () => boxesOk());
   $(id).addEventListener('change', reconfigure);
 }
+$('dtype').addEventListener('change', reconfigure);
 
 function boxesOk() {
   const ok = showBoxes(state);
@@ -185,6 +190,8 @@ function showRun(m) {
   $('lr').value = m.config.lr;
   $('format').value = m.config.format;
   state.format = m.config.format;
+  state.dtype = m.config.dtype ?? 'float32';  // a config writes the dtype only when it is not the default
+  $('dtype').value = state.dtype;
   $('command').textContent = m.command;
   $('model-size').textContent = m.params.toLocaleString('en');
   $('vocab-context').textContent = `${m.vocab}, ${m.context}`;

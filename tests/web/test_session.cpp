@@ -94,6 +94,26 @@ TEST(WebSession, TrainsTheStepsAndEvaluationsOfCppgradGptTrain) {
   EXPECT_NE(losses(other.train(6)), native_losses);
 }
 
+// The page's "products in" select is the config's dtype: a bfloat16 run is `cppgrad-gpt train --dtype bfloat16`, the
+// same losses bit for bit (the page's portable kernel gives a CPU's bits: tests/core/test_gemm_bf16.cpp), and not the
+// float32 run's, so the comparison can fail.
+TEST(WebSession, TrainsInBfloat16AsTrainDtypeDoes) {
+  SmallRun run;
+  nlohmann::json config = nlohmann::json::parse(run.config(4));
+  config["dtype"] = "bfloat16";
+  web::Session page(config.dump());
+  EXPECT_NE(page.info().command.find(" --dtype bfloat16"), std::string::npos) << page.info().command;
+  EXPECT_EQ(nlohmann::json::parse(page.info().config_json)["dtype"], "bfloat16");
+  const std::vector<double> page_losses = losses(page.train(4));
+  gpt::Trainer native(web::config_from_json(config.dump()));
+  std::vector<double> native_losses;
+  native.run([&](std::int64_t, double loss, double) { native_losses.push_back(loss); }, nullptr, nullptr);
+  EXPECT_EQ(page_losses, native_losses);
+  web::Session float32(run.config(4));
+  EXPECT_FALSE(nlohmann::json::parse(float32.info().config_json).contains("dtype"));  // the default is not written
+  EXPECT_NE(losses(float32.train(4)), page_losses);
+}
+
 TEST(WebSession, AFinishedRunTrainsOnAsResumeWithMoreStepsDoes) {
   SmallRun run;
   web::Session page(run.config(6));

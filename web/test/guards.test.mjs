@@ -16,6 +16,7 @@
 //      text dropped before), and training on extends its axis;
 //   8. a checkpoint whose weights overflow: the maps and samples say why they are empty, Train says the run diverged,
 //      the checkpoint is not downloaded, and Reset brings back a working run;
+//   9. "products in" bfloat16 starts the run again as --dtype bfloat16, and it trains;
 //   and no error the page showed names a command-line flag.
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -322,6 +323,23 @@ async function diverged(browser, page, errors, seen, ckpt, scratch) {
                 !document.querySelector('#status').classList.contains('error') && !document.querySelector('#train').disabled);
 }
 
+// 9. ---------------------------------------------------------------------------------------------------------------
+// "products in" is the run's --dtype: with no step done, bfloat16 starts the run again in it (the portable kernel,
+// which gives a CPU's bits: tests/web/test_session.cpp), and it trains: its losses are finite and fall.
+async function bfloat16(page, errors) {
+  await page.select('#dtype', 'bfloat16');
+  await waitFor(page, errors, 'the run in bfloat16', 60, () => window.cppgradPage.ready &&
+                document.querySelector('#command').textContent.includes('--dtype bfloat16'));
+  await page.click('#train');
+  await waitFor(page, errors, '20 steps in bfloat16', 120, () => window.cppgradPage.steps_done >= 20);
+  await page.click('#train');  // pauses
+  const losses = (await snapshot(page)).losses;
+  const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const first = mean(losses.slice(0, 5)), last = mean(losses.slice(-5));
+  log(`bfloat16: ${await command(page)}; mean loss of the first 5 steps ${first.toFixed(3)}, last 5 ${last.toFixed(3)}`);
+  check(losses.every(Number.isFinite) && last < first, `bfloat16's losses do not fall: ${losses.join(', ')}`);
+}
+
 async function main() {
   const { values: o } = parseArgs({
     options: { dist: { type: 'string', default: join(repo, 'build-wasm', 'web', 'dist') },
@@ -345,6 +363,7 @@ async function main() {
     await asksFirst(page, errors, seen);
     const ckpt = await checkpointHistory(chromium.browser, page, errors, seen, scratch);
     await diverged(chromium.browser, page, errors, seen, ckpt, scratch);
+    await bfloat16(page, errors);
     const shown = (await snapshot(page)).errors;
     const flags = shown.filter((m) => /(^|\s)--[a-z]/.test(m));
     check(flags.length === 0, `errors that name command-line flags: ${flags.join(' | ')}`);
