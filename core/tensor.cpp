@@ -380,16 +380,35 @@ void Tensor::backward(const Tensor& grad, std::optional<bool> retain_graph, bool
 }
 
 // ------------------------------------------------------------------------------------------- in-place
+namespace {
+
+// Whether p[0, n) holds no NaN or Inf. A value is finite unless its exponent bits are all ones; tested on the bits and
+// or-ed over a block, with no exit inside the block, the loop is vectorised (std::isfinite with a return per element
+// was not: GPT-2 124M's weights took a quarter of `cppgrad-gpt sample`'s start).
+template <typename T>
+bool finite_values(const T* p, std::int64_t n) {
+  using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+  constexpr Bits kExponent = static_cast<Bits>(sizeof(T) == 4 ? 0x7f800000ull : 0x7ff0000000000000ull);
+  constexpr std::int64_t kBlock = 4096;
+  for (std::int64_t start = 0; start < n; start += kBlock) {
+    const std::int64_t end = std::min(n, start + kBlock);
+    Bits not_finite = 0;
+    for (std::int64_t i = start; i < end; ++i) {
+      Bits b;
+      std::memcpy(&b, p + i, sizeof(b));
+      not_finite |= static_cast<Bits>((b & kExponent) == kExponent);
+    }
+    if (not_finite != 0) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 bool Tensor::all_finite() const {
   if (!is_floating(dtype())) return true;
-  if (is_contiguous()) {  // no copy: a checkpoint's 150 MB embedding is checked where it lies
-    const auto scan = [](const auto* p, std::int64_t n) {
-      for (std::int64_t i = 0; i < n; ++i)
-        if (!std::isfinite(p[i])) return false;
-      return true;
-    };
-    return dtype() == DType::Float32 ? scan(data<float>(), numel()) : scan(data<double>(), numel());
-  }
+  if (is_contiguous())  // no copy: a checkpoint's 150 MB embedding is checked where it lies
+    return dtype() == DType::Float32 ? finite_values(data<float>(), numel()) : finite_values(data<double>(), numel());
   for (const double v : to_double_vector())
     if (!std::isfinite(v)) return false;
   return true;

@@ -108,6 +108,29 @@ TEST(Tensor, GeneratorSkipsExactlyTheDrawsItWouldMake) {
   }
 }
 
+// all_finite finds one NaN or Inf wherever it lies (first, last, either side of the scan's blocks of 4096), in float
+// and double and in a strided view; the largest finite values and subnormals are finite.
+TEST(Tensor, AllFiniteFindsEveryNonFiniteValue) {
+  const std::int64_t n = 3 * 4096 + 5;
+  for (const DType dtype : {DType::Float32, DType::Float64}) {
+    const double largest = dtype == DType::Float32 ? 3.4028234663852886e38 : 1.7976931348623157e308;
+    const double subnormal = dtype == DType::Float32 ? 1e-45 : 5e-324;
+    const Tensor clean = Tensor::full({n}, 1.5, dtype);
+    clean.set({7}, largest), clean.set({8}, -largest), clean.set({9}, subnormal);
+    EXPECT_TRUE(clean.all_finite());
+    for (const double bad : {std::nan(""), double{INFINITY}, -double{INFINITY}})
+      for (const std::int64_t at : {std::int64_t{0}, std::int64_t{4095}, std::int64_t{4096}, std::int64_t{8191}, n - 1}) {
+        const Tensor t = clean.clone();
+        t.set({at}, bad);
+        EXPECT_FALSE(t.all_finite()) << dtype_name(dtype) << " " << bad << " at " << at;
+        const Tensor two_rows = Tensor::full({2, n}, 1.5, dtype);
+        two_rows.set({1, at}, bad);
+        ASSERT_FALSE(two_rows.t().is_contiguous());  // [n, 2] read across rows: the other path
+        EXPECT_FALSE(two_rows.t().all_finite()) << dtype_name(dtype) << " " << bad << " at " << at;
+      }
+  }
+}
+
 TEST(Tensor, GeneratorStateRoundTrips) {
   Generator g(5);
   g.next_u64();
