@@ -14,7 +14,9 @@ namespace cppgrad::nn::init {
 // below draw nothing: a tensor they return is allocated and its values are unset (a load fills them), and the
 // generator moves on exactly as drawing would (Generator::skip_normals), so what is drawn after is the same bits.
 // PyTorch's torch.nn.utils.skip_init and Hugging Face's from_pretrained skip the same work. SkipInit(false) draws
-// again inside an outer one, for values no load will fill (a finetune's new LoRA adapters).
+// again inside an outer one, for values no load will fill (a finetune's new LoRA adapters). Scoped and thread-local
+// like the no-grad switch, but not carried into the pool's workers (core/execution_context.h): an initialiser decides
+// on the thread that builds the model, and the workers only compute values already decided to be drawn.
 bool init_skipped();
 
 class SkipInit {
