@@ -9,7 +9,6 @@
 #include <stdexcept>
 
 #include "core/json_bounded.h"
-#include "nn/init.h"
 #include "train/run_config.h"
 
 namespace cppgrad::gpt {
@@ -216,11 +215,7 @@ LoadedModel load_model(const std::string& path) {
   GptCheckpoint c = read_gpt_checkpoint(path, train::CheckpointTensors::without_optimizer);
   LoadedModel m{.config = c.config, .tokenizer = c.tokenizer, .context = c.model.block_size, .steps_done = c.step,
                 .model = {}};
-  Generator init(0);
-  {
-    const nn::init::SkipInit skip;  // every value is the checkpoint's
-    m.model = make_gpt(c.model, c.config, init);
-  }
+  m.model = make_gpt_to_load(c.model, c.config);
   try {
     m.model->load_state_dict(c.state.model);
   } catch (const std::exception& e) {

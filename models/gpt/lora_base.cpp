@@ -88,4 +88,10 @@ std::unique_ptr<nn::GPT> make_gpt(const nn::GPTConfig& model, const TrainConfig&
   return gpt;
 }
 
+std::unique_ptr<nn::GPT> make_gpt_to_load(const nn::GPTConfig& model, const TrainConfig& config) {
+  Generator init(0);
+  const nn::init::SkipInit skip;
+  return make_gpt(model, config, init);
+}
+
 }  // namespace cppgrad::gpt

@@ -42,4 +42,8 @@ std::string weights_hash(const nn::StateDict& state);
 // frozen. A target that names no layer is a std::invalid_argument naming --lora-targets and the layers there are.
 std::unique_ptr<nn::GPT> make_gpt(const nn::GPTConfig& model, const TrainConfig& config, Generator& init);
 
+// make_gpt for a model whose every value a load fills next (a checkpoint's for sample, eval, merge): its values are
+// left unset instead of drawn (nn/init.h's SkipInit).
+std::unique_ptr<nn::GPT> make_gpt_to_load(const nn::GPTConfig& model, const TrainConfig& config);
+
 }  // namespace cppgrad::gpt

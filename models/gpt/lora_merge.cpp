@@ -25,11 +25,7 @@ MergeResult merge_lora_checkpoint(const std::string& lora_path, const std::strin
   if (!c.lora_base)
     throw std::runtime_error("checkpoint " + lora_path + ": has no LoRA adapters to merge (it is a plain model: "
                              "sample, eval, export and train --init read it as it is)");
-  Generator init(0);
-  const std::unique_ptr<nn::GPT> adapted = [&] {
-    const nn::init::SkipInit skip;  // every value is the checkpoint's
-    return make_gpt(c.model, c.config, init);
-  }();
+  const std::unique_ptr<nn::GPT> adapted = make_gpt_to_load(c.model, c.config);
   adapted->load_state_dict(c.state.model);
   adapted->dropout_generator().set_state(c.state.meta.generators.at("dropout_rng"));
   const std::unique_ptr<nn::GPT> plain = merged_gpt(*adapted);
