@@ -181,6 +181,27 @@ void Module::load_state_dict(const StateDict& state) {
   for (const auto& [name, p] : named_parameters()) p.copy_(state.at(name).to(p.dtype()));
 }
 
+void Module::assign_state_dict(const StateDict& state) {
+  check_state_dict(state);
+  const NamedTensors params = named_parameters();
+  // An entry that is the parameter's own memory (a view from this model's state_dict) leaves it as it is.
+  auto own = [&](const std::string& name, const Tensor& p) {
+    return state.at(name).impl().storage == p.impl().storage;
+  };
+  for (const auto& [name, p] : params)
+    if (!own(name, p) && p.impl().storage.use_count() > 1)
+      throw std::logic_error("assign_state_dict: parameter '" + name + "' shares its memory with another tensor (a "
+                             "replica's, or a view kept elsewhere), which would keep the old values: assign before "
+                             "share_parameters_with, or use load_state_dict");
+  std::set<const Storage*> taken;  // two parameters never share an entry's memory: one of them gets a copy
+  for (const auto& [name, p] : params) {
+    if (own(name, p)) continue;
+    Tensor e = state.at(name).detach().to(p.dtype()).contiguous();
+    if (!taken.insert(e.impl().storage.get()).second) e = e.clone();
+    p.set_data(e);
+  }
+}
+
 void Module::save(const std::string& path, const std::map<std::string, std::string>& metadata) const {
   write_safetensors(path, state_dict(), metadata);
 }

@@ -62,6 +62,12 @@ class Module {
   // mismatch (giving both shapes), or a tied entry whose values differ from its owner's; a dtype difference is
   // converted. All or nothing: every entry is checked (check_state_dict) before any parameter changes.
   void load_state_dict(const StateDict& state);
+  // load_state_dict without the copy (PyTorch's load_state_dict(state, assign=True)): each parameter takes its entry's
+  // memory itself (converted first if its dtype differs), and every handle to the parameter sees it. For a model just
+  // built to be loaded: a GPT-2 checkpoint is read into memory once instead of twice, and its second 0.5 GB is never
+  // touched. Refuses what load_state_dict refuses, and (std::logic_error) a parameter whose memory another tensor
+  // shares, such as a replica's (share_parameters_with): that one would keep the old values. All or nothing.
+  void assign_state_dict(const StateDict& state);
   // What load_state_dict refuses, without loading: std::invalid_argument naming the first bad entry.
   void check_state_dict(const StateDict& state) const;
   // The state dict as a safetensors file (atomic write), and back.

@@ -34,6 +34,7 @@
 #include "core/parallel.h"
 #include "core/tensor.h"
 #include "nn/init.h"
+#include "nn/module.h"
 #include "train/gradient_tree.h"
 #include "train/shard_sums.h"
 #include "train/tree.h"
@@ -151,6 +152,27 @@ class DataParallel {
     // block cache, where only this thread's blocks of the same sizes could reuse them (AdamW's moments do; with an
     // optimizer keeping fewer, they would stay idle for the whole run).
     release_cached_storage();
+  }
+
+  // The model's parameters take `state`'s memory instead of a copy of it (nn::Module::assign_state_dict), and the
+  // replicas share it in turn: a finetune's start holds its weights once. All or nothing, as the model's assign is.
+  void assign_state_dict(const nn::StateDict& state) {
+    model_->check_state_dict(state);
+    auto share = [&] {
+      for (auto& r : replicas_) r->share_parameters_with(*model_);
+    };
+    // The replicas let go of the model's memory first (which the model's assign refuses to leave them on): onto
+    // memory allocated and never touched, given back below.
+    for (auto& r : replicas_)
+      for (const Tensor& p : r->parameters()) p.set_data(Tensor::empty(p.shape(), p.dtype()));
+    try {
+      model_->assign_state_dict(state);
+    } catch (...) {
+      share();
+      throw;
+    }
+    share();
+    release_cached_storage();  // the model's old memory and the replicas' stand-ins
   }
 
   Model& model() { return *model_; }

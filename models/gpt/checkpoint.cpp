@@ -217,7 +217,7 @@ LoadedModel load_model(const std::string& path) {
                 .model = {}};
   m.model = make_gpt_to_load(c.model, c.config);
   try {
-    m.model->load_state_dict(c.state.model);
+    m.model->assign_state_dict(c.state.model);  // the weights as read: no second copy
   } catch (const std::exception& e) {
     throw std::runtime_error("checkpoint " + path + ": " + e.what());
   }

@@ -26,7 +26,7 @@ MergeResult merge_lora_checkpoint(const std::string& lora_path, const std::strin
     throw std::runtime_error("checkpoint " + lora_path + ": has no LoRA adapters to merge (it is a plain model: "
                              "sample, eval, export and train --init read it as it is)");
   const std::unique_ptr<nn::GPT> adapted = make_gpt_to_load(c.model, c.config);
-  adapted->load_state_dict(c.state.model);
+  adapted->assign_state_dict(c.state.model);  // the weights as read: no second copy
   adapted->dropout_generator().set_state(c.state.meta.generators.at("dropout_rng"));
   const std::unique_ptr<nn::GPT> plain = merged_gpt(*adapted);
   const MergeResult result{.step = c.step, .adapted = std::ssize(nn::lora_layers(*adapted)), .rank = c.config.lora.rank};

@@ -371,7 +371,7 @@ void Trainer::init_from(const GptCheckpoint& c, const std::string& path) {
     lora_base_ = LoRABase{.path = absolute_path(path), .weights = weights_hash(c.state.model)};
   }
   try {
-    model().load_state_dict(state);  // names and shapes checked: a transposed weight is refused
+    parallel_->assign_state_dict(state);  // names and shapes checked (a transposed weight is refused); no copy
   } catch (const std::exception& e) {
     throw std::runtime_error("--init " + path + ": " + e.what());
   }

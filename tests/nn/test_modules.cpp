@@ -115,6 +115,46 @@ TEST(Module, LoadStateDictRefusesMissingUnexpectedAndMisshapedEntries) {
                    "entry 'weight' has shape [3, 2] but the parameter has shape [2, 3]");
 }
 
+TEST(Module, AssignStateDictTakesTheEntriesMemoryAndRefusesWhatLoadRefuses) {
+  Generator gen(3), other(4);
+  Linear lin({.in = 3, .out = 2}, gen), source({.in = 3, .out = 2}, other);
+  const Tensor handle = lin.weight();  // a module's own handle: it must see the assigned values
+  StateDict state = {{"weight", source.weight().detach().clone()}, {"bias", source.bias().detach().clone()}};
+  lin.assign_state_dict(state);
+  EXPECT_EQ(lin.weight().data<float>(), state.at("weight").data<float>()) << "assigned, not copied";
+  EXPECT_EQ(handle.to_vector<float>(), source.weight().to_vector<float>());
+  EXPECT_EQ(lin.bias().to_vector<float>(), source.bias().to_vector<float>());
+  EXPECT_EQ(lin.weight().requires_grad(), true);
+
+  // Another dtype is converted; one tensor given for two parameters is not shared by them; an entry that is the
+  // parameter's own memory leaves it be.
+  Linear square({.in = 2, .out = 2}, gen);
+  square.assign_state_dict({{"weight", Tensor::full({2, 2}, 0.5, DType::Float64)}, {"bias", Tensor::ones({2})}});
+  EXPECT_EQ(square.weight().dtype(), DType::Float32);
+  EXPECT_EQ(square.weight().to_vector<float>(), std::vector<float>(4, 0.5f));
+  const Tensor one = Tensor::ones({4});
+  Linear pair({.in = 2, .out = 2}, gen);
+  pair.assign_state_dict({{"weight", one.reshape({2, 2})}, {"bias", one.narrow(0, 0, 2)}});
+  pair.bias().fill_(3.0);
+  EXPECT_EQ(pair.weight().to_vector<float>(), std::vector<float>(4, 1.0f)) << "the bias must not be the weight's memory";
+  const float* kept = square.weight().data<float>();
+  StateDict own = square.state_dict();
+  own["bias"] = Tensor::zeros({2});
+  square.assign_state_dict(own);
+  EXPECT_EQ(square.weight().data<float>(), kept);
+  EXPECT_EQ(square.bias().to_vector<float>(), std::vector<float>(2, 0.0f));
+
+  StateDict missing = state;
+  missing.erase("bias");
+  EXPECT_THROW_MSG(lin.assign_state_dict(missing), std::invalid_argument, "missing entry 'bias' (shape [2])");
+  // A replica shares the model's memory: assigning the model would leave the replica on the old values.
+  Linear model({.in = 3, .out = 2}, gen), replica({.in = 3, .out = 2}, other);
+  replica.share_parameters_with(model);
+  const auto before = model.weight().to_vector<float>();
+  EXPECT_THROW_MSG(model.assign_state_dict(state), std::logic_error, "parameter 'weight' shares its memory");
+  EXPECT_EQ(model.weight().to_vector<float>(), before) << "all or nothing";
+}
+
 TEST(Module, ToFloat64KeepsHandlesValid) {
   Generator gen(4);
   Linear lin({.in = 2, .out = 2}, gen);

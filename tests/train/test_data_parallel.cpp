@@ -211,6 +211,40 @@ TEST(DataParallel, StepSharesFollowTheLossTermsAndReplicasFollowTheModel) {
   EXPECT_EQ(ran, (std::vector<int>{1, 3}));
 }
 
+TEST(DataParallel, AssignedWeightsAreTheModelsAndEveryReplicasWithoutACopy) {
+  Generator gen(0), other(1);
+  train::DataParallel<nn::Linear> parallel({.threads = 2, .shards = 4}, [&] {
+    return std::make_unique<nn::Linear>(nn::LinearOptions{.in = 4, .out = 3}, gen);
+  });
+  nn::Linear source({.in = 4, .out = 3}, other);
+  const nn::StateDict state = {{"weight", source.weight().detach().clone()}, {"bias", source.bias().detach().clone()}};
+  const std::vector<float> before = parallel.model().weight().to_vector<float>();
+  nn::StateDict missing = state;
+  missing.erase("bias");
+  EXPECT_THROW_MSG(parallel.assign_state_dict(missing), std::invalid_argument, "missing entry 'bias'");
+  EXPECT_EQ(parallel.model().weight().to_vector<float>(), before);
+  {  // refused by the model's assign once the replicas let go: they share the model's memory again
+    const Tensor held = parallel.model().weight().detach();
+    EXPECT_THROW_MSG(parallel.assign_state_dict(state), std::logic_error, "'weight' shares its memory");
+  }
+  parallel.step(std::vector<std::int64_t>{0, 1, 2, 3}, [&](nn::Linear& m, const train::Shard&) {
+    EXPECT_EQ(m.weight().data<float>(), parallel.model().weight().data<float>());
+    return NoSums{};
+  });
+  parallel.assign_state_dict(state);
+  EXPECT_EQ(parallel.model().weight().data<float>(), state.at("weight").data<float>()) << "assigned, not copied";
+  // Every shard runs on a replica that reads the assigned memory, and an update of the model is theirs too.
+  parallel.model().bias().add_(Tensor::ones({3}));
+  std::vector<std::vector<float>> seen(4);
+  parallel.step(std::vector<std::int64_t>{0, 1, 2, 3}, [&](nn::Linear& m, const train::Shard& shard) {
+    EXPECT_EQ(m.weight().data<float>(), state.at("weight").data<float>());
+    seen[shard.index] = m.bias().to_vector<float>();
+    return NoSums{};
+  });
+  const std::vector<float> bias = parallel.model().bias().to_vector<float>();
+  for (const auto& b : seen) EXPECT_EQ(b, bias);
+}
+
 TEST(DataParallel, ShardAndProcessCountsAreChecked) {
   EXPECT_NO_THROW(train::check_shards(8, 4));
   EXPECT_THROW_MSG(train::check_shards(6, 1), std::invalid_argument, "shard count must be a power of two");
