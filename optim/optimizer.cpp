@@ -1,6 +1,7 @@
 #include "optim/optimizer.h"
 
 #include <cmath>
+#include <set>
 #include <stdexcept>
 
 namespace cppgrad::optim {
@@ -39,6 +40,18 @@ nn::StateDict Optimizer::state_dict() const {
 }
 
 void Optimizer::load_state_dict(const nn::StateDict& state) {
+  load(state, [](const Tensor& t) { return t.clone(); });
+}
+
+void Optimizer::assign_state_dict(const nn::StateDict& state) {
+  std::set<const Storage*> taken;  // two state tensors never share memory: each is updated in place
+  load(state, [&](const Tensor& t) {
+    const Tensor held = t.detach().contiguous();
+    return taken.insert(held.impl().storage.get()).second ? held : held.clone();
+  });
+}
+
+void Optimizer::load(const nn::StateDict& state, const std::function<Tensor(const Tensor&)>& take) {
   for (const char* key : {"step", "lr"})
     if (!state.count(key)) throw std::invalid_argument(std::string("optimizer load_state_dict: missing entry '") + key + "'");
   // The scalars first: a count of steps (Adam's bias correction divides by 1 - beta^step) and a finite rate.
@@ -67,7 +80,7 @@ void Optimizer::load_state_dict(const nn::StateDict& state) {
                                   " but parameter '" + param + "' has shape " + shape_str(p->shape()));
     if (!t.all_finite())
       throw std::invalid_argument("optimizer load_state_dict: entry '" + name + "' holds NaN or Inf");
-    loaded[name] = t.to(p->dtype()).clone();
+    loaded[name] = take(t.to(p->dtype()));
   }
   state_ = std::move(loaded);
   steps_ = steps;

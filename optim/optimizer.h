@@ -1,6 +1,7 @@
 #pragma once
 // The optimizer base: parameters by name (so state can be saved and matched by name), the learning rate,
 // zero_grad, and per-parameter state tensors for checkpoints.
+#include <functional>
 #include <map>
 #include <string>
 
@@ -29,11 +30,19 @@ class Optimizer {
   // that are missing or mis-shaped, naming them.
   virtual nn::StateDict state_dict() const;
   virtual void load_state_dict(const nn::StateDict& state);
+  // load_state_dict without the copy, as nn::Module::assign_state_dict: each state tensor is the entry's memory
+  // (converted first if its dtype differs; an entry sharing another's memory is copied). For a state read from a
+  // file and given up: a resumed GPT-2 holds AdamW's 1 GB of moments once.
+  void assign_state_dict(const nn::StateDict& state);
 
  protected:
   // A state tensor (zeros, shaped like the parameter) kept per parameter under `slot`.
   Tensor& slot(const std::string& param_name, const char* slot, const Tensor& like);
   bool has_slot(const std::string& param_name, const char* slot);
+
+  // load_state_dict and assign_state_dict: `take` makes the kept tensor of a checked entry, converted to its
+  // parameter's dtype.
+  void load(const nn::StateDict& state, const std::function<Tensor(const Tensor&)>& take);
 
   nn::NamedTensors params_;
   double lr_ = 1e-3;

@@ -164,17 +164,34 @@ CheckpointState checkpoint_state(const SafetensorsFile& file, const std::string&
   return s;
 }
 
-void restore_checkpoint(const CheckpointState& state, const std::string& path, nn::Module& model,
-                        optim::Optimizer& optimizer) {
+namespace {
+
+// The weights are checked, the optimizer's load is all-or-nothing, and only then is the model overwritten (which
+// can no longer fail).
+void restore(const CheckpointState& state, const std::string& path, const nn::Module& model,
+             const std::function<void()>& load_optimizer, const std::function<void()>& load_weights) {
   try {
-    // The weights are checked, the optimizer's load is all-or-nothing, and only then is the model overwritten (which
-    // can no longer fail).
     model.check_state_dict(state.model);
-    optimizer.load_state_dict(state.optimizer);
-    model.load_state_dict(state.model);
+    load_optimizer();
+    load_weights();
   } catch (const std::exception& e) {
     throw std::runtime_error("checkpoint " + path + ": " + e.what());
   }
+}
+
+}  // namespace
+
+void restore_checkpoint(const CheckpointState& state, const std::string& path, nn::Module& model,
+                        optim::Optimizer& optimizer) {
+  restore(state, path, model, [&] { optimizer.load_state_dict(state.optimizer); },
+          [&] { model.load_state_dict(state.model); });
+}
+
+void restore_checkpoint_assigning(const CheckpointState& state, const std::string& path, const nn::Module& model,
+                                  optim::Optimizer& optimizer,
+                                  const std::function<void(const nn::StateDict&)>& assign_weights) {
+  restore(state, path, model, [&] { optimizer.assign_state_dict(state.optimizer); },
+          [&] { assign_weights(state.model); });
 }
 
 }  // namespace cppgrad::train

@@ -17,6 +17,7 @@
 // the model or the optimizer changes, so a refused file leaves a run as it was. Every refusal is a
 // std::runtime_error that starts "checkpoint <path>: ".
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -88,6 +89,12 @@ CheckpointState checkpoint_state(const SafetensorsFile& file, const std::string&
 // Throws std::runtime_error "checkpoint <path>: <what>".
 void restore_checkpoint(const CheckpointState& state, const std::string& path, nn::Module& model,
                         optim::Optimizer& optimizer);
+// The same, each part taking the state's memory instead of a copy (optim::Optimizer::assign_state_dict, and
+// `assign_weights`, given the checked weights: the model's assign_state_dict, or a DataParallel's, which shares them
+// with its replicas). For a state read from a file and given up: a resumed GPT-2 holds it once.
+void restore_checkpoint_assigning(const CheckpointState& state, const std::string& path, const nn::Module& model,
+                                  optim::Optimizer& optimizer,
+                                  const std::function<void(const nn::StateDict&)>& assign_weights);
 // The form of earlier versions, which loaded the weights into a scratch model first; the model checks them itself now.
 [[deprecated("restore_checkpoint no longer needs a scratch model: drop that argument")]]
 inline void restore_checkpoint(const CheckpointState& state, const std::string& path, nn::Module& /*scratch*/,

@@ -346,7 +346,9 @@ void Trainer::resume(const std::string& path, GptCheckpoint c) {
                              " differ); resume with the same flags or start a new run");
   }
   check_same_tokenizer(path, c);
-  train::restore_checkpoint(c.state, path, model(), *optimizer_);
+  // The weights and moments as read, no copies: the replicas share the weights again.
+  train::restore_checkpoint_assigning(c.state, path, model(), *optimizer_,
+                                      [&](const nn::StateDict& weights) { parallel_->assign_state_dict(weights); });
   model().dropout_generator().set_state(c.state.meta.generators.at("dropout_rng"));
   batch_gen_.set_state(c.progress.batch_rng);
   step_ = c.step;

@@ -116,6 +116,35 @@ void expect_refused_changing_nothing(nn::Module& model, optim::Adam& adam, const
                    "checkpoint " + path + ": " + what);
   EXPECT_EQ(values(model.state_dict()), model_before);
   EXPECT_EQ(values(adam.state_dict()), adam_before);
+  const auto assign = [&](const nn::StateDict& weights) { model.assign_state_dict(weights); };
+  EXPECT_THROW_MSG(train::restore_checkpoint_assigning(state, path, model, adam, assign), std::runtime_error,
+                   "checkpoint " + path + ": " + what);
+  EXPECT_EQ(values(model.state_dict()), model_before);
+  EXPECT_EQ(values(adam.state_dict()), adam_before);
+}
+
+// Assigning takes the state's own memory (a resumed GPT-2 holds its weights and moments once) and the same values.
+TEST(Checkpoint, RestoredByAssignmentHoldsTheStatesMemory) {
+  test::TempDir dir;
+  const std::string path = (dir.path / "run.safetensors").string();
+  TrainedLinear trained;
+  train::save_checkpoint(path, kFormat, trained.model, trained.adam, meta_of(trained.gen));
+  const train::CheckpointState state = train::checkpoint_state(train::read_checkpoint(path, kFormat), path, {"noise_rng"});
+  Generator other(99);
+  nn::Linear fresh(nn::LinearOptions{.in = 2, .out = 3}, other);
+  optim::Adam adam(fresh.named_parameters(), optim::AdamOptions{.lr = 0.1});
+  train::restore_checkpoint_assigning(state, path, fresh, adam,
+                                      [&](const nn::StateDict& weights) { fresh.assign_state_dict(weights); });
+  EXPECT_EQ(values(fresh.state_dict()), values(trained.model.state_dict()));
+  EXPECT_EQ(values(adam.state_dict()), values(trained.adam.state_dict()));
+  EXPECT_EQ(fresh.weight().data<float>(), state.model.at("weight").data<float>());
+  EXPECT_EQ(adam.state_dict().at("weight.exp_avg").data<float>(), state.optimizer.at("weight.exp_avg").data<float>());
+
+  // Two moments given one memory are not one memory in the optimizer: each is updated in place.
+  nn::StateDict shared = state.optimizer;
+  shared["weight.exp_avg_sq"] = shared.at("weight.exp_avg");
+  adam.assign_state_dict(shared);
+  EXPECT_NE(adam.state_dict().at("weight.exp_avg").data<float>(), adam.state_dict().at("weight.exp_avg_sq").data<float>());
 }
 
 TEST(Checkpoint, AStateTheOptimizerRefusesLeavesTheModelAsItWas) {
