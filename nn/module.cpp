@@ -197,7 +197,10 @@ void Module::assign_state_dict(const StateDict& state) {
   for (const auto& [name, p] : params) {
     if (own(name, p)) continue;
     Tensor e = state.at(name).detach().to(p.dtype()).contiguous();
-    if (!taken.insert(e.impl().storage.get()).second) e = e.clone();
+    // A part of a larger memory (a cropped position table) is copied out: a parameter holds what it uses.
+    const bool whole = e.impl().offset == 0 &&
+                       e.impl().storage->nbytes() == static_cast<std::size_t>(e.numel()) * dtype_size(e.dtype());
+    if (!whole || !taken.insert(e.impl().storage.get()).second) e = e.clone();
     p.set_data(e);
   }
 }

@@ -11,6 +11,7 @@
 #include "core/safetensors.h"
 #include "nn/additive_attention.h"
 #include "nn/attention.h"
+#include "nn/layer_norm.h"
 #include "nn/linear.h"
 #include "nn/multi_head_attention.h"
 #include "nn/multiplicative_attention.h"
@@ -137,6 +138,14 @@ TEST(Module, AssignStateDictTakesTheEntriesMemoryAndRefusesWhatLoadRefuses) {
   pair.assign_state_dict({{"weight", one.reshape({2, 2})}, {"bias", one.narrow(0, 0, 2)}});
   pair.bias().fill_(3.0);
   EXPECT_EQ(pair.weight().to_vector<float>(), std::vector<float>(4, 1.0f)) << "the bias must not be the weight's memory";
+  Linear part({.in = 2, .out = 2}, gen);
+  part.assign_state_dict({{"weight", Tensor::ones({2, 2})}, {"bias", Tensor::ones({4}).narrow(0, 0, 2)}});
+  EXPECT_EQ(part.bias().impl().storage->nbytes(), 2 * sizeof(float)) << "a part of a larger memory is copied out";
+  LayerNorm norm(2);  // two parameters of one shape, given one tensor: the second gets a copy
+  const Tensor both = Tensor::ones({2});
+  norm.assign_state_dict({{"weight", both}, {"bias", both}});
+  const auto named = norm.named_parameters();
+  EXPECT_NE(named[0].second.data<float>(), named[1].second.data<float>());
   const float* kept = square.weight().data<float>();
   StateDict own = square.state_dict();
   own["bias"] = Tensor::zeros({2});
