@@ -157,22 +157,22 @@ class DataParallel {
   // The model's parameters take `state`'s memory instead of a copy of it (nn::Module::assign_state_dict), and the
   // replicas share it in turn: a finetune's start holds its weights once. All or nothing, as the model's assign is.
   void assign_state_dict(const nn::StateDict& state) {
-    model_->check_state_dict(state);
-    auto share = [&] {
-      for (auto& r : replicas_) r->share_parameters_with(*model_);
-    };
     // The replicas let go of the model's memory first (which the model's assign refuses to leave them on): onto
-    // memory allocated and never touched, given back below.
+    // memory allocated and never touched. Refused or not, they share the model's memory after, and the stand-ins
+    // (and, assigned, the model's old memory) are given back.
     for (auto& r : replicas_)
       for (const Tensor& p : r->parameters()) p.set_data(Tensor::empty(p.shape(), p.dtype()));
+    auto share = [&] {
+      for (auto& r : replicas_) r->share_parameters_with(*model_);
+      release_cached_storage();
+    };
     try {
-      model_->assign_state_dict(state);
+      model_->assign_state_dict(state);  // checks the state first: a refusal changes no parameter of the model
     } catch (...) {
       share();
       throw;
     }
     share();
-    release_cached_storage();  // the model's old memory and the replicas' stand-ins
   }
 
   Model& model() { return *model_; }
