@@ -4,36 +4,24 @@
 // OpenBLAS runs on as many threads as OpenMP would give cppgrad (OMP_NUM_THREADS), so one command compares both
 // at one thread, and another at two.
 #include <benchmark/benchmark.h>
-#include <dlfcn.h>
 
 #include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "bench/blas_libraries.h"
 #include "core/generator.h"
 #include "core/parallel.h"
 #include "core/tensor.h"
 
+namespace cppgrad {
 namespace {
 
-using cppgrad::Generator;
-using cppgrad::Tensor;
-
-// CBLAS's enum values (cblas.h), spelled here so that the header need not be installed either.
-constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
-using SgemmFn = void (*)(int order, int trans_a, int trans_b, int m, int n, int k, float alpha, const float* a,
-                         int lda, const float* b, int ldb, float beta, float* c, int ldc);
-using SetThreadsFn = void (*)(int);
-
-// The library stays loaded for the life of the process (benchmarks run after registration).
-SgemmFn load_sgemm() {
-  void* lib = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
-  if (lib == nullptr) return nullptr;
-  auto set_threads = reinterpret_cast<SetThreadsFn>(dlsym(lib, "openblas_set_num_threads"));
-  if (set_threads != nullptr) set_threads(cppgrad::max_parallel_workers());
-  return reinterpret_cast<SgemmFn>(dlsym(lib, "cblas_sgemm"));
-}
+using bench::CblasSgemm;
+using bench::kNoTrans;
+using bench::kRowMajor;
+using bench::kTrans;
 
 void set_flops(benchmark::State& state, double flops_per_call) {
   state.counters["GFLOPS"] = benchmark::Counter(flops_per_call, benchmark::Counter::kIsIterationInvariantRate,
@@ -43,7 +31,7 @@ void set_flops(benchmark::State& state, double flops_per_call) {
 // C[batch][M, N] = op(A)[M, K] @ op(B)[K, N], each matrix stored row-major and contiguous; a transposed operand is
 // stored as its transpose (as cppgrad's .T benchmarks multiply by a transposed view of a contiguous tensor).
 // A batch is one sgemm call per matrix, which is what a BLAS offers for torch.bmm-like products.
-void register_sgemm(SgemmFn sgemm, const std::string& name, std::int64_t batch, int M, int N, int K, bool trans_a,
+void register_sgemm(CblasSgemm sgemm, const std::string& name, std::int64_t batch, int M, int N, int K, bool trans_a,
                     bool trans_b) {
   benchmark::RegisterBenchmark(("BM_OpenBLAS/" + name).c_str(), [=](benchmark::State& state) {
     Generator gen(0);
@@ -60,11 +48,12 @@ void register_sgemm(SgemmFn sgemm, const std::string& name, std::int64_t batch, 
       benchmark::ClobberMemory();
     }
     set_flops(state, 2.0 * batch * M * N * K);
+    state.SetLabel(std::string("core ") + bench::openblas_core());  // "Prescott": see bench/blas_libraries.h
   })->UseRealTime();
 }
 
 [[maybe_unused]] const bool openblas_benchmarks_registered = [] {
-  const SgemmFn sgemm = load_sgemm();
+  const CblasSgemm sgemm = bench::load_openblas_sgemm(cppgrad::max_parallel_workers());
   if (sgemm == nullptr) return false;
   for (int n : {64, 128, 256, 512, 1024}) register_sgemm(sgemm, "square/" + std::to_string(n), 1, n, n, n, false, false);
   // The names match BM_MatmulModel's: MxK@KxN (forward), MxN@KxN.T (dx = g @ w^T), MxK.T@MxN (dw = x^T @ g).
@@ -81,3 +70,4 @@ void register_sgemm(SgemmFn sgemm, const std::string& name, std::int64_t batch, 
 }();
 
 }  // namespace
+}  // namespace cppgrad

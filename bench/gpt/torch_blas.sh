@@ -5,7 +5,30 @@
 #
 #   bash bench/gpt/torch_blas.sh    prints the library's resolved path; exits 1 when it is the reference BLAS, with
 #                                   the fix on stderr
+#   bash bench/gpt/torch_blas.sh --coretype
+#                                   prints the OPENBLAS_CORETYPE a script exports before timing PyTorch, or nothing
+#
+# OpenBLAS picks its kernels by the CPU's model, and a model newer than the library gets its SSE3 kernels
+# ("Prescott"): Debian 12's OpenBLAS 0.3.21 on an Intel Xeon of family 6, model 207 (Emerald Rapids) made PyTorch's
+# float32 products 4x slower (28 against 126 GFLOP/s a thread, [128, 768] @ [768, 2304]) and its GPT-2 124M LoRA
+# step 3x (2.9 s against 0.95 s, 2026-12-07). PyTorch's best setting then names the kernels the CPU's flags allow.
 set -euo pipefail
+if [[ ${1:-} == --coretype ]]; then
+  core=$(/usr/bin/python3 -c 'import ctypes, torch
+path = next((line.split()[-1] for line in open("/proc/self/maps") if "openblas" in line), None)
+if path:
+    lib = ctypes.CDLL(path)
+    lib.openblas_get_corename.restype = ctypes.c_char_p
+    print(lib.openblas_get_corename().decode())')
+  flags=$(grep -m1 '^flags' /proc/cpuinfo)
+  if [[ $core == Prescott ]]; then
+    if [[ $flags == *" avx512_bf16"* ]]; then echo Cooperlake
+    elif [[ $flags == *" avx512f"* ]]; then echo SkylakeX
+    elif [[ $flags == *" avx2"* ]]; then echo Haswell
+    fi
+  fi
+  exit 0
+fi
 blas=$(/usr/bin/python3 -c 'import torch
 print(next((line.split()[-1] for line in open("/proc/self/maps") if "libblas" in line or "openblas" in line), "?"))')
 blas=$(readlink -f "$blas" 2>/dev/null || echo "$blas")
