@@ -7,12 +7,28 @@
 #                                   the fix on stderr
 #   bash bench/gpt/torch_blas.sh --coretype
 #                                   prints the OPENBLAS_CORETYPE a script exports before timing PyTorch, or nothing
+#   bash bench/gpt/torch_blas.sh --coretype-for CORE FLAGS
+#                                   the same rule for OpenBLAS's choice CORE on a CPU with FLAGS (for the test)
 #
 # OpenBLAS picks its kernels by the CPU's model, and a model newer than the library gets its SSE3 kernels
 # ("Prescott"): Debian 12's OpenBLAS 0.3.21 on an Intel Xeon of family 6, model 207 (Emerald Rapids) made PyTorch's
 # float32 products 4x slower (28 against 126 GFLOP/s a thread, [128, 768] @ [768, 2304]) and its GPT-2 124M LoRA
 # step 3x (2.9 s against 0.95 s, 2026-12-07). PyTorch's best setting then names the kernels the CPU's flags allow.
 set -euo pipefail
+# The core type for OpenBLAS's choice CORE on a CPU with FLAGS (/proc/cpuinfo's line): the best the flags allow when
+# the library fell back to Prescott, else nothing (its own choice stands).
+coretype_for() {
+  if [[ $1 == Prescott ]]; then
+    if [[ " $2 " == *" avx512_bf16 "* ]]; then echo Cooperlake
+    elif [[ " $2 " == *" avx512f "* ]]; then echo SkylakeX
+    elif [[ " $2 " == *" avx2 "* ]]; then echo Haswell
+    fi
+  fi
+}
+if [[ ${1:-} == --coretype-for ]]; then  # CORE FLAGS: the rule alone (tests/CMakeLists.txt holds it)
+  coretype_for "$2" "$3"
+  exit 0
+fi
 if [[ ${1:-} == --coretype ]]; then
   core=$(/usr/bin/python3 -c 'import ctypes, torch
 path = next((line.split()[-1] for line in open("/proc/self/maps") if "openblas" in line), None)
@@ -20,13 +36,7 @@ if path:
     lib = ctypes.CDLL(path)
     lib.openblas_get_corename.restype = ctypes.c_char_p
     print(lib.openblas_get_corename().decode())')
-  flags=$(grep -m1 '^flags' /proc/cpuinfo)
-  if [[ $core == Prescott ]]; then
-    if [[ $flags == *" avx512_bf16"* ]]; then echo Cooperlake
-    elif [[ $flags == *" avx512f"* ]]; then echo SkylakeX
-    elif [[ $flags == *" avx2"* ]]; then echo Haswell
-    fi
-  fi
+  coretype_for "$core" "$(grep -m1 '^flags' /proc/cpuinfo)"
   exit 0
 fi
 blas=$(/usr/bin/python3 -c 'import torch
