@@ -77,8 +77,10 @@ enum Split { kShards = 0, kColumns = 1, kCopies = 2 };
 // gradients in backward's.
 struct ThreadProducts {
   ThreadProducts(const std::vector<Weight>& weights, Split split, int thread, int threads)
-      : weights(weights), split(split), part(split == kColumns ? thread : 0), parts(split == kColumns ? threads : 1) {
-    rows = split == kColumns ? 128 * threads : 128;
+      : weights(weights),
+        part(split == kColumns ? thread : 0),
+        parts(split == kColumns ? threads : 1),
+        rows(128 * parts) {
     Generator gen(100 + static_cast<std::uint64_t>(thread));
     x = Tensor::randn({rows, kWidest}, gen), g = Tensor::randn({rows, kWidest}, gen);
     c.resize(static_cast<std::size_t>(rows * kWidest));
@@ -104,9 +106,8 @@ struct ThreadProducts {
   }
   static constexpr std::int64_t kWidest = 50257;
   const std::vector<Weight>& weights;
-  Split split;
-  int part, parts;
-  std::int64_t rows;
+  int part, parts;     // this thread's share of each product's outputs: [n * part / parts, n * (part + 1) / parts)
+  std::int64_t rows;   // 128 a shard
   Tensor x, g;
   std::vector<float> c;
 };

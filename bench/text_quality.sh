@@ -42,9 +42,8 @@ C=${C:-64} L=${L:-4} NH=${NH:-4} T=${T:-64} B=${B:-8} STEPS=${STEPS:-250} LR=${L
 SEEDS=${SEEDS:-0 1 2} TOKENIZERS=${TOKENIZERS:-char bpe1024 gpt2}
 MIN_LR=$(python3 -c "print($LR / 10)")
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
-# OpenBLAS's kernels for this CPU when the library does not know it (bench/gpt/torch_blas.sh): the times it prints.
-coretype=$(bash "$repo/bench/gpt/torch_blas.sh" --coretype 2>/dev/null || true)
-if [[ -n $coretype ]]; then export OPENBLAS_CORETYPE=$coretype; fi
+# PyTorch's best setting: OpenBLAS's kernels for this CPU (bench/gpt/torch_blas.sh).
+source "$repo/bench/gpt/torch_blas.sh" && use_openblas_kernels
 cd "$out"
 
 # The text, and a BPE trained on its first 90% of bytes (about the training split: the last 10% of tokens validate).

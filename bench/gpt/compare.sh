@@ -109,11 +109,9 @@ elif ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
 else
   # Debian's python3-torch calls whichever libblas.so.3 is installed: say which one this PyTorch runs on.
   blas=$(bash "$repo/bench/gpt/torch_blas.sh" 2>&1) || notes+=("**$(tail -n 1 <<<"$blas")**")
-  # ... and OpenBLAS's kernels for this CPU, when the library does not know it: PyTorch's best setting.
-  coretype=$(bash "$repo/bench/gpt/torch_blas.sh" --coretype 2>/dev/null || true)
-  if [[ -n $coretype ]]; then export OPENBLAS_CORETYPE=$coretype; fi
-  kernels=${OPENBLAS_CORETYPE:-its own choice}
-  echo "    PyTorch's BLAS: $(head -n 1 <<<"$blas"), kernels: $kernels"
+  # PyTorch's best setting: OpenBLAS's kernels for this CPU (bench/gpt/torch_blas.sh).
+  source "$repo/bench/gpt/torch_blas.sh" && use_openblas_kernels
+  echo "    PyTorch's BLAS: $(head -n 1 <<<"$blas"), kernels: $openblas_kernels"
   for c in "${configs[@]}"; do
     for n in "${threads_list[@]}"; do
       # shellcheck disable=SC2086  # the shape is six words

@@ -36,12 +36,10 @@ bf16_peak() { awk -v t="$1" '$2 == "threads" && $3 == t":" && $4 > best {best = 
 # nanoGPT's estimate: N = every parameter but wpe (wte counted once, tied to the head).
 N=$(( V * C + L * (12 * C * C + 13 * C) + 2 * C ))
 flops=$(( (6 * N + 12 * L * C * T) * B * T ))
-# PyTorch's best setting: OpenBLAS's kernels for this CPU, when the library does not know it (bench/gpt/torch_blas.sh).
-coretype=$(bash "$repo/bench/gpt/torch_blas.sh" --coretype 2>/dev/null || true)
-if [[ -n $coretype ]]; then export OPENBLAS_CORETYPE=$coretype; fi
-kernels=${OPENBLAS_CORETYPE:-its own choice}
+# PyTorch's best setting: OpenBLAS's kernels for this CPU (bench/gpt/torch_blas.sh).
+source "$repo/bench/gpt/torch_blas.sh" && use_openblas_kernels
 echo "# $(lscpu | sed -n 's/^Model name: *//p') (family $(lscpu | sed -n 's/^CPU family: *//p'), model $(lscpu | sed -n 's/^Model: *//p')), $(nproc) cores; $(date -u '+%F %H:%M UTC'); load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "# PyTorch's OpenBLAS kernels: $kernels (bench/gpt/torch_blas.sh --coretype)"
+echo "# PyTorch's OpenBLAS kernels: $openblas_kernels (bench/gpt/torch_blas.sh --coretype)"
 echo "# FMA peak $(peak 1) GFLOP/s on 1 thread, $(peak 2) on 2; GPT-2 124M at batch $B, context $T: $(awk -v f=$flops 'BEGIN {printf "%.1f", f / 1e9}') GFLOP a step"
 echo
 echo "# bf16 peak (the faster of FMA and vdpbf16ps): $(bf16_peak 1) GFLOP/s on 1 thread, $(bf16_peak 2) on 2"

@@ -23,12 +23,10 @@ bible -f gen1:1-rev22:21 > "$work/kjv.txt" && head -c 40000 "$work/kjv.txt" > "$
 gpt=$build/bin/cppgrad-gpt
 "$gpt" train --data "$work/text.txt" --format text --tokenizer gpt2 --d-model $C --heads $H --layers $L --context "$T" \
   --batch-size "$B" --steps 1 --eval-every 1000000 --samples 0 --quiet --save "$work/base.safetensors" > /dev/null
-# PyTorch's best setting: OpenBLAS's kernels for this CPU, when the library does not know it (bench/gpt/torch_blas.sh).
-coretype=$(bash "$repo/bench/gpt/torch_blas.sh" --coretype 2>/dev/null || true)
-if [[ -n $coretype ]]; then export OPENBLAS_CORETYPE=$coretype; fi
-kernels=${OPENBLAS_CORETYPE:-its own choice}
+# PyTorch's best setting: OpenBLAS's kernels for this CPU (bench/gpt/torch_blas.sh).
+source "$repo/bench/gpt/torch_blas.sh" && use_openblas_kernels
 echo "# $(lscpu | sed -n 's/^Model name: *//p') (family $(lscpu | sed -n 's/^CPU family: *//p'), model $(lscpu | sed -n 's/^Model: *//p')), $(nproc) cores; $(date -u '+%F %H:%M UTC'); load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "# PyTorch's OpenBLAS kernels: $kernels (bench/gpt/torch_blas.sh --coretype)"
+echo "# PyTorch's OpenBLAS kernels: $openblas_kernels (bench/gpt/torch_blas.sh --coretype)"
 echo "# GPT-2 124M at batch $B, context $T; LoRA rank $R (alpha 8) on c_attn, attn.c_proj, c_fc, mlp.c_proj"
 echo
 echo "| program | finetune | threads | median step | peak RSS |"
